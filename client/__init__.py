@@ -1,0 +1,3 @@
+"""The app's wiring: account, typed data layer and CLI entry points."""
+
+__all__: list[str] = []

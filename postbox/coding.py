@@ -1,0 +1,39 @@
+"""Value encoding: compact, versioned msgpack arrays.
+
+Every stored value is a msgpack array whose first element is the layout
+version; optional fields are announced by a presence-flags integer, as the
+seeds' ``MessageDataFlags`` do, so absent fields cost nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from postbox.errors import CorruptValueError
+
+__all__ = ["pack", "unpack"]
+
+_packer_options: dict[str, Any] = {"use_bin_type": True}
+_UNPACK_LIMIT = 16 * 1024 * 1024
+
+
+def pack(value: Any) -> bytes:
+    return msgpack.packb(value, **_packer_options)  # type: ignore[no-any-return]
+
+
+def unpack(data: bytes, what: str = "value") -> Any:
+    """Decode a stored value; anything undecodable is a ``CorruptValueError``."""
+    try:
+        return msgpack.unpackb(
+            data, raw=False, strict_map_key=False, use_list=False, max_bin_len=_UNPACK_LIMIT
+        )
+    except (
+        ValueError,
+        TypeError,
+        msgpack.ExtraData,
+        msgpack.FormatError,
+        msgpack.StackError,
+    ) as exc:
+        raise CorruptValueError(f"stored {what} cannot be decoded: {exc}") from exc

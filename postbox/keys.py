@@ -1,0 +1,95 @@
+"""Binary keys whose byte order is numeric order.
+
+Every integer is written big-endian with its sign bit flipped, so SQLite's
+memcmp ordering of BLOB keys equals the numeric ordering of the fields,
+negative numbers included. Each key layout has one precompiled ``Struct``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from postbox.ids import MessageId, MessageIndex, PeerId
+
+__all__ = [
+    "decode_int32",
+    "decode_int64",
+    "decode_message_id_key",
+    "decode_message_index_key",
+    "encode_int32",
+    "encode_int64",
+    "message_id_key",
+    "message_index_key",
+    "peer_namespace_prefix",
+    "peer_prefix",
+    "successor",
+]
+
+O32 = 0x8000_0000
+O64 = 0x8000_0000_0000_0000
+
+INT32 = struct.Struct(">I")
+INT64 = struct.Struct(">Q")
+#: peer(8) namespace(4)
+PEER_NAMESPACE = struct.Struct(">QI")
+#: peer(8) namespace(4) id(4)
+MESSAGE_ID = struct.Struct(">QII")
+#: peer(8) namespace(4) timestamp(4) id(4)
+MESSAGE_INDEX = struct.Struct(">QIII")
+
+
+def encode_int32(value: int) -> bytes:
+    return INT32.pack(value + O32)
+
+
+def decode_int32(data: bytes, offset: int = 0) -> int:
+    return int(INT32.unpack_from(data, offset)[0]) - O32
+
+
+def encode_int64(value: int) -> bytes:
+    return INT64.pack(value + O64)
+
+
+def decode_int64(data: bytes, offset: int = 0) -> int:
+    return int(INT64.unpack_from(data, offset)[0]) - O64
+
+
+def peer_prefix(peer_id: int) -> bytes:
+    return INT64.pack(peer_id + O64)
+
+
+def peer_namespace_prefix(peer_id: int, namespace: int) -> bytes:
+    return PEER_NAMESPACE.pack(peer_id + O64, namespace + O32)
+
+
+def message_id_key(message_id: MessageId) -> bytes:
+    """peer(8) namespace(4) id(4)."""
+    peer_id, namespace, id_ = message_id
+    return MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32)
+
+
+def decode_message_id_key(key: bytes, offset: int = 0) -> MessageId:
+    peer, namespace, id_ = MESSAGE_ID.unpack_from(key, offset)
+    return MessageId(PeerId(peer - O64), namespace - O32, id_ - O32)
+
+
+def message_index_key(index: MessageIndex) -> bytes:
+    """peer(8) namespace(4) timestamp(4) id(4): the message history key."""
+    (peer_id, namespace, id_), timestamp = index
+    return MESSAGE_INDEX.pack(peer_id + O64, namespace + O32, timestamp + O32, id_ + O32)
+
+
+def decode_message_index_key(key: bytes, offset: int = 0) -> MessageIndex:
+    peer, namespace, timestamp, id_ = MESSAGE_INDEX.unpack_from(key, offset)
+    return MessageIndex(MessageId(PeerId(peer - O64), namespace - O32, id_ - O32), timestamp - O32)
+
+
+def successor(prefix: bytes) -> bytes:
+    """The smallest key greater than every key that starts with ``prefix``."""
+    data = bytearray(prefix)
+    while data:
+        if data[-1] != 0xFF:
+            data[-1] += 1
+            return bytes(data)
+        data.pop()
+    raise ValueError("a prefix of only 0xFF bytes has no successor")

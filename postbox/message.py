@@ -1,0 +1,196 @@
+"""Messages as stored and as read back, with their flags, tags and media."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from postbox.coding import pack, unpack
+from postbox.errors import CorruptValueError
+from postbox.ids import MessageId, MessageIndex, PeerId
+
+__all__ = ["Media", "MediaKind", "Message", "MessageFlags", "MessageTags", "StoreMessage"]
+
+
+class MessageFlags(enum.IntFlag):
+    INCOMING = 1 << 0
+    UNSENT = 1 << 1
+    FAILED = 1 << 2
+
+
+class MessageTags(enum.IntFlag):
+    """Shared-media categories; one bit each, so a message can carry several."""
+
+    PHOTO = 1 << 0
+    VIDEO = 1 << 1
+    FILE = 1 << 2
+    LINK = 1 << 3
+    VOICE = 1 << 4
+
+    @classmethod
+    def split(cls, tags: int) -> tuple[int, ...]:
+        """The single-bit tags set in ``tags``, lowest first."""
+        bits: list[int] = []
+        while tags:
+            bit = tags & -tags
+            bits.append(bit)
+            tags ^= bit
+        return tuple(bits)
+
+
+class MediaKind(enum.IntEnum):
+    PHOTO = 0
+    VIDEO = 1
+    FILE = 2
+    VOICE = 3
+    LINK = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    kind: MediaKind
+    id: int
+    size: int = 0
+    url: str | None = None
+    title: str | None = None
+
+    def encode(self) -> tuple[Any, ...]:
+        return (int(self.kind), self.id, self.size, self.url, self.title)
+
+    @classmethod
+    def decode(cls, data: Any) -> Media:
+        kind, media_id, size, url, title = data
+        return cls(MediaKind(kind), media_id, size, url, title)
+
+
+# Presence flags of the optional fields of a stored message.
+_HAS_MEDIA = 1 << 0
+_HAS_REPLY = 1 << 1
+_HAS_EDIT = 1 << 2
+_HAS_UNIQUE_ID = 1 << 3
+_HAS_THREAD = 1 << 4
+_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMessage:
+    """A message to store. ``id=None`` asks postbox for the next local id of its namespace."""
+
+    peer_id: PeerId
+    namespace: int
+    id: int | None
+    timestamp: int
+    flags: int = 0
+    tags: int = 0
+    author_id: int | None = None
+    text: str = ""
+    media: tuple[Media, ...] = field(default=())
+    reply_to_id: int | None = None
+    edit_timestamp: int | None = None
+    globally_unique_id: int | None = None
+    thread_id: int | None = None
+
+    def encode(self) -> bytes:
+        """The stored value; the id and timestamp live in the key."""
+        present = 0
+        optional: list[Any] = []
+        if self.media:
+            present |= _HAS_MEDIA
+            optional.append([m.encode() for m in self.media])
+        if self.reply_to_id is not None:
+            present |= _HAS_REPLY
+            optional.append(self.reply_to_id)
+        if self.edit_timestamp is not None:
+            present |= _HAS_EDIT
+            optional.append(self.edit_timestamp)
+        if self.globally_unique_id is not None:
+            present |= _HAS_UNIQUE_ID
+            optional.append(self.globally_unique_id)
+        if self.thread_id is not None:
+            present |= _HAS_THREAD
+            optional.append(self.thread_id)
+        return pack(
+            (_VERSION, present, self.flags, self.tags, self.author_id, self.text, *optional)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A stored message as read back from the history table."""
+
+    index: MessageIndex
+    flags: int
+    tags: int
+    author_id: int | None
+    text: str
+    media: tuple[Media, ...] = ()
+    reply_to_id: int | None = None
+    edit_timestamp: int | None = None
+    globally_unique_id: int | None = None
+    thread_id: int | None = None
+
+    @property
+    def id(self) -> MessageId:
+        return self.index.id
+
+    @property
+    def peer_id(self) -> PeerId:
+        return self.index.id.peer_id
+
+    @property
+    def timestamp(self) -> int:
+        return self.index.timestamp
+
+    @property
+    def incoming(self) -> bool:
+        return bool(self.flags & MessageFlags.INCOMING)
+
+    @classmethod
+    def decode(cls, index: MessageIndex, data: bytes) -> Message:
+        fields = unpack(data, "message")
+        try:
+            version, present, flags, tags, author_id, text = fields[:6]
+            if version != _VERSION:
+                raise CorruptValueError(f"message {index.id} has unknown layout {version}")
+            if not present:
+                return cls(index, flags, tags, author_id, text)
+            rest = iter(fields[6:])
+            media = tuple(Media.decode(m) for m in next(rest)) if present & _HAS_MEDIA else ()
+            reply_to_id = next(rest) if present & _HAS_REPLY else None
+            edit_timestamp = next(rest) if present & _HAS_EDIT else None
+            unique_id = next(rest) if present & _HAS_UNIQUE_ID else None
+            thread_id = next(rest) if present & _HAS_THREAD else None
+        except (ValueError, TypeError, StopIteration) as exc:
+            raise CorruptValueError(f"message {index.id} is malformed: {exc}") from exc
+        return cls(
+            index,
+            flags,
+            tags,
+            author_id,
+            text,
+            media,
+            reply_to_id,
+            edit_timestamp,
+            unique_id,
+            thread_id,
+        )
+
+    def to_store(self) -> StoreMessage:
+        """The message as a ``StoreMessage``, to be changed with ``dataclasses.replace``."""
+        message_id = self.index.id
+        return StoreMessage(
+            message_id.peer_id,
+            message_id.namespace,
+            message_id.id,
+            self.index.timestamp,
+            self.flags,
+            self.tags,
+            self.author_id,
+            self.text,
+            self.media,
+            self.reply_to_id,
+            self.edit_timestamp,
+            self.globally_unique_id,
+            self.thread_id,
+        )

@@ -1,0 +1,221 @@
+"""Postbox: the database, its thread, and transactions on it.
+
+Everything that touches SQLite runs on the postbox thread, one transaction at a
+time. ``transaction(fn)`` queues ``fn`` there and returns a future;
+``fn(tx)`` runs inside ``BEGIN IMMEDIATE``, so it reads a consistent database and
+no other process writes meanwhile. When ``fn`` returns, the tables flush in
+dependency order, SQLite commits, and the change record goes to the commit
+listeners (still on the postbox thread). If anything raises, SQLite rolls back,
+every cache is dropped, and the future carries the exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from postbox.change_record import ChangeCollector, ChangeRecord
+from postbox.errors import PostboxClosedError, PostboxError
+from postbox.schema import migrate
+from postbox.seed_configuration import DEFAULT_SEED_CONFIGURATION, SeedConfiguration
+from postbox.tables import Tables
+from postbox.transaction import Transaction
+from postbox.value_box import DEFAULT_BUSY_TIMEOUT_MS, ValueBox
+
+__all__ = ["Postbox"]
+
+T = TypeVar("T")
+CommitListener = Callable[[ChangeRecord], None]
+ExternalChangeListener = Callable[[int], None]
+
+_log = logging.getLogger(__name__)
+_STOP: Final = object()
+
+
+class Postbox:
+    """One database file (``None`` for memory) and the thread that owns it."""
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        *,
+        seed_configuration: SeedConfiguration = DEFAULT_SEED_CONFIGURATION,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.seed_configuration = seed_configuration
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._commit_listeners: list[CommitListener] = []
+        self._external_listeners: list[ExternalChangeListener] = []
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._box: ValueBox | None = None
+        self._tables: Tables | None = None
+        self._version = 0
+        self._thread = threading.Thread(target=self._run, name="postbox", daemon=True)
+        self._thread.start()
+        opened: Future[None] = Future()
+        self._queue.put((lambda: self._open(busy_timeout_ms), opened))
+        try:
+            opened.result()
+        except BaseException:
+            self._stop_thread()
+            raise
+
+    # -- public ---------------------------------------------------------------
+
+    def transaction(self, fn: Callable[[Transaction], T]) -> Future[T]:
+        """Run ``fn(tx)`` as one transaction on the postbox thread."""
+        if self._closed:
+            raise PostboxClosedError("the postbox is closed")
+        future: Future[T] = Future()
+        self._queue.put((lambda: self._run_transaction(fn), future))
+        return future
+
+    def run(self, fn: Callable[[Transaction], T]) -> T:
+        """``transaction(fn)`` and wait for its result; not for the postbox thread itself."""
+        if threading.current_thread() is self._thread:
+            raise PostboxError(
+                "run() would wait on itself; use transaction() on the postbox thread"
+            )
+        return self.transaction(fn).result()
+
+    def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
+        """Call ``listener(record)`` on the postbox thread after every non-empty commit.
+
+        Returns a function that removes the listener.
+        """
+        self._commit_listeners.append(listener)
+        return lambda: self._commit_listeners.remove(listener)
+
+    def add_external_change_listener(self, listener: ExternalChangeListener) -> Callable[[], None]:
+        """Call ``listener(version)`` when another process is found to have committed."""
+        self._external_listeners.append(listener)
+        return lambda: self._external_listeners.remove(listener)
+
+    @property
+    def transaction_state_version(self) -> int:
+        """The version of the last commit this postbox has seen."""
+        return self._version
+
+    @property
+    def is_postbox_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def close(self) -> None:
+        """Finish queued transactions, then close the database. Idempotent."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stop_thread()
+
+    def __enter__(self) -> Postbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- postbox thread -------------------------------------------------------
+
+    def _stop_thread(self) -> None:
+        self._closed = True
+        if threading.current_thread() is self._thread:
+            raise PostboxError("close() cannot be called from a transaction")
+        self._queue.put(_STOP)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            task, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = task()
+            except BaseException as exc:  # the future carries it to the caller
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+        self._drain_after_stop()
+        if self._box is not None:
+            self._box.close()
+
+    def _drain_after_stop(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _STOP:
+                item[1].set_exception(PostboxClosedError("the postbox was closed first"))
+
+    def _open(self, busy_timeout_ms: int) -> None:
+        box = ValueBox(self.path, busy_timeout_ms=busy_timeout_ms)
+        try:
+            with box.write_transaction():
+                migrate(box)
+                tables = Tables(box, self.seed_configuration)
+                self._initialize(tables)
+                for table in tables.in_commit_order:
+                    table.before_commit()
+                tables.reset()
+        except BaseException:
+            box.close()
+            raise
+        self._box, self._tables = box, tables
+        self._version = tables.metadata.transaction_state_version()
+
+    def _initialize(self, tables: Tables) -> None:
+        """A new database starts with the seed configuration's chat-list holes."""
+        if tables.metadata.is_chat_list_initialized():
+            return
+        tables.metadata.set_chat_list_initialized()
+        for group_id, hole in self.seed_configuration.chat_list_holes.items():
+            tables.chat_list.add_hole(group_id, hole)
+
+    def _run_transaction(self, fn: Callable[[Transaction], T]) -> T:
+        box, tables = self._box, self._tables
+        assert box is not None and tables is not None
+        box.begin()
+        collector = ChangeCollector()
+        tables.attach(collector)
+        try:
+            stored_version = tables.metadata.stored_transaction_state_version()
+            if stored_version != self._version:
+                self._version = stored_version
+                self._notify_external(stored_version)
+            tx = Transaction(tables, self.seed_configuration, collector)
+            result = fn(tx)
+            record = tx.commit()
+            box.commit()
+        except BaseException:
+            box.rollback()
+            raise
+        finally:
+            tables.reset()
+        if record.transaction_state_version != self._version:
+            self._version = record.transaction_state_version
+            self._notify_commit(record)
+        return result
+
+    def _notify_commit(self, record: ChangeRecord) -> None:
+        for listener in list(self._commit_listeners):
+            try:
+                listener(record)
+            except Exception:
+                _log.exception("commit listener %r failed", listener)
+
+    def _notify_external(self, version: int) -> None:
+        for listener in list(self._external_listeners):
+            try:
+                listener(version)
+            except Exception:
+                _log.exception("external change listener %r failed", listener)

@@ -1,0 +1,48 @@
+"""The schema version of a postbox file, and the migrations between versions.
+
+``SCHEMA_VERSION`` is stored in SQLite's ``user_version``. Opening a file with an
+older version runs ``MIGRATIONS[v]`` for each version ``v`` up to the current
+one, in the same transaction; a newer version is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from postbox.errors import SchemaVersionError
+from postbox.value_box import ValueBox
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate"]
+
+SCHEMA_VERSION: Final = 1
+
+Migration = Callable[[ValueBox], None]
+
+#: ``MIGRATIONS[v]`` upgrades a file from version ``v`` to ``v + 1``.
+MIGRATIONS: dict[int, Migration] = {}
+
+
+def migrate(
+    box: ValueBox,
+    *,
+    target: int = SCHEMA_VERSION,
+    migrations: Mapping[int, Migration] = MIGRATIONS,
+) -> int:
+    """Bring ``box`` to ``target``; returns the version the file had. Call inside a write."""
+    stored = box.user_version
+    if stored > target:
+        raise SchemaVersionError(
+            f"{box.path or 'the database'} was written by a newer postbox (schema {stored}, "
+            f"this one knows {target}); update the app or open another file"
+        )
+    if stored == 0:
+        box.set_user_version(target)
+        return stored
+    for version in range(stored, target):
+        step = migrations.get(version)
+        if step is None:
+            raise SchemaVersionError(f"no migration from schema {version} to {version + 1}")
+        step(box)
+        box.set_user_version(version + 1)
+    return stored

@@ -1,0 +1,48 @@
+"""Sync positions: the account's state cursor and each channel's own pts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from postbox.coding import pack, unpack
+from postbox.errors import CorruptValueError
+
+__all__ = ["ChannelState", "StateCursor"]
+
+
+@dataclass(frozen=True, slots=True)
+class StateCursor:
+    """The position in the server's update stream: pts, qts, seq and date."""
+
+    pts: int
+    qts: int
+    seq: int
+    date: int
+
+    def encode(self) -> bytes:
+        return pack((1, self.pts, self.qts, self.seq, self.date))
+
+    @classmethod
+    def decode(cls, data: bytes) -> StateCursor:
+        fields = unpack(data, "state cursor")
+        if len(fields) != 5 or fields[0] != 1:
+            raise CorruptValueError("stored state cursor has an unknown layout")
+        return cls(*fields[1:])
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelState:
+    """A channel's own pts, and the pts below which its history is known to be invalid."""
+
+    pts: int
+    invalidated_pts: int | None = None
+
+    def encode(self) -> bytes:
+        return pack((1, self.pts, self.invalidated_pts))
+
+    @classmethod
+    def decode(cls, data: bytes) -> ChannelState:
+        fields = unpack(data, "channel state")
+        if len(fields) != 3 or fields[0] != 1:
+            raise CorruptValueError("stored channel state has an unknown layout")
+        return cls(fields[1], fields[2])

@@ -1,0 +1,111 @@
+"""Postbox tables, one module each, and the set of them one Postbox owns."""
+
+from __future__ import annotations
+
+from postbox.change_record import ChangeCollector
+from postbox.seed_configuration import SeedConfiguration
+from postbox.tables.cached_peer_data_table import CachedPeerDataTable
+from postbox.tables.chat_list_index_table import ChatListIndexTable, ChatListPeerState
+from postbox.tables.chat_list_table import ChatListEntryKey, ChatListTable
+from postbox.tables.contact_table import ContactTable
+from postbox.tables.message_history_hole_index_table import MessageHistoryHoleIndexTable
+from postbox.tables.message_history_index_table import MessageHistoryIndexTable
+from postbox.tables.message_history_metadata_table import MessageHistoryMetadataTable
+from postbox.tables.message_history_read_state_table import MessageHistoryReadStateTable
+from postbox.tables.message_history_table import MessageHistoryTable
+from postbox.tables.message_history_tags_summary_table import MessageHistoryTagsSummaryTable
+from postbox.tables.message_history_tags_table import MessageHistoryTagsTable
+from postbox.tables.message_history_text_index_table import MessageHistoryTextIndexTable
+from postbox.tables.message_history_unsent_table import MessageHistoryUnsentTable
+from postbox.tables.metadata_table import MetadataTable
+from postbox.tables.peer_chat_state_table import PeerChatStateTable
+from postbox.tables.peer_merged_operation_log_index_table import PeerMergedOperationLogIndexTable
+from postbox.tables.peer_notification_settings_table import PeerNotificationSettingsTable
+from postbox.tables.peer_operation_log_metadata_table import PeerOperationLogMetadataTable
+from postbox.tables.peer_operation_log_table import PeerOperationLogTable
+from postbox.tables.peer_presence_table import PeerPresenceTable
+from postbox.tables.peer_table import PeerTable
+from postbox.tables.preferences_table import PreferencesTable
+from postbox.tables.table import Table
+from postbox.value_box import ValueBox
+
+__all__ = ["ChatListEntryKey", "ChatListPeerState", "Table", "Tables"]
+
+
+class Tables:
+    """Every table of one database, wired to its dependencies.
+
+    ``in_commit_order`` is the order ``before_commit`` runs in: message history and
+    what it cascades to first, the chat list after it, metadata last.
+    """
+
+    def __init__(self, box: ValueBox, seed_configuration: SeedConfiguration) -> None:
+        self.metadata = MetadataTable(box)
+        self.history_metadata = MessageHistoryMetadataTable(box)
+        self.peers = PeerTable(box)
+        self.presences = PeerPresenceTable(box)
+        self.cached_peer_data = CachedPeerDataTable(box)
+        self.notification_settings = PeerNotificationSettingsTable(box)
+        self.contacts = ContactTable(box)
+        self.message_index = MessageHistoryIndexTable(box)
+        self.holes = MessageHistoryHoleIndexTable(box, seed_configuration, self.history_metadata)
+        self.tags = MessageHistoryTagsTable(box)
+        self.tag_summaries = MessageHistoryTagsSummaryTable(box)
+        self.text_index = MessageHistoryTextIndexTable(box)
+        self.unsent = MessageHistoryUnsentTable(box)
+        self.read_states = MessageHistoryReadStateTable(box)
+        self.messages = MessageHistoryTable(
+            box,
+            seed_configuration,
+            index=self.message_index,
+            holes=self.holes,
+            metadata=self.history_metadata,
+            tags=self.tags,
+            tag_summaries=self.tag_summaries,
+            text_index=self.text_index,
+            unsent=self.unsent,
+            read_states=self.read_states,
+        )
+        self.chat_list_index = ChatListIndexTable(box)
+        self.chat_list = ChatListTable(box)
+        self.peer_chat_states = PeerChatStateTable(box)
+        self.operation_log_metadata = PeerOperationLogMetadataTable(box)
+        self.merged_operation_log = PeerMergedOperationLogIndexTable(box)
+        self.operation_log = PeerOperationLogTable(
+            box, self.operation_log_metadata, self.merged_operation_log
+        )
+        self.preferences = PreferencesTable(box)
+        self.in_commit_order: tuple[Table, ...] = (
+            self.messages,
+            self.message_index,
+            self.tags,
+            self.tag_summaries,
+            self.text_index,
+            self.unsent,
+            self.read_states,
+            self.holes,
+            self.history_metadata,
+            self.peers,
+            self.presences,
+            self.cached_peer_data,
+            self.notification_settings,
+            self.contacts,
+            self.chat_list_index,
+            self.chat_list,
+            self.peer_chat_states,
+            self.operation_log,
+            self.merged_operation_log,
+            self.operation_log_metadata,
+            self.preferences,
+            self.metadata,
+        )
+
+    def attach(self, collector: ChangeCollector) -> None:
+        """Point the tables that record operations at a new transaction's collector."""
+        self.messages.collector = collector
+        self.holes.observer = collector.record_hole
+        self.operation_log.observer = collector.record_operation_log
+
+    def reset(self) -> None:
+        for table in self.in_commit_order:
+            table.reset()

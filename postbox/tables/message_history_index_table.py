@@ -1,0 +1,80 @@
+"""MessageHistoryIndexTable: MessageId -> timestamp, so a message is found by id alone.
+
+Key peer(8) namespace(4) id(4); value timestamp(4) and the message's flags, so
+counting incoming messages in an id range needs no message decoding.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+
+from postbox.ids import MessageId, MessageIndex, PeerId
+from postbox.keys import MESSAGE_ID, O32, O64
+from postbox.message import MessageFlags
+from postbox.tables.table import Table
+from postbox.value_box import ValueBox
+
+__all__ = ["MessageHistoryIndexTable"]
+
+#: timestamp(4) flags(1)
+INDEX_VALUE = struct.Struct(">IB")
+
+
+class MessageHistoryIndexTable(Table):
+    def __init__(self, box: ValueBox) -> None:
+        super().__init__(box, "message_history_index")
+
+    def get(self, message_id: MessageId) -> MessageIndex | None:
+        peer_id, namespace, id_ = message_id
+        data = self._get(MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32))
+        if data is None:
+            return None
+        return MessageIndex(message_id, INDEX_VALUE.unpack(data)[0] - O32)
+
+    def exists(self, message_id: MessageId) -> bool:
+        return self.get(message_id) is not None
+
+    def existing_keys(self, peer_id: int, namespace: int, ids: Iterable[int]) -> set[bytes]:
+        """The stored id keys among ``ids`` (committed rows; callers check the cache).
+
+        One range scan when the ids are many, point look-ups when they are few.
+        """
+        ids = list(ids)
+        if not ids:
+            return set()
+        peer, ns = peer_id + O64, namespace + O32
+        if len(ids) <= 8:
+            result = set()
+            for id_ in ids:
+                key = MESSAGE_ID.pack(peer, ns, id_ + O32)
+                if self.box.get(self.spec, key) is not None:
+                    result.add(key)
+            return result
+        lower = MESSAGE_ID.pack(peer, ns, min(ids) + O32)
+        upper = MESSAGE_ID.pack(peer, ns, max(ids) + O32) + b"\x00"
+        return {key for key, _ in self.box.range(self.spec, lower, upper)}  # type: ignore[misc]
+
+    def incoming_ids(
+        self, peer_id: PeerId, namespace: int, lower: int, upper: int
+    ) -> Iterator[int]:
+        """Ids of incoming messages with ``lower <= id <= upper``."""
+        peer, ns = peer_id + O64, namespace + O32
+        lower_key = MESSAGE_ID.pack(peer, ns, lower + O32)
+        upper_key = MESSAGE_ID.pack(peer, ns, upper + O32) + b"\x00"
+        for key, value in self._range(lower_key, upper_key):
+            if value[4] & MessageFlags.INCOMING:
+                yield struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+
+    def ids(self, peer_id: PeerId, namespace: int) -> list[MessageIndex]:
+        """Every stored message of a (peer, namespace), by id."""
+        peer, ns = peer_id + O64, namespace + O32
+        result = []
+        for key, value in self._range(
+            MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
+        ):
+            id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+            result.append(
+                MessageIndex(MessageId(peer_id, namespace, id_), INDEX_VALUE.unpack(value)[0] - O32)
+            )
+        return result

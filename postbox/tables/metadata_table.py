@@ -1,0 +1,47 @@
+"""MetadataTable: the state cursor, the transaction state version and one-time flags."""
+
+from __future__ import annotations
+
+from postbox.keys import INT64
+from postbox.state import StateCursor
+from postbox.tables.table import Table
+from postbox.value_box import ValueBox
+
+__all__ = ["MetadataTable"]
+
+_STATE = b"state"
+_TRANSACTION_STATE_VERSION = b"transaction_state_version"
+_CHAT_LIST_INITIALIZED = b"chat_list_initialized"
+
+
+class MetadataTable(Table):
+    def __init__(self, box: ValueBox) -> None:
+        super().__init__(box, "metadata")
+
+    def state(self) -> StateCursor | None:
+        data = self._get(_STATE)
+        return None if data is None else StateCursor.decode(data)
+
+    def set_state(self, state: StateCursor) -> None:
+        self._set(_STATE, state.encode())
+
+    def transaction_state_version(self) -> int:
+        """Bumped by every non-empty commit, so other processes can tell something changed."""
+        data = self._get(_TRANSACTION_STATE_VERSION)
+        return 0 if data is None else int(INT64.unpack(data)[0])
+
+    def stored_transaction_state_version(self) -> int:
+        """The committed version, read past this transaction's cache."""
+        data = self.box.get(self.spec, _TRANSACTION_STATE_VERSION)
+        return 0 if data is None else int(INT64.unpack(data)[0])
+
+    def increment_transaction_state_version(self) -> int:
+        version = self.transaction_state_version() + 1
+        self._set(_TRANSACTION_STATE_VERSION, INT64.pack(version))
+        return version
+
+    def is_chat_list_initialized(self) -> bool:
+        return self._get(_CHAT_LIST_INITIALIZED) is not None
+
+    def set_chat_list_initialized(self) -> None:
+        self._set(_CHAT_LIST_INITIALIZED, b"\x01")

@@ -1,0 +1,181 @@
+"""The base of every Postbox table: a ValueBox table behind a write-behind cache.
+
+Writes stay in memory until the transaction commits; each key also remembers
+the value it had before the transaction, which is what change records and
+dependent tables diff against. Reads inside a transaction see its own writes,
+range scans included. An exception before commit simply drops the cache.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator
+from typing import Final
+
+from postbox.value_box import Key, KeyType, ValueBox, ValueBoxTable
+
+__all__ = ["MISSING", "Table"]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: "Not known": the caller did not say what a key held before this transaction.
+MISSING: Final = _Missing()
+
+
+class Table:
+    """One Postbox table. Subclasses add typed accessors over the raw ``_get``/``_set``."""
+
+    def __init__(self, box: ValueBox, name: str, key_type: KeyType = KeyType.BINARY) -> None:
+        self.box = box
+        self.spec = ValueBoxTable(name, key_type)
+        box.ensure_table(self.spec)
+        self._updated: dict[Key, bytes | None] = {}
+        self._initial: dict[Key, bytes | None] = {}
+        self._sorted_keys: list[Key] | None = None
+
+    # -- raw access -----------------------------------------------------------
+
+    def _get(self, key: Key) -> bytes | None:
+        value = self._updated.get(key, MISSING)
+        if value is MISSING:
+            return self.box.get(self.spec, key)
+        return value  # type: ignore[return-value]
+
+    def _contains(self, key: Key) -> bool:
+        return self._get(key) is not None
+
+    def _set(self, key: Key, value: bytes, previous: bytes | None | _Missing = MISSING) -> None:
+        """Cache a write; ``previous`` saves a read when the caller knows the old value."""
+        if key not in self._updated:
+            if key not in self._initial:
+                self._initial[key] = (
+                    self.box.get(self.spec, key) if isinstance(previous, _Missing) else previous
+                )
+            self._sorted_keys = None
+        self._updated[key] = value
+
+    def _remove(self, key: Key, previous: bytes | None | _Missing = MISSING) -> None:
+        if key not in self._updated:
+            if key not in self._initial:
+                self._initial[key] = (
+                    self.box.get(self.spec, key) if isinstance(previous, _Missing) else previous
+                )
+            self._sorted_keys = None
+        self._updated[key] = None
+
+    def _pending_keys(self) -> list[Key]:
+        if self._sorted_keys is None:
+            self._sorted_keys = sorted(self._updated)
+        return self._sorted_keys
+
+    def _range(
+        self, lower: Key, upper: Key, *, limit: int = -1, reverse: bool = False
+    ) -> Iterator[tuple[Key, bytes]]:
+        """Rows with ``lower <= key < upper`` as this transaction sees them."""
+        if limit == 0:
+            return
+        updated = self._updated
+        stored = self.box.range(self.spec, lower, upper, limit=limit, reverse=reverse)
+        if not updated:
+            yield from stored
+            return
+        pending = self._pending_keys()
+        start, end = bisect_left(pending, lower), bisect_left(pending, upper)
+        if start == end:
+            yield from stored
+            return
+        stored = self.box.range(self.spec, lower, upper, reverse=reverse)
+        keys = pending[start:end]
+        if reverse:
+            keys.reverse()
+        yield from _merge(stored, keys, updated, limit, reverse)
+
+    def _count(self, lower: Key, upper: Key) -> int:
+        total = self.box.count(self.spec, lower, upper)
+        if self._updated:
+            pending = self._pending_keys()
+            start, end = bisect_left(pending, lower), bisect_left(pending, upper)
+            for key in pending[start:end]:
+                total += (self._updated[key] is not None) - (self._initial[key] is not None)
+        return total
+
+    # -- transaction life cycle -----------------------------------------------
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self._updated)
+
+    def changes(self) -> Iterator[tuple[Key, bytes | None, bytes | None]]:
+        """``(key, before, after)`` for every key whose value this transaction changed."""
+        initial = self._initial
+        for key, value in self._updated.items():
+            before = initial[key]
+            if before != value:
+                yield key, before, value
+
+    def before_commit(self) -> None:
+        """Flush cached writes in key order; the transaction's SQLite write lock is held."""
+        if not self._updated:
+            return
+        initial = self._initial
+        writes: list[tuple[Key, bytes]] = []
+        removals: list[Key] = []
+        for key in self._pending_keys():
+            value = self._updated[key]
+            before = initial[key]
+            if value is None:
+                if before is not None:
+                    removals.append(key)
+            elif value != before:
+                writes.append((key, value))
+        if removals:
+            self.box.remove_many(self.spec, removals)
+        if writes:
+            self.box.set_many(self.spec, writes)
+
+    def reset(self) -> None:
+        """Forget the transaction's writes (after commit, or to roll back)."""
+        self._updated = {}
+        self._initial = {}
+        self._sorted_keys = None
+
+
+def _merge(
+    stored: Iterator[tuple[Key, bytes]],
+    pending: list[Key],
+    updated: dict[Key, bytes | None],
+    limit: int,
+    reverse: bool,
+) -> Iterator[tuple[Key, bytes]]:
+    """Merge stored rows with the cache's rows of the same range, cache winning."""
+    emitted = 0
+    row = next(stored, None)
+    index = 0
+    count = len(pending)
+    while row is not None or index < count:
+        if index < count and (
+            row is None or (pending[index] > row[0] if reverse else pending[index] < row[0])  # type: ignore[operator]
+        ):
+            key = pending[index]
+            index += 1
+            value = updated[key]
+            if value is None:
+                continue
+            yield key, value
+        else:
+            assert row is not None
+            key = row[0]
+            if key in updated:
+                row = next(stored, None)
+                continue
+            yield row
+            row = next(stored, None)
+        emitted += 1
+        if emitted == limit:
+            return

@@ -1,0 +1,379 @@
+"""ValueBox: ordered key/value tables over one APSW connection.
+
+As Telegram's SqliteValueBox, each Postbox table is one SQLite table
+``(key, value)``: ``key BLOB PRIMARY KEY ... WITHOUT ROWID`` for binary keys,
+``key INTEGER PRIMARY KEY`` for int64 keys. Statements are kept as constant
+strings per table so APSW's statement cache prepares each one once. Every APSW
+exception is translated into a ``PostboxError`` here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Final, TypeAlias
+
+import apsw
+
+from postbox.errors import (
+    DatabaseError,
+    InvalidSearchQueryError,
+    NotADatabaseError,
+    ReadOnlyDatabaseError,
+    translate_sqlite_error,
+)
+
+__all__ = ["FullTextTable", "Key", "KeyType", "ValueBox", "ValueBoxTable"]
+
+Key: TypeAlias = bytes | int
+
+#: Marks a file as written by postbox ("PBOX").
+APPLICATION_ID: Final = 0x50424F58
+#: The file mode of new database files and their WAL/SHM companions.
+PRIVATE_FILE_MODE: Final = 0o600
+DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
+
+
+class KeyType(enum.Enum):
+    BINARY = "binary"
+    INT64 = "int64"
+
+
+@dataclass(frozen=True, slots=True)
+class ValueBoxTable:
+    """A table's name and key type; the SQL for it is derived once."""
+
+    name: str
+    key_type: KeyType = KeyType.BINARY
+
+    @property
+    def sql_name(self) -> str:
+        return f"t_{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class FullTextTable:
+    """An FTS5 table holding (collection, item, contents) rows keyed by rowid."""
+
+    name: str
+
+    @property
+    def sql_name(self) -> str:
+        return f"ft_{self.name}"
+
+
+class _Statements:
+    """The constant SQL strings for one table."""
+
+    __slots__ = ("count", "delete", "get", "range_asc", "range_desc", "upsert")
+
+    def __init__(self, table: ValueBoxTable) -> None:
+        name = table.sql_name
+        self.get = f"SELECT value FROM {name} WHERE key = ?"
+        self.upsert = f"INSERT OR REPLACE INTO {name} (key, value) VALUES (?, ?)"
+        self.delete = f"DELETE FROM {name} WHERE key = ?"
+        where = "key >= ? AND key < ?"
+        self.range_asc = f"SELECT key, value FROM {name} WHERE {where} ORDER BY key ASC LIMIT ?"
+        self.range_desc = f"SELECT key, value FROM {name} WHERE {where} ORDER BY key DESC LIMIT ?"
+        self.count = f"SELECT count(*) FROM {name} WHERE {where}"
+
+
+class ValueBox:
+    """One SQLite database file (or memory) holding every Postbox table.
+
+    Not thread-safe by design: the postbox thread is its only user.
+    """
+
+    def __init__(self, path: str | None, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self.path = path or ""
+        self._statements: dict[str, _Statements] = {}
+        self._in_transaction = False
+        created = False
+        if path is not None:
+            created = _create_private_file(path)
+        try:
+            self._db = apsw.Connection(
+                path or ":memory:",
+                flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE,
+                statementcachesize=512,
+            )
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        try:
+            self._db.set_busy_timeout(busy_timeout_ms)
+            self._configure(new_file=created)
+        except BaseException:
+            self._db.close()
+            raise
+        self._cursor = self._db.cursor()
+
+    # -- set-up ---------------------------------------------------------------
+
+    def _configure(self, *, new_file: bool) -> None:
+        try:
+            if self.path and self._db.readonly("main"):
+                raise ReadOnlyDatabaseError(
+                    f"{self.path} is read-only; postbox needs to write to it and its folder"
+                )
+            # One pragma per call: APSW runs later statements of a string only when iterated.
+            if self.path:
+                mode = self.pragma("journal_mode", "WAL")
+                if str(mode).lower() != "wal":
+                    raise DatabaseError(f"{self.path} could not switch to WAL mode (got {mode})")
+            self.pragma("synchronous", "NORMAL")
+            self.pragma("temp_store", "MEMORY")
+            application_id = self.pragma("application_id")
+            if application_id != APPLICATION_ID:
+                if application_id != 0 or self._has_tables():
+                    raise NotADatabaseError(
+                        f"{self.path} is a SQLite database but not a postbox database"
+                    )
+                self.pragma("application_id", str(APPLICATION_ID))
+            if new_file:
+                _restrict_companions(self.path)
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def pragma(self, name: str, value: str | None = None) -> object:
+        """Set (if ``value``) and read back one pragma."""
+        if value is not None:
+            self._db.execute(f"PRAGMA {name} = {value}").fetchall()
+        row = self._db.execute(f"PRAGMA {name}").fetchone()
+        return None if row is None else row[0]
+
+    def _has_tables(self) -> bool:
+        row = self._db.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        return bool(row and row[0])
+
+    def ensure_table(self, table: ValueBoxTable) -> None:
+        if table.key_type is KeyType.INT64:
+            ddl = (
+                f"CREATE TABLE IF NOT EXISTS {table.sql_name} (key INTEGER PRIMARY KEY, value BLOB)"
+            )
+        else:
+            ddl = (
+                f"CREATE TABLE IF NOT EXISTS {table.sql_name} "
+                "(key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID"
+            )
+        self._execute_ddl(ddl)
+        self._statements[table.name] = _Statements(table)
+
+    def ensure_full_text_table(self, table: FullTextTable) -> None:
+        self._execute_ddl(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table.sql_name} USING fts5("
+            "collection UNINDEXED, item UNINDEXED, contents, "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
+
+    def _execute_ddl(self, ddl: str) -> None:
+        try:
+            self._db.execute(ddl).fetchall()
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    @property
+    def user_version(self) -> int:
+        value = self.pragma("user_version")
+        return value if isinstance(value, int) else 0
+
+    def set_user_version(self, version: int) -> None:
+        self.pragma("user_version", str(int(version)))
+
+    def close(self) -> None:
+        with contextlib.suppress(apsw.Error):
+            self._db.close()
+
+    # -- transactions ---------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._in_transaction
+
+    def begin(self) -> None:
+        """BEGIN IMMEDIATE: take the write lock now, not at the first write."""
+        try:
+            self._cursor.execute("BEGIN IMMEDIATE")
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        self._in_transaction = True
+
+    def commit(self) -> None:
+        try:
+            self._cursor.execute("COMMIT")
+        except apsw.Error as exc:
+            self.rollback()
+            raise translate_sqlite_error(exc, self.path) from exc
+        self._in_transaction = False
+
+    def rollback(self) -> None:
+        if self._db.in_transaction:
+            with contextlib.suppress(apsw.Error):
+                self._db.execute("ROLLBACK")
+        self._in_transaction = False
+
+    @contextlib.contextmanager
+    def write_transaction(self) -> Iterator[None]:
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+    # -- key/value access -----------------------------------------------------
+
+    def get(self, table: ValueBoxTable, key: Key) -> bytes | None:
+        try:
+            row = self._cursor.execute(self._statements[table.name].get, (key,)).fetchone()
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        return None if row is None else row[0]
+
+    def set(self, table: ValueBoxTable, key: Key, value: bytes) -> None:
+        try:
+            self._cursor.execute(self._statements[table.name].upsert, (key, value))
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def remove(self, table: ValueBoxTable, key: Key) -> None:
+        try:
+            self._cursor.execute(self._statements[table.name].delete, (key,))
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def set_many(self, table: ValueBoxTable, items: Iterable[tuple[Key, bytes]]) -> None:
+        """Write rows; pass them sorted by key, since SQLite inserts sorted keys much faster."""
+        try:
+            self._cursor.executemany(self._statements[table.name].upsert, items)
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def remove_many(self, table: ValueBoxTable, keys: Iterable[Key]) -> None:
+        try:
+            self._cursor.executemany(self._statements[table.name].delete, ((k,) for k in keys))
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def range(
+        self,
+        table: ValueBoxTable,
+        lower: Key,
+        upper: Key,
+        *,
+        limit: int = -1,
+        reverse: bool = False,
+    ) -> Iterator[tuple[Key, bytes]]:
+        """Rows with ``lower <= key < upper``, ascending (or descending with ``reverse``).
+
+        Lazy: rows are read as the iterator advances, so stopping early costs nothing.
+        """
+        statements = self._statements[table.name]
+        sql = statements.range_desc if reverse else statements.range_asc
+        try:
+            cursor = self._db.execute(sql, (lower, upper, limit))
+            yield from cursor
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def count(self, table: ValueBoxTable, lower: Key, upper: Key) -> int:
+        try:
+            row = self._cursor.execute(
+                self._statements[table.name].count, (lower, upper)
+            ).fetchone()
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        return int(row[0]) if row else 0
+
+    # -- full text ------------------------------------------------------------
+
+    def full_text_set_many(
+        self, table: FullTextTable, rows: Iterable[tuple[int, int, bytes, str]]
+    ) -> None:
+        """Insert ``(rowid, collection, item, contents)`` rows."""
+        sql = (
+            f"INSERT OR REPLACE INTO {table.sql_name} (rowid, collection, item, contents) "
+            "VALUES (?, ?, ?, ?)"
+        )
+        try:
+            self._cursor.executemany(sql, rows)
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def full_text_remove_many(self, table: FullTextTable, rowids: Iterable[int]) -> None:
+        sql = f"DELETE FROM {table.sql_name} WHERE rowid = ?"
+        try:
+            self._cursor.executemany(sql, ((r,) for r in rowids))
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def full_text_max_rowid(self, table: FullTextTable) -> int:
+        sql = f"SELECT rowid FROM {table.sql_name} ORDER BY rowid DESC LIMIT 1"
+        try:
+            row = self._cursor.execute(sql).fetchone()
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        return int(row[0]) if row else 0
+
+    def full_text_match(
+        self, table: FullTextTable, query: str, *, collection: int | None, limit: int
+    ) -> list[tuple[int, bytes]]:
+        """``(collection, item)`` of rows matching an FTS5 query, newest rowid first."""
+        sql = f"SELECT collection, item FROM {table.sql_name} WHERE {table.sql_name} MATCH ?"
+        bindings: tuple[object, ...] = (query,)
+        if collection is not None:
+            sql += " AND collection = ?"
+            bindings += (collection,)
+        sql += " ORDER BY rowid DESC LIMIT ?"
+        bindings += (limit,)
+        try:
+            return [(int(c), bytes(i)) for c, i in self._db.execute(sql, bindings)]
+        except apsw.SQLError as exc:
+            # The statement is fixed: an SQL error here can only come from the query text.
+            raise InvalidSearchQueryError(f"cannot search for {query!r}: {exc}") from exc
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    # -- maintenance ----------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the main file."""
+        try:
+            self._db.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def execute_raw(self, sql: str, bindings: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Run one statement; for migrations and tests, never for the tables' hot paths."""
+        try:
+            return [tuple(row) for row in self._db.execute(sql, bindings)]
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
+
+def _create_private_file(path: str) -> bool:
+    """Create ``path`` readable by its owner only if it does not exist; True if created."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise ReadOnlyDatabaseError(f"cannot create {path}: {exc.strerror}") from exc
+    os.close(fd)
+    return True
+
+
+def _restrict_companions(path: str) -> None:
+    """SQLite gives -wal/-shm the main file's mode; make sure of it for new files."""
+    for suffix in ("-wal", "-shm"):
+        companion = path + suffix
+        try:
+            mode = stat.S_IMODE(os.stat(companion).st_mode)
+        except FileNotFoundError:
+            continue
+        if mode != PRIVATE_FILE_MODE:
+            os.chmod(companion, PRIVATE_FILE_MODE)

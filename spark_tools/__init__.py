@@ -1,0 +1,3 @@
+"""PySpark dataset generation."""
+
+__all__: list[str] = []
