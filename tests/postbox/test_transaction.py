@@ -1,0 +1,244 @@
+"""Transactions: atomic commit, full rollback, change records and their listeners."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from postbox import (
+    ChangeRecord,
+    InsertMessage,
+    InvalidArgumentError,
+    MessageId,
+    MessageIndex,
+    MessageNamespace,
+    Peer,
+    PeerId,
+    PeerPresence,
+    Postbox,
+    PostboxError,
+    PresenceStatus,
+    RemoveMessage,
+    StateCursor,
+    StoreMessage,
+    Transaction,
+    UpdateMessage,
+)
+
+
+class Boom(Exception):
+    pass
+
+
+def listen(postbox: Postbox) -> list[ChangeRecord]:
+    records: list[ChangeRecord] = []
+    postbox.add_commit_listener(records.append)
+    return records
+
+
+def test_a_transaction_runs_on_the_postbox_thread(postbox: Postbox) -> None:
+    names = postbox.run(lambda tx: threading.current_thread().name)
+    assert names == "postbox"
+    assert not postbox.is_postbox_thread
+
+
+def test_an_exception_rolls_back_sqlite_and_every_cache(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, text="first")]))
+    records = listen(postbox)
+
+    def fail(tx: Transaction) -> None:
+        tx.add_messages([StoreMessage(alice, 0, i, 10 + i, text="more") for i in range(2, 50)])
+        tx.delete_messages([MessageId(alice, 0, 1)])
+        tx.set_state(StateCursor(5, 0, 0, 100))
+        tx.update_peers([Peer(alice, "Alice")])
+        tx.add_operation_log_entry(alice, 1, "op")
+        assert tx.message_count(alice, 0) == 48
+        raise Boom
+
+    with pytest.raises(Boom):
+        postbox.run(fail)
+    assert records == []
+
+    def check(tx: Transaction) -> None:
+        assert [m.text for m in tx.get_messages(alice, 0)] == ["first"]
+        assert tx.get_state() is None
+        assert tx.get_peer(alice) is None
+        assert tx.get_operation_log_entries(alice, 1) == []
+        assert tx.get_chat_list_position(alice) is None
+
+    postbox.run(check)
+    # The next transaction starts from clean caches and commits normally.
+    postbox.run(lambda tx: tx.update_peers([Peer(alice, "Alice")]))
+    assert [list(r.updated_peers) for r in records] == [[alice]]
+
+
+def test_a_commit_produces_one_change_record(postbox: Postbox, alice: PeerId, bob: PeerId) -> None:
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10)]))
+    records = listen(postbox)
+    version = postbox.transaction_state_version
+
+    def change(tx: Transaction) -> None:
+        tx.add_messages([StoreMessage(bob, 0, 7, 70, text="hi")])
+        tx.update_message(MessageId(alice, 0, 1), StoreMessage(alice, 0, 1, 10, text="edited"))
+        tx.update_peer_presences({bob: PeerPresence(PresenceStatus.ONLINE, 500)})
+        tx.set_state(StateCursor(10, 1, 2, 300))
+
+    postbox.run(change)
+    [record] = records
+    assert record.transaction_state_version == version + 1
+    assert postbox.transaction_state_version == version + 1
+    [insert] = record.message_operations[bob]
+    assert isinstance(insert, InsertMessage)
+    assert insert.index == MessageIndex(MessageId(bob, 0, 7), 70)
+    assert insert.message.text == "hi"
+    [update] = record.message_operations[alice]
+    assert isinstance(update, UpdateMessage)
+    assert update.message.text == "edited"
+    assert record.updated_presences == {bob: PeerPresence(PresenceStatus.ONLINE, 500)}
+    assert record.updated_state == StateCursor(10, 1, 2, 300)
+    assert set(record.updated_read_states) == {bob}
+    assert record.updated_peers == {}
+    assert not record.is_empty
+    with pytest.raises(TypeError):
+        record.message_operations[bob] = ()  # type: ignore[index]
+
+
+def test_reads_and_unchanged_writes_commit_nothing(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.update_peers([Peer(alice, "Alice")]))
+    records = listen(postbox)
+    version = postbox.transaction_state_version
+    postbox.run(lambda tx: tx.get_peer(alice))
+    postbox.run(lambda tx: tx.update_peers([Peer(alice, "Alice")]))
+    assert records == []
+    assert postbox.transaction_state_version == version
+
+
+def test_delete_records_the_removed_index_and_tags(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 3, 30, tags=1)]))
+    records = listen(postbox)
+    removed = postbox.run(
+        lambda tx: tx.delete_messages([MessageId(alice, 0, 3), MessageId(alice, 0, 4)])
+    )
+    assert removed == [MessageIndex(MessageId(alice, 0, 3), 30)]
+    assert records[0].message_operations[alice] == (RemoveMessage(removed[0], 1),)
+
+
+def test_duplicate_ids_are_ignored(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 5, 50, text="original")]))
+    records = listen(postbox)
+    indices = postbox.run(
+        lambda tx: tx.add_messages(
+            [StoreMessage(alice, 0, 5, 99, text="again"), StoreMessage(alice, 0, 6, 60)]
+            + [StoreMessage(alice, 0, 6, 61)]
+        )
+    )
+    assert indices == [
+        MessageIndex(MessageId(alice, 0, 5), 50),
+        MessageIndex(MessageId(alice, 0, 6), 60),
+        MessageIndex(MessageId(alice, 0, 6), 60),
+    ]
+    assert [type(op) for op in records[0].message_operations[alice]] == [InsertMessage]
+    assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 5))).text == "original"
+
+
+def test_local_ids_are_assigned_and_unsent_messages_are_queued(
+    postbox: Postbox, alice: PeerId
+) -> None:
+    local = MessageNamespace.LOCAL
+    sent = postbox.run(
+        lambda tx: tx.add_messages(
+            [StoreMessage(alice, local, None, 100, flags=2, text=t) for t in ["a", "b"]]
+        )
+    )
+    assert [index.id.id for index in sent] == [1, 2]
+    assert postbox.run(lambda tx: tx.get_unsent_message_ids()) == [i.id for i in sent]
+    records = listen(postbox)
+    # The server confirmed the first one: the local id becomes a cloud id, sent.
+    new_index = postbox.run(
+        lambda tx: tx.update_message(sent[0].id, StoreMessage(alice, 0, 900, 101, text="a"))
+    )
+    assert new_index == MessageIndex(MessageId(alice, 0, 900), 101)
+    assert postbox.run(lambda tx: tx.get_unsent_message_ids()) == [sent[1].id]
+    assert records[0].removed_unsent_ids == {sent[0].id}
+    assert postbox.run(lambda tx: tx.get_message(sent[0].id)) is None
+    with pytest.raises(InvalidArgumentError, match="needs an id"):
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, None, 1)]))
+
+
+def test_updating_onto_an_existing_id_keeps_the_stored_message(
+    postbox: Postbox, alice: PeerId
+) -> None:
+    postbox.run(
+        lambda tx: tx.add_messages(
+            [
+                StoreMessage(alice, 1, None, 100, flags=2, text="mine"),
+                StoreMessage(alice, 0, 900, 101, text="server"),
+            ]
+        )
+    )
+    index = postbox.run(
+        lambda tx: tx.update_message(
+            MessageId(alice, 1, 1), StoreMessage(alice, 0, 900, 101, text="x")
+        )
+    )
+    assert index == MessageIndex(MessageId(alice, 0, 900), 101)
+    assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 1, 1))) is None
+    assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 900))).text == "server"
+
+
+def test_invalid_input_is_refused_and_changes_nothing(postbox: Postbox, alice: PeerId) -> None:
+    with pytest.raises(InvalidArgumentError, match="outside"):
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 0, 1)]))
+    with pytest.raises(InvalidArgumentError, match="32 bits"):
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 2**40)]))
+    with pytest.raises(InvalidArgumentError, match="not a PeerId"):
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(7, 0, 1, 1)]))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        PeerId.make(200, 1)
+    assert postbox.run(lambda tx: tx.message_count(alice, 0)) == 0
+
+
+def test_a_transaction_object_is_dead_after_its_function(postbox: Postbox) -> None:
+    kept: list[Transaction] = []
+    postbox.run(kept.append)
+    with pytest.raises(PostboxError, match="has ended"):
+        kept[0].get_state()
+
+
+def test_run_on_the_postbox_thread_is_refused(postbox: Postbox) -> None:
+    with pytest.raises(PostboxError, match="wait on itself"):
+        postbox.run(lambda tx: postbox.run(lambda inner: None))
+
+
+def test_a_failing_listener_does_not_break_the_commit(
+    postbox: Postbox, alice: PeerId, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(record: ChangeRecord) -> None:
+        raise RuntimeError("listener bug")
+
+    remove = postbox.add_commit_listener(broken)
+    records = listen(postbox)
+    postbox.run(lambda tx: tx.update_peers([Peer(alice, "A")]))
+    assert len(records) == 1
+    assert "listener bug" in caplog.text
+    remove()
+
+
+def test_another_process_commit_is_noticed(db_path: Path, alice: PeerId) -> None:
+    with Postbox(db_path) as first, Postbox(db_path) as second:
+        seen: list[int] = []
+        first.add_external_change_listener(seen.append)
+        second.run(lambda tx: tx.update_peers([Peer(alice, "from elsewhere")]))
+        assert first.run(lambda tx: tx.get_peer(alice)) == Peer(alice, "from elsewhere")
+        assert seen == [second.transaction_state_version]
+
+
+def test_data_survives_reopen(db_path: Path, alice: PeerId) -> None:
+    with Postbox(db_path) as postbox:
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, text="persisted")]))
+        version = postbox.transaction_state_version
+    with Postbox(db_path) as postbox:
+        assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1))).text == "persisted"
+        assert postbox.transaction_state_version == version

@@ -1,0 +1,191 @@
+"""ValueBox: pragmas, range scans, and errors that name the problem and lose nothing."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import apsw
+import pytest
+
+from postbox import (
+    DatabaseLockedError,
+    MessageId,
+    NotADatabaseError,
+    Peer,
+    PeerId,
+    Postbox,
+    PostboxClosedError,
+    ReadOnlyDatabaseError,
+    SchemaVersionError,
+    StorageFullError,
+    StoreMessage,
+)
+from postbox import schema as schema_module
+from postbox.errors import translate_sqlite_error
+from postbox.value_box import KeyType, ValueBox, ValueBoxTable
+
+
+@pytest.fixture
+def box(db_path: Path) -> ValueBox:
+    value_box = ValueBox(str(db_path))
+    yield value_box
+    value_box.close()
+
+
+def test_pragmas_are_set_one_by_one_and_read_back(box: ValueBox) -> None:
+    assert box.pragma("journal_mode") == "wal"
+    assert box.pragma("synchronous") == 1  # NORMAL
+    assert box.pragma("temp_store") == 2  # MEMORY
+
+
+def test_tables_are_without_rowid_blob_tables_or_integer_tables(box: ValueBox) -> None:
+    box.ensure_table(ValueBoxTable("binary"))
+    box.ensure_table(ValueBoxTable("numbers", KeyType.INT64))
+    sql = dict(box.execute_raw("SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
+    assert "WITHOUT ROWID" in str(sql["t_binary"])
+    assert "key BLOB PRIMARY KEY" in str(sql["t_binary"])
+    assert "key INTEGER PRIMARY KEY" in str(sql["t_numbers"])
+
+
+def test_range_scans_both_directions_with_limits(box: ValueBox) -> None:
+    table = ValueBoxTable("scan")
+    box.ensure_table(table)
+    with box.write_transaction():
+        box.set_many(table, [(bytes([i]), bytes([i * 2])) for i in range(10)])
+    keys = [key for key, _ in box.range(table, b"\x02", b"\x08")]
+    assert keys == [bytes([i]) for i in range(2, 8)]
+    keys = [key for key, _ in box.range(table, b"\x02", b"\x08", limit=3, reverse=True)]
+    assert keys == [b"\x07", b"\x06", b"\x05"]
+    assert box.count(table, b"\x00", b"\xff") == 10
+
+
+def test_new_files_are_private(tmp_path: Path) -> None:
+    path = tmp_path / "private.db"
+    with Postbox(path) as postbox:
+        postbox.run(lambda tx: tx.update_peers([Peer(PeerId(1), "x")]))
+        for name in ["private.db", "private.db-wal", "private.db-shm"]:
+            mode = stat.S_IMODE(os.stat(tmp_path / name).st_mode)
+            assert mode == 0o600, name
+
+
+def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"this is a text file, not a database\n" * 200)
+    before = path.read_bytes()
+    with pytest.raises(NotADatabaseError, match="not a postbox database or is corrupt"):
+        Postbox(path)
+    assert path.read_bytes() == before
+
+
+def test_another_applications_database(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    connection = apsw.Connection(str(path))
+    connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.close()
+    with pytest.raises(NotADatabaseError, match="not a postbox database"):
+        Postbox(path)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write a read-only file")
+def test_read_only_file(tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    Postbox(path).close()
+    path.chmod(0o444)
+    with pytest.raises(ReadOnlyDatabaseError, match="read-only"):
+        Postbox(path)
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (apsw.ReadOnlyError("attempt to write a readonly database"), ReadOnlyDatabaseError),
+        (apsw.FullError("database or disk is full"), StorageFullError),
+        (apsw.BusyError("database is locked"), DatabaseLockedError),
+        (apsw.NotADBError("file is not a database"), NotADatabaseError),
+        (apsw.CorruptError("database disk image is malformed"), NotADatabaseError),
+    ],
+)
+def test_environment_errors_are_translated(error: apsw.Error, expected: type) -> None:
+    translated = translate_sqlite_error(error, "/data/chat.db")
+    assert type(translated) is expected
+    assert "/data/chat.db" in str(translated)
+
+
+def test_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(ReadOnlyDatabaseError, match="cannot create"):
+        Postbox(tmp_path / "missing" / "x.db")
+
+
+def test_locked_database(db_path: Path, alice: PeerId) -> None:
+    with Postbox(db_path, busy_timeout_ms=50) as postbox:
+        holder = apsw.Connection(str(db_path))
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            future = postbox.transaction(lambda tx: tx.update_peers([Peer(alice, "A")]))
+            with pytest.raises(DatabaseLockedError, match="locked by another process"):
+                future.result()
+            with pytest.raises(DatabaseLockedError):
+                Postbox(db_path, busy_timeout_ms=50)
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        postbox.run(lambda tx: tx.update_peers([Peer(alice, "A")]))
+        assert postbox.run(lambda tx: tx.get_peer(alice)) == Peer(alice, "A")
+
+
+def test_full_disk_rolls_back_and_keeps_data(db_path: Path, alice: PeerId) -> None:
+    with Postbox(db_path) as postbox:
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, text="kept")]))
+        pages = postbox._box.pragma("page_count")  # type: ignore[union-attr]
+        postbox._box.pragma("max_page_count", str(pages))  # type: ignore[union-attr]
+        big = [StoreMessage(alice, 0, i, 10 + i, text="x" * 500) for i in range(2, 2000)]
+        with pytest.raises(StorageFullError, match="no space left"):
+            postbox.run(lambda tx: tx.add_messages(big))
+        assert postbox.run(lambda tx: tx.message_count(alice, 0)) == 1
+        assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 2))) is None
+        assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1))).text == "kept"
+
+
+def test_newer_schema_is_refused(db_path: Path) -> None:
+    Postbox(db_path).close()
+    connection = apsw.Connection(str(db_path))
+    connection.execute(f"PRAGMA user_version = {schema_module.SCHEMA_VERSION + 1}")
+    connection.close()
+    with pytest.raises(SchemaVersionError, match="newer postbox"):
+        Postbox(db_path)
+
+
+def test_migrations_run_in_order(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Postbox(db_path).close()
+    ran: list[int] = []
+    box = ValueBox(str(db_path))
+    try:
+        with box.write_transaction():
+            schema_module.migrate(
+                box, target=3, migrations={1: lambda b: ran.append(1), 2: lambda b: ran.append(2)}
+            )
+        assert ran == [1, 2]
+        assert box.user_version == 3
+    finally:
+        box.close()
+
+
+def test_missing_migration_is_an_error(db_path: Path) -> None:
+    Postbox(db_path).close()
+    box = ValueBox(str(db_path))
+    try:
+        with pytest.raises(SchemaVersionError, match="no migration"), box.write_transaction():
+            schema_module.migrate(box, target=2, migrations={})
+        assert box.user_version == 1
+    finally:
+        box.close()
+
+
+def test_closed_postbox_refuses_transactions(db_path: Path) -> None:
+    postbox = Postbox(db_path)
+    postbox.close()
+    postbox.close()
+    with pytest.raises(PostboxClosedError):
+        postbox.transaction(lambda tx: None)
