@@ -195,11 +195,15 @@ class MessageHistoryTable(Table):
         return result
 
     def _prefetch_existing(self, messages: Sequence[StoreMessage]) -> set[bytes]:
-        """The id keys of ``messages`` already committed, one scan per (peer, namespace)."""
+        """The id keys of ``messages`` already committed, one scan per (peer, namespace).
+
+        Also gives every peer seen here for the first time its initial holes.
+        """
         groups: dict[tuple[PeerId, int], list[int]] = {}
         for message in messages:
+            ids = groups.setdefault((message.peer_id, message.namespace), [])
             if message.id is not None:
-                groups.setdefault((message.peer_id, message.namespace), []).append(message.id)
+                ids.append(message.id)
         existing: set[bytes] = set()
         for (peer_id, namespace), ids in groups.items():
             if not isinstance(peer_id, PeerId):
