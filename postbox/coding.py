@@ -7,6 +7,7 @@ seeds' ``MessageDataFlags`` do, so absent fields cost nothing.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import msgpack
@@ -15,12 +16,21 @@ from postbox.errors import CorruptValueError
 
 __all__ = ["pack", "unpack"]
 
-_packer_options: dict[str, Any] = {"use_bin_type": True}
 _UNPACK_LIMIT = 16 * 1024 * 1024
 
 
+class _Packers(threading.local):
+    """One reusable packer per thread: much cheaper than ``packb``'s packer per call."""
+
+    def __init__(self) -> None:
+        self.packer = msgpack.Packer(use_bin_type=True)
+
+
+_packers = _Packers()
+
+
 def pack(value: Any) -> bytes:
-    return msgpack.packb(value, **_packer_options)  # type: ignore[no-any-return]
+    return _packers.packer.pack(value)  # type: ignore[no-any-return]
 
 
 def unpack(data: bytes, what: str = "value") -> Any:

@@ -36,6 +36,8 @@ PEER_NAMESPACE = struct.Struct(">QI")
 MESSAGE_ID = struct.Struct(">QII")
 #: peer(8) namespace(4) timestamp(4) id(4)
 MESSAGE_INDEX = struct.Struct(">QIII")
+#: The message key after its peer(8) namespace(4) prefix.
+TIMESTAMP_ID = struct.Struct(">II")
 
 
 def encode_int32(value: int) -> bytes:

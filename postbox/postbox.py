@@ -11,6 +11,7 @@ every cache is dropped, and the future carries the exception.
 
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import threading
@@ -187,6 +188,10 @@ class Postbox:
         box.begin()
         collector = ChangeCollector()
         tables.attach(collector)
+        # A transaction allocates a few objects per row and nothing cyclic; the cycle
+        # collector would only rescan the growing caches, many times for a bulk write.
+        collector_was_enabled = gc.isenabled()
+        gc.disable()
         try:
             stored_version = tables.metadata.stored_transaction_state_version()
             if stored_version != self._version:
@@ -201,6 +206,8 @@ class Postbox:
             raise
         finally:
             tables.reset()
+            if collector_was_enabled:
+                gc.enable()
         if record.transaction_state_version != self._version:
             self._version = record.transaction_state_version
             self._notify_commit(record)

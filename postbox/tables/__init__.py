@@ -26,7 +26,7 @@ from postbox.tables.peer_operation_log_table import PeerOperationLogTable
 from postbox.tables.peer_presence_table import PeerPresenceTable
 from postbox.tables.peer_table import PeerTable
 from postbox.tables.preferences_table import PreferencesTable
-from postbox.tables.table import Table
+from postbox.tables.table import CommitParticipant, Table
 from postbox.value_box import ValueBox
 
 __all__ = ["ChatListEntryKey", "ChatListPeerState", "Table", "Tables"]
@@ -75,7 +75,7 @@ class Tables:
             box, self.operation_log_metadata, self.merged_operation_log
         )
         self.preferences = PreferencesTable(box)
-        self.in_commit_order: tuple[Table, ...] = (
+        self.in_commit_order: tuple[CommitParticipant, ...] = (
             self.messages,
             self.message_index,
             self.tags,

@@ -1,13 +1,14 @@
 """MessageHistoryIndexTable: MessageId -> timestamp, so a message is found by id alone.
 
-Key peer(8) namespace(4) id(4); value timestamp(4) and the message's flags, so
-counting incoming messages in an id range needs no message decoding.
+Key peer(8) namespace(4) id(4); value timestamp(4), the message's flags (so
+counting incoming messages in an id range needs no message decoding) and the
+FTS rowid of its text (0 when it has none).
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from postbox.ids import MessageId, MessageIndex, PeerId
 from postbox.keys import MESSAGE_ID, O32, O64
@@ -17,8 +18,8 @@ from postbox.value_box import ValueBox
 
 __all__ = ["MessageHistoryIndexTable"]
 
-#: timestamp(4) flags(1)
-INDEX_VALUE = struct.Struct(">IB")
+#: timestamp(4) flags(1) text rowid(8)
+INDEX_VALUE = struct.Struct(">IBq")
 
 
 class MessageHistoryIndexTable(Table):
@@ -35,25 +36,13 @@ class MessageHistoryIndexTable(Table):
     def exists(self, message_id: MessageId) -> bool:
         return self.get(message_id) is not None
 
-    def existing_keys(self, peer_id: int, namespace: int, ids: Iterable[int]) -> set[bytes]:
-        """The stored id keys among ``ids`` (committed rows; callers check the cache).
-
-        One range scan when the ids are many, point look-ups when they are few.
-        """
-        ids = list(ids)
-        if not ids:
-            return set()
+    def committed_max_id(self, peer_id: int, namespace: int) -> int | None:
+        """The largest committed id of a (peer, namespace), past this transaction's cache."""
         peer, ns = peer_id + O64, namespace + O32
-        if len(ids) <= 8:
-            result = set()
-            for id_ in ids:
-                key = MESSAGE_ID.pack(peer, ns, id_ + O32)
-                if self.box.get(self.spec, key) is not None:
-                    result.add(key)
-            return result
-        lower = MESSAGE_ID.pack(peer, ns, min(ids) + O32)
-        upper = MESSAGE_ID.pack(peer, ns, max(ids) + O32) + b"\x00"
-        return {key for key, _ in self.box.range(self.spec, lower, upper)}  # type: ignore[misc]
+        lower, upper = MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
+        for key, _ in self.box.range(self.spec, lower, upper, limit=1, reverse=True):
+            return int(struct.unpack_from(">I", key, 12)[0]) - O32  # type: ignore[arg-type]
+        return None
 
     def incoming_ids(
         self, peer_id: PeerId, namespace: int, lower: int, upper: int

@@ -11,14 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from postbox.change_record import ChangeCollector, InsertMessage, RemoveMessage, UpdateMessage
+from postbox.change_record import (
+    ChangeCollector,
+    InsertMessage,
+    MessageHistoryOperation,
+    RemoveMessage,
+    UpdateMessage,
+)
 from postbox.errors import InvalidArgumentError
 from postbox.ids import INT32_MAX, INT32_MIN, MAX_MESSAGE_ID, MessageId, MessageIndex, PeerId
 from postbox.keys import (
+    INT32,
     MESSAGE_ID,
-    MESSAGE_INDEX,
     O32,
     O64,
+    PEER_NAMESPACE,
+    TIMESTAMP_ID,
     decode_message_index_key,
     message_index_key,
     peer_namespace_prefix,
@@ -129,19 +137,17 @@ class MessageHistoryTable(Table):
         """Store messages whose ids are not stored yet; returns each message's index.
 
         A message whose id is already stored is left as it is (edits go through
-        ``update_message``). Holes are not touched.
+        ``update_message``). Holes are not touched. Runs of messages of one
+        (peer, namespace), as a sorted bulk load has, share their per-chat work.
         """
-        existing = self._prefetch_existing(messages)
-        seed = self.seed_configuration
-        local_namespaces = seed.local_namespaces
-        read_namespaces = seed.read_state_namespaces
-        chat_namespaces = seed.chat_messages_namespaces
-        text_peer_namespaces = seed.text_indexed_peer_namespaces
+        local_namespaces = self.seed_configuration.local_namespaces
         operations = self.collector.message_operations
-        touched = self.collector.touched_chat_peers
         index_table = self.index
-        index_updated = index_table._updated
-        read_counts: dict[tuple[PeerId, int], list[int]] = {}
+        index_updated, index_initial = index_table._updated, index_table._initial
+        history_updated, history_initial = self._updated, self._initial
+        self._sorted_keys = index_table._sorted_keys = None
+        group: _Group | None = None
+        peer_operations: list[MessageHistoryOperation] = []
         result: list[MessageIndex] = []
         for message in messages:
             peer_id, namespace, id_, timestamp = (
@@ -150,6 +156,11 @@ class MessageHistoryTable(Table):
                 message.id,
                 message.timestamp,
             )
+            if group is None or peer_id != group.peer_id or namespace != group.namespace:
+                if group is not None:
+                    group.finish(self)
+                group = _Group(self, peer_id, namespace)
+                peer_operations = operations[peer_id]
             if id_ is None:
                 if namespace not in local_namespaces:
                     raise InvalidArgumentError(
@@ -161,56 +172,43 @@ class MessageHistoryTable(Table):
                 raise InvalidArgumentError(f"message id {id_} is outside 1..{MAX_MESSAGE_ID}")
             if not INT32_MIN <= timestamp <= INT32_MAX:
                 raise InvalidArgumentError(f"message timestamp {timestamp} does not fit in 32 bits")
-            id_key = MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32)
+            id_key = group.id_prefix + INT32.pack(id_ + O32)
             cached = index_updated.get(id_key, MISSING)
-            if (id_key in existing) if cached is MISSING else (cached is not None):
+            if (
+                (id_ <= group.committed_max_id and index_table.box.get(index_table.spec, id_key))
+                if cached is MISSING
+                else cached is not None
+            ):
                 stored = index_table.get(MessageId(peer_id, namespace, id_))
                 assert stored is not None
                 result.append(stored)
                 continue
             flags = message.flags
-            self._set(
-                MESSAGE_INDEX.pack(peer_id + O64, namespace + O32, timestamp + O32, id_ + O32),
-                message.encode(),
-                None,
-            )
-            index_table._set(id_key, INDEX_VALUE.pack(timestamp + O32, flags & 0xFF), None)
+            text_rowid = 0
+            if group.text_indexed and message.text:
+                text_rowid = self.text_index.add(peer_id, id_key, message.text)
+            # Both keys are known to be new: write the caches directly (the hot path).
+            key = group.key_prefix + TIMESTAMP_ID.pack(timestamp + O32, id_ + O32)
+            if key not in history_initial:
+                history_initial[key] = None
+            history_updated[key] = message.encode()
+            if id_key not in index_initial:
+                index_initial[id_key] = None
+            index_updated[id_key] = INDEX_VALUE.pack(timestamp + O32, flags & 0xFF, text_rowid)
             index = MessageIndex(MessageId(peer_id, namespace, id_), timestamp)
             result.append(index)
-            operations[peer_id].append(InsertMessage(index, message))
+            peer_operations.append(InsertMessage(index, message))
             if message.tags:
                 self._index_tags(index, message.tags)
-            if message.text and peer_id.namespace in text_peer_namespaces:
-                self.text_index.add_key(id_key, peer_id, message.text)
             if flags & _UNSENT:
-                self.unsent._set(id_key, b"")
-            if namespace in read_namespaces:
-                read_counts.setdefault((peer_id, namespace), []).append(
-                    id_ if flags & _INCOMING else -id_
-                )
-            if namespace in chat_namespaces:
-                touched.add(peer_id)
-        for (peer_id, namespace), signed_ids in read_counts.items():
-            self._count_added(peer_id, namespace, signed_ids)
+                self.unsent._put_new(id_key, b"")
+            if id_ > group.max_known_id:
+                group.max_known_id = id_
+            if flags & _INCOMING and id_ > group.max_incoming_read_id:
+                group.unread += 1
+        if group is not None:
+            group.finish(self)
         return result
-
-    def _prefetch_existing(self, messages: Sequence[StoreMessage]) -> set[bytes]:
-        """The id keys of ``messages`` already committed, one scan per (peer, namespace).
-
-        Also gives every peer seen here for the first time its initial holes.
-        """
-        groups: dict[tuple[PeerId, int], list[int]] = {}
-        for message in messages:
-            ids = groups.setdefault((message.peer_id, message.namespace), [])
-            if message.id is not None:
-                ids.append(message.id)
-        existing: set[bytes] = set()
-        for (peer_id, namespace), ids in groups.items():
-            if not isinstance(peer_id, PeerId):
-                raise InvalidArgumentError(f"{peer_id!r} is not a PeerId")
-            self.holes.ensure_initialized(peer_id)
-            existing |= self.index.existing_keys(peer_id, namespace, ids)
-        return existing
 
     def _index_tags(self, index: MessageIndex, tags: int) -> None:
         peer_id, namespace, id_ = index.id
@@ -223,23 +221,6 @@ class MessageHistoryTable(Table):
         for tag in MessageTags.split(tags):
             self.tags.remove(tag, index)
             self.tag_summaries.remove_message(peer_id, tag, namespace, id_)
-
-    def _count_added(self, peer_id: PeerId, namespace: int, signed_ids: list[int]) -> None:
-        """Count new incoming messages (positive ids) above the read mark as unread."""
-        state = self.read_states.get_state(peer_id, namespace) or PeerReadState()
-        unread = sum(1 for id_ in signed_ids if id_ > state.max_incoming_read_id)
-        max_known = max(state.max_known_id, max(abs(id_) for id_ in signed_ids))
-        self.read_states.set_state(
-            peer_id,
-            namespace,
-            PeerReadState(
-                state.max_incoming_read_id,
-                state.max_outgoing_read_id,
-                max_known,
-                state.count + unread,
-                state.marked_unread,
-            ),
-        )
 
     def _count_removed(self, message_id: MessageId, flags: int) -> None:
         peer_id, namespace, id_ = message_id
@@ -268,20 +249,21 @@ class MessageHistoryTable(Table):
 
     def _unstore(self, message: Message) -> None:
         index = message.index
-        message_id = index.id
+        peer_id, namespace, id_ = index.id
         self._remove(message_index_key(index))
-        id_key = MESSAGE_ID.pack(
-            message_id.peer_id + O64, message_id.namespace + O32, message_id.id + O32
-        )
-        self.index._remove(id_key)
+        id_key = MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32)
+        entry = self.index._get(id_key)
+        assert entry is not None, f"message {index.id} is missing from the id index"
+        text_rowid = INDEX_VALUE.unpack(entry)[2]
+        self.index._remove(id_key, entry)
         if message.tags:
             self._unindex_tags(index, message.tags)
-        if message.text:
-            self.text_index.remove_key(id_key)
+        if text_rowid:
+            self.text_index.remove(text_rowid)
         if message.flags & _UNSENT:
             self.unsent._remove(id_key)
-        if message_id.namespace in self.seed_configuration.chat_messages_namespaces:
-            self.collector.touched_chat_peers.add(message_id.peer_id)
+        if namespace in self.seed_configuration.chat_messages_namespaces:
+            self.collector.touched_chat_peers.add(peer_id)
 
     # -- changing -------------------------------------------------------------
 
@@ -321,3 +303,62 @@ class MessageHistoryTable(Table):
         del operations[mark:]
         assert isinstance(inserted, InsertMessage) and index.id == message_id
         return inserted
+
+
+class _Group:
+    """The per-chat work of ``add_messages`` for one run of a (peer, namespace)."""
+
+    __slots__ = (
+        "committed_max_id",
+        "id_prefix",
+        "key_prefix",
+        "max_incoming_read_id",
+        "max_known_id",
+        "namespace",
+        "peer_id",
+        "read_state",
+        "text_indexed",
+        "unread",
+    )
+
+    def __init__(self, table: MessageHistoryTable, peer_id: PeerId, namespace: int) -> None:
+        if not isinstance(peer_id, PeerId):
+            raise InvalidArgumentError(f"{peer_id!r} is not a PeerId")
+        seed = table.seed_configuration
+        self.peer_id = peer_id
+        self.namespace = namespace
+        self.id_prefix = PEER_NAMESPACE.pack(peer_id + O64, namespace + O32)
+        self.key_prefix = self.id_prefix
+        self.text_indexed = peer_id.namespace in seed.text_indexed_peer_namespaces
+        table.holes.ensure_initialized(peer_id)
+        if namespace in seed.chat_messages_namespaces:
+            table.collector.touched_chat_peers.add(peer_id)
+        # Ids above the committed maximum are new without a look-up (an append).
+        top = table.index.committed_max_id(peer_id, namespace)
+        self.committed_max_id = 0 if top is None else top
+        self.read_state: PeerReadState | None = None
+        self.max_incoming_read_id = MAX_MESSAGE_ID + 1
+        self.max_known_id = 0
+        self.unread = 0
+        if namespace in seed.read_state_namespaces:
+            self.read_state = table.read_states.get_state(peer_id, namespace) or PeerReadState()
+            self.max_incoming_read_id = self.read_state.max_incoming_read_id
+            self.max_known_id = self.read_state.max_known_id
+
+    def finish(self, table: MessageHistoryTable) -> None:
+        """Count the run's new incoming messages above the read mark as unread."""
+        state = self.read_state
+        if state is None:
+            return
+        if self.unread or self.max_known_id != state.max_known_id:
+            table.read_states.set_state(
+                self.peer_id,
+                self.namespace,
+                PeerReadState(
+                    state.max_incoming_read_id,
+                    state.max_outgoing_read_id,
+                    self.max_known_id,
+                    state.count + self.unread,
+                    state.marked_unread,
+                ),
+            )

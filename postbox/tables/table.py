@@ -10,11 +10,22 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, Protocol
 
 from postbox.value_box import Key, KeyType, ValueBox, ValueBoxTable
 
-__all__ = ["MISSING", "Table"]
+__all__ = ["MISSING", "CommitParticipant", "Table"]
+
+
+class CommitParticipant(Protocol):
+    """What the postbox needs of a table to commit or drop a transaction."""
+
+    @property
+    def has_changes(self) -> bool: ...
+
+    def before_commit(self) -> None: ...
+
+    def reset(self) -> None: ...
 
 
 class _Missing:
@@ -59,6 +70,13 @@ class Table:
                 )
             self._sorted_keys = None
         self._updated[key] = value
+
+    def _put_new(self, key: Key, value: bytes) -> None:
+        """Cache a write to a key known to hold nothing before this transaction."""
+        if key not in self._initial:
+            self._initial[key] = None
+        self._updated[key] = value
+        self._sorted_keys = None
 
     def _remove(self, key: Key, previous: bytes | None | _Missing = MISSING) -> None:
         if key not in self._updated:
@@ -123,19 +141,14 @@ class Table:
         """Flush cached writes in key order; the transaction's SQLite write lock is held."""
         if not self._updated:
             return
-        initial = self._initial
-        writes: list[tuple[Key, bytes]] = []
-        removals: list[Key] = []
-        for key in self._pending_keys():
-            value = self._updated[key]
-            before = initial[key]
-            if value is None:
-                if before is not None:
-                    removals.append(key)
-            elif value != before:
-                writes.append((key, value))
+        updated, initial = self._updated, self._initial
+        keys = self._pending_keys()
+        removals = [k for k in keys if updated[k] is None and initial[k] is not None]
         if removals:
             self.box.remove_many(self.spec, removals)
+        writes = [
+            (k, value) for k in keys if (value := updated[k]) is not None and value != initial[k]
+        ]
         if writes:
             self.box.set_many(self.spec, writes)
 
