@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from postbox.chat_list import ChatListHole, ChatListIndex
 from postbox.holes import HoleKey, HoleOperation
@@ -40,11 +40,10 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-@dataclass(frozen=True, slots=True)
-class InsertMessage:
+class InsertMessage(NamedTuple):
     """A message stored at ``index``."""
 
-    index: MessageIndex
+    index: MessageIndex  # type: ignore[assignment]  # shadows tuple.index on purpose
     store: StoreMessage
 
     @property
@@ -64,16 +63,14 @@ class InsertMessage:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class RemoveMessage:
+class RemoveMessage(NamedTuple):
     """The message at ``index`` (carrying ``tags``) was deleted."""
 
-    index: MessageIndex
+    index: MessageIndex  # type: ignore[assignment]  # shadows tuple.index on purpose
     tags: int
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateMessage:
+class UpdateMessage(NamedTuple):
     """The message at ``previous_index`` changed; it now sits at ``message.index``."""
 
     previous_index: MessageIndex

@@ -108,11 +108,13 @@ class MessageHistoryTable(Table):
             if upper is None
             else message_index_key(upper)
         )
-        decode_key, decode = decode_message_index_key, Message.decode
-        return [
-            decode(decode_key(key), data)  # type: ignore[arg-type]
-            for key, data in self._range(lower_key, upper_key, limit=limit, reverse=reverse)
-        ]
+        decode, unpack_suffix = Message.decode, TIMESTAMP_ID.unpack_from
+        result = []
+        for key, data in self._range(lower_key, upper_key, limit=limit, reverse=reverse):
+            timestamp, id_ = unpack_suffix(key, 12)  # type: ignore[arg-type]
+            index = MessageIndex(MessageId(peer_id, namespace, id_ - O32), timestamp - O32)
+            result.append(decode(index, data))
+        return result
 
     def top_index(self, peer_id: PeerId, namespaces: Iterable[int]) -> MessageIndex | None:
         """The newest message of a peer over ``namespaces``."""
