@@ -28,7 +28,7 @@ from postbox import (
 )
 
 
-class Boom(Exception):
+class AbortError(Exception):
     pass
 
 
@@ -55,9 +55,9 @@ def test_an_exception_rolls_back_sqlite_and_every_cache(postbox: Postbox, alice:
         tx.update_peers([Peer(alice, "Alice")])
         tx.add_operation_log_entry(alice, 1, "op")
         assert tx.message_count(alice, 0) == 48
-        raise Boom
+        raise AbortError
 
-    with pytest.raises(Boom):
+    with pytest.raises(AbortError):
         postbox.run(fail)
     assert records == []
 
