@@ -63,8 +63,10 @@ class Media:
     @classmethod
     def decode(cls, data: Any) -> Media:
         kind, media_id, size, url, title = data
-        return cls(MediaKind(kind), media_id, size, url, title)
+        return cls(_MEDIA_KINDS[kind], media_id, size, url, title)
 
+
+_MEDIA_KINDS = tuple(MediaKind)
 
 # Presence flags of the optional fields of a stored message.
 _HAS_MEDIA = 1 << 0
@@ -175,7 +177,7 @@ class Message(NamedTuple):
             edit_timestamp = next(rest) if present & _HAS_EDIT else None
             unique_id = next(rest) if present & _HAS_UNIQUE_ID else None
             thread_id = next(rest) if present & _HAS_THREAD else None
-        except (ValueError, TypeError, StopIteration) as exc:
+        except (ValueError, TypeError, IndexError, StopIteration) as exc:
             raise CorruptValueError(f"message {index.id} is malformed: {exc}") from exc
         return cls(
             index,

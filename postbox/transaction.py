@@ -441,10 +441,9 @@ class Transaction:
         changed = any(table.has_changes for table in tables.in_commit_order) or bool(
             collector.hole_operations or collector.message_operations
         )
-        version = tables.metadata.transaction_state_version()
-        if changed:
-            version = tables.metadata.increment_transaction_state_version()
-        record = self._record(version)
+        if not changed:
+            return ChangeRecord(tables.metadata.transaction_state_version())
+        record = self._record(tables.metadata.increment_transaction_state_version())
         for table in tables.in_commit_order:
             table.before_commit()
         return record

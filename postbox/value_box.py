@@ -280,6 +280,23 @@ class ValueBox:
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
 
+    def range_list(
+        self,
+        table: ValueBoxTable,
+        lower: Key,
+        upper: Key,
+        *,
+        limit: int = -1,
+        reverse: bool = False,
+    ) -> list[tuple[Key, bytes]]:
+        """``range`` read at once: cheaper than iterating when every row is wanted."""
+        statements = self._statements[table.name]
+        sql = statements.range_desc if reverse else statements.range_asc
+        try:
+            return self._db.execute(sql, (lower, upper, limit)).fetchall()  # type: ignore[return-value]
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+
     def count(self, table: ValueBoxTable, lower: Key, upper: Key) -> int:
         try:
             row = self._cursor.execute(
@@ -296,8 +313,7 @@ class ValueBox:
     ) -> None:
         """Insert ``(rowid, collection, item, contents)`` rows."""
         sql = (
-            f"INSERT OR REPLACE INTO {table.sql_name} (rowid, collection, item, contents) "
-            "VALUES (?, ?, ?, ?)"
+            f"INSERT INTO {table.sql_name} (rowid, collection, item, contents) VALUES (?, ?, ?, ?)"
         )
         try:
             self._cursor.executemany(sql, rows)

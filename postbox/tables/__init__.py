@@ -107,5 +107,9 @@ class Tables:
         self.operation_log.observer = collector.record_operation_log
 
     def reset(self) -> None:
+        """Drop the transaction's caches and its collector (freeing them now, not later)."""
         for table in self.in_commit_order:
             table.reset()
+        self.messages.collector = ChangeCollector()
+        self.holes.observer = None
+        self.operation_log.observer = None

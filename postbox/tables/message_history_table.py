@@ -108,12 +108,12 @@ class MessageHistoryTable(Table):
             if upper is None
             else message_index_key(upper)
         )
-        decode, unpack_suffix = Message.decode, TIMESTAMP_ID.unpack_from
+        decode, unpack_suffix, new = Message.decode, TIMESTAMP_ID.unpack_from, tuple.__new__
         result = []
-        for key, data in self._range(lower_key, upper_key, limit=limit, reverse=reverse):
+        for key, data in self._range_list(lower_key, upper_key, limit=limit, reverse=reverse):
             timestamp, id_ = unpack_suffix(key, 12)  # type: ignore[arg-type]
-            index = MessageIndex(MessageId(peer_id, namespace, id_ - O32), timestamp - O32)
-            result.append(decode(index, data))
+            message_id = new(MessageId, (peer_id, namespace, id_ - O32))
+            result.append(decode(new(MessageIndex, (message_id, timestamp - O32)), data))
         return result
 
     def top_index(self, peer_id: PeerId, namespaces: Iterable[int]) -> MessageIndex | None:
@@ -139,8 +139,8 @@ class MessageHistoryTable(Table):
         """Store messages whose ids are not stored yet; returns each message's index.
 
         A message whose id is already stored is left as it is (edits go through
-        ``update_message``). Holes are not touched. Runs of messages of one
-        (peer, namespace), as a sorted bulk load has, share their per-chat work.
+        ``update_message``). Holes are not touched. The messages of one (peer,
+        namespace) share their per-chat work: read state, hole set-up, look-ups.
         """
         local_namespaces = self.seed_configuration.local_namespaces
         operations = self.collector.message_operations
@@ -148,6 +148,7 @@ class MessageHistoryTable(Table):
         index_updated, index_initial = index_table._updated, index_table._initial
         history_updated, history_initial = self._updated, self._initial
         self._sorted_keys = index_table._sorted_keys = None
+        groups: dict[tuple[PeerId, int], _Group] = {}
         group: _Group | None = None
         peer_operations: list[MessageHistoryOperation] = []
         result: list[MessageIndex] = []
@@ -159,9 +160,9 @@ class MessageHistoryTable(Table):
                 message.timestamp,
             )
             if group is None or peer_id != group.peer_id or namespace != group.namespace:
-                if group is not None:
-                    group.finish(self)
-                group = _Group(self, peer_id, namespace)
+                group = groups.get((peer_id, namespace))
+                if group is None:
+                    group = groups[(peer_id, namespace)] = _Group(self, peer_id, namespace)
                 peer_operations = operations[peer_id]
             if id_ is None:
                 if namespace not in local_namespaces:
@@ -208,7 +209,7 @@ class MessageHistoryTable(Table):
                 group.max_known_id = id_
             if flags & _INCOMING and id_ > group.max_incoming_read_id:
                 group.unread += 1
-        if group is not None:
+        for group in groups.values():
             group.finish(self)
         return result
 
@@ -308,7 +309,7 @@ class MessageHistoryTable(Table):
 
 
 class _Group:
-    """The per-chat work of ``add_messages`` for one run of a (peer, namespace)."""
+    """The per-chat work of one ``add_messages`` call for one (peer, namespace)."""
 
     __slots__ = (
         "committed_max_id",

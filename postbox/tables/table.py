@@ -49,6 +49,8 @@ class Table:
         self._updated: dict[Key, bytes | None] = {}
         self._initial: dict[Key, bytes | None] = {}
         self._sorted_keys: list[Key] | None = None
+        #: True while every key written held nothing before the transaction.
+        self._only_new_keys = True
 
     # -- raw access -----------------------------------------------------------
 
@@ -64,11 +66,7 @@ class Table:
     def _set(self, key: Key, value: bytes, previous: bytes | None | _Missing = MISSING) -> None:
         """Cache a write; ``previous`` saves a read when the caller knows the old value."""
         if key not in self._updated:
-            if key not in self._initial:
-                self._initial[key] = (
-                    self.box.get(self.spec, key) if isinstance(previous, _Missing) else previous
-                )
-            self._sorted_keys = None
+            self._remember(key, previous)
         self._updated[key] = value
 
     def _put_new(self, key: Key, value: bytes) -> None:
@@ -80,12 +78,18 @@ class Table:
 
     def _remove(self, key: Key, previous: bytes | None | _Missing = MISSING) -> None:
         if key not in self._updated:
-            if key not in self._initial:
-                self._initial[key] = (
-                    self.box.get(self.spec, key) if isinstance(previous, _Missing) else previous
-                )
-            self._sorted_keys = None
+            self._remember(key, previous)
         self._updated[key] = None
+
+    def _remember(self, key: Key, previous: bytes | None | _Missing) -> None:
+        """Record what ``key`` held before the transaction, on its first write."""
+        if key not in self._initial:
+            if isinstance(previous, _Missing):
+                previous = self.box.get(self.spec, key)
+            self._initial[key] = previous
+            if previous is not None:
+                self._only_new_keys = False
+        self._sorted_keys = None
 
     def _pending_keys(self) -> list[Key]:
         if self._sorted_keys is None:
@@ -114,6 +118,17 @@ class Table:
             keys.reverse()
         yield from _merge(stored, keys, updated, limit, reverse)
 
+    def _range_list(
+        self, lower: Key, upper: Key, *, limit: int = -1, reverse: bool = False
+    ) -> list[tuple[Key, bytes]]:
+        """``_range`` read at once; a window with no pending writes is one fetch."""
+        updated = self._updated
+        if updated:
+            pending = self._pending_keys()
+            if bisect_left(pending, lower) != bisect_left(pending, upper):
+                return list(self._range(lower, upper, limit=limit, reverse=reverse))
+        return self.box.range_list(self.spec, lower, upper, limit=limit, reverse=reverse)
+
     def _count(self, lower: Key, upper: Key) -> int:
         total = self.box.count(self.spec, lower, upper)
         if self._updated:
@@ -139,9 +154,15 @@ class Table:
 
     def before_commit(self) -> None:
         """Flush cached writes in key order; the transaction's SQLite write lock is held."""
-        if not self._updated:
-            return
         updated, initial = self._updated, self._initial
+        if not updated:
+            return
+        if self._only_new_keys:
+            # Every key was empty before (a bulk load): no removals, no unchanged values.
+            rows = sorted((key, value) for key, value in updated.items() if value is not None)
+            if rows:
+                self.box.set_many(self.spec, rows)
+            return
         keys = self._pending_keys()
         removals = [k for k in keys if updated[k] is None and initial[k] is not None]
         if removals:
@@ -157,6 +178,7 @@ class Table:
         self._updated = {}
         self._initial = {}
         self._sorted_keys = None
+        self._only_new_keys = True
 
 
 def _merge(
