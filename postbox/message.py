@@ -33,6 +33,9 @@ class MessageTags(enum.IntFlag):
     @classmethod
     def split(cls, tags: int) -> tuple[int, ...]:
         """The single-bit tags set in ``tags``, lowest first."""
+        tags = int(tags)
+        if not tags & (tags - 1):
+            return (tags,) if tags else ()
         bits: list[int] = []
         while tags:
             bit = tags & -tags

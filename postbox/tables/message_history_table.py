@@ -149,6 +149,7 @@ class MessageHistoryTable(Table):
         history_updated, history_initial = self._updated, self._initial
         self._sorted_keys = index_table._sorted_keys = None
         groups: dict[tuple[PeerId, int], _Group] = {}
+        new_tuple = tuple.__new__
         group: _Group | None = None
         peer_operations: list[MessageHistoryOperation] = []
         result: list[MessageIndex] = []
@@ -198,11 +199,13 @@ class MessageHistoryTable(Table):
             if id_key not in index_initial:
                 index_initial[id_key] = None
             index_updated[id_key] = INDEX_VALUE.pack(timestamp + O32, flags & 0xFF, text_rowid)
-            index = MessageIndex(MessageId(peer_id, namespace, id_), timestamp)
+            index = new_tuple(
+                MessageIndex, (new_tuple(MessageId, (peer_id, namespace, id_)), timestamp)
+            )
             result.append(index)
             peer_operations.append(InsertMessage(index, message))
             if message.tags:
-                self._index_tags(index, message.tags)
+                group.add_tags(self, index, message.tags)
             if flags & _UNSENT:
                 self.unsent._put_new(id_key, b"")
             if id_ > group.max_known_id:
@@ -212,12 +215,6 @@ class MessageHistoryTable(Table):
         for group in groups.values():
             group.finish(self)
         return result
-
-    def _index_tags(self, index: MessageIndex, tags: int) -> None:
-        peer_id, namespace, id_ = index.id
-        for tag in MessageTags.split(tags):
-            self.tags.add(tag, index)
-            self.tag_summaries.add_message(peer_id, tag, namespace, id_)
 
     def _unindex_tags(self, index: MessageIndex, tags: int) -> None:
         peer_id, namespace, id_ = index.id
@@ -320,6 +317,7 @@ class _Group:
         "namespace",
         "peer_id",
         "read_state",
+        "tag_summaries",
         "text_indexed",
         "unread",
     )
@@ -343,13 +341,31 @@ class _Group:
         self.max_incoming_read_id = MAX_MESSAGE_ID + 1
         self.max_known_id = 0
         self.unread = 0
+        #: tag -> [count, max id] of the tag summary as this call moves it.
+        self.tag_summaries: dict[int, list[int]] = {}
         if namespace in seed.read_state_namespaces:
             self.read_state = table.read_states.get_state(peer_id, namespace) or PeerReadState()
             self.max_incoming_read_id = self.read_state.max_incoming_read_id
             self.max_known_id = self.read_state.max_known_id
 
+    def add_tags(self, table: MessageHistoryTable, index: MessageIndex, tags: int) -> None:
+        """Index a new message under each of its tags; count it in the tag summaries."""
+        id_ = index.id.id
+        for tag in MessageTags.split(tags):
+            table.tags.add(tag, index)
+            summary = self.tag_summaries.get(tag)
+            if summary is None:
+                stored = table.tag_summaries.get(self.peer_id, tag, self.namespace)
+                summary = [0, 0] if stored is None else [stored.count, stored.max_id]
+                self.tag_summaries[tag] = summary
+            if id_ > summary[1]:
+                summary[0] += 1
+                summary[1] = id_
+
     def finish(self, table: MessageHistoryTable) -> None:
-        """Count the run's new incoming messages above the read mark as unread."""
+        """Write back the read state and the tag summaries this call moved."""
+        for tag, (count, max_id) in self.tag_summaries.items():
+            table.tag_summaries.replace(self.peer_id, tag, self.namespace, count, max_id)
         state = self.read_state
         if state is None:
             return

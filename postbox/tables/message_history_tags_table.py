@@ -29,7 +29,8 @@ class MessageHistoryTagsTable(Table):
         return _KEY.pack(peer_id + O64, tag, namespace + O32, timestamp + O32, id_ + O32)
 
     def add(self, tag: int, index: MessageIndex) -> None:
-        self._set(self.key(tag, index), b"", None)
+        """Index a message that was not stored before under ``tag``."""
+        self._put_new(self.key(tag, index), b"")
 
     def remove(self, tag: int, index: MessageIndex) -> None:
         self._remove(self.key(tag, index), b"")
