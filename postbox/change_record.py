@@ -105,7 +105,7 @@ class OperationLogOperation:
 
 
 def _freeze(mapping: Mapping[K, list[V]]) -> Mapping[K, tuple[V, ...]]:
-    return MappingProxyType({key: tuple(values) for key, values in mapping.items()})
+    return MappingProxyType({key: tuple(values) for key, values in mapping.items() if values})
 
 
 def _proxy(mapping: Mapping[K, V]) -> Mapping[K, V]:
@@ -202,6 +202,11 @@ class ChangeCollector:
     chat_list_positions: dict[PeerId, tuple[int, ChatListIndex] | None] = field(
         default_factory=dict
     )
+
+    @property
+    def has_operations(self) -> bool:
+        """Whether message or hole operations were recorded (they may cancel out)."""
+        return any(self.message_operations.values()) or any(self.hole_operations.values())
 
     def record_hole(self, key: HoleKey, operation: HoleOperation) -> None:
         self.hole_operations[key].append(operation)

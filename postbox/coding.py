@@ -12,7 +12,7 @@ from typing import Any
 
 import msgpack
 
-from postbox.errors import CorruptValueError
+from postbox.errors import CorruptValueError, InvalidArgumentError
 
 __all__ = ["pack", "unpack"]
 
@@ -30,7 +30,12 @@ _packers = _Packers()
 
 
 def pack(value: Any) -> bytes:
-    return _packers.packer.pack(value)  # type: ignore[no-any-return]
+    """Encode a value to store; one msgpack cannot hold is an ``InvalidArgumentError``."""
+    try:
+        return _packers.packer.pack(value)  # type: ignore[no-any-return]
+    except (OverflowError, TypeError, ValueError) as exc:
+        _packers.packer = msgpack.Packer(use_bin_type=True)  # drop any half-packed state
+        raise InvalidArgumentError(f"cannot store {type(value).__name__} value: {exc}") from exc
 
 
 def unpack(data: bytes, what: str = "value") -> Any:

@@ -319,6 +319,7 @@ class Transaction:
         tables = self._check()
         if len(set(peer_ids)) != len(peer_ids):
             raise InvalidArgumentError("a chat can be pinned only once")
+        self._flush_chat_list()
         for peer_id in tables.chat_list.pinned_peer_ids(group_id):
             if peer_id not in peer_ids:
                 inclusion = tables.chat_list_index.state(peer_id).inclusion
@@ -335,7 +336,9 @@ class Transaction:
             )
 
     def get_pinned_peer_ids(self, group_id: int = PeerGroupId.ROOT) -> list[PeerId]:
-        return self._check().chat_list.pinned_peer_ids(group_id)
+        tables = self._check()
+        self._flush_chat_list()
+        return tables.chat_list.pinned_peer_ids(group_id)
 
     def get_chat_list(
         self,
@@ -378,7 +381,12 @@ class Transaction:
             )
         collector.touched_chat_peers.clear()
         positions = collector.chat_list_positions
-        for peer_id, (before, after) in tables.chat_list_index.updated().items():
+        changed = tables.chat_list_index.updated()
+        for peer_id in positions.keys() - changed.keys():
+            # Moved by an earlier read in this transaction, and since changed back.
+            state = tables.chat_list_index.state(peer_id)
+            changed[peer_id] = (state, state)
+        for peer_id, (before, after) in changed.items():
             old = positions.get(peer_id, before.included_index() if before else None)
             new = after.included_index() if after else None
             if old == new:
@@ -438,8 +446,8 @@ class Transaction:
         self._flush_chat_list()
         self._open = False
         collector = self._collector
-        changed = any(table.has_changes for table in tables.in_commit_order) or bool(
-            collector.hole_operations or collector.message_operations
+        changed = collector.has_operations or any(
+            table.has_changes for table in tables.in_commit_order
         )
         if not changed:
             return ChangeRecord(tables.metadata.transaction_state_version())

@@ -135,12 +135,15 @@ class MessageHistoryTable(Table):
 
     # -- adding ---------------------------------------------------------------
 
-    def add_messages(self, messages: Sequence[StoreMessage]) -> list[MessageIndex]:
+    def add_messages(
+        self, messages: Sequence[StoreMessage], *, counting: bool = True
+    ) -> list[MessageIndex]:
         """Store messages whose ids are not stored yet; returns each message's index.
 
         A message whose id is already stored is left as it is (edits go through
         ``update_message``). Holes are not touched. The messages of one (peer,
         namespace) share their per-chat work: read state, hole set-up, look-ups.
+        ``counting=False`` leaves unread counts and tag summaries to the caller.
         """
         local_namespaces = self.seed_configuration.local_namespaces
         operations = self.collector.message_operations
@@ -163,7 +166,8 @@ class MessageHistoryTable(Table):
             if group is None or peer_id != group.peer_id or namespace != group.namespace:
                 group = groups.get((peer_id, namespace))
                 if group is None:
-                    group = groups[(peer_id, namespace)] = _Group(self, peer_id, namespace)
+                    group = _Group(self, peer_id, namespace, counting)
+                    groups[(peer_id, namespace)] = group
                 peer_operations = operations[peer_id]
             if id_ is None:
                 if namespace not in local_namespaces:
@@ -171,7 +175,7 @@ class MessageHistoryTable(Table):
                         f"a message in namespace {namespace} needs an id; only local namespaces "
                         "get one assigned"
                     )
-                id_ = self.metadata.take_next_local_id(peer_id, namespace)
+                id_ = self._next_local_id(peer_id, namespace)
             elif not 0 < id_ <= MAX_MESSAGE_ID:
                 raise InvalidArgumentError(f"message id {id_} is outside 1..{MAX_MESSAGE_ID}")
             if not INT32_MIN <= timestamp <= INT32_MAX:
@@ -210,25 +214,15 @@ class MessageHistoryTable(Table):
                 self.unsent._put_new(id_key, b"")
             if id_ > group.max_known_id:
                 group.max_known_id = id_
-            if flags & _INCOMING and id_ > group.max_incoming_read_id:
+            if flags & _INCOMING and id_ > group.max_incoming_read_id and counting:
                 group.unread += 1
         for group in groups.values():
             group.finish(self)
         return result
 
-    def _unindex_tags(self, index: MessageIndex, tags: int) -> None:
-        peer_id, namespace, id_ = index.id
-        for tag in MessageTags.split(tags):
-            self.tags.remove(tag, index)
-            self.tag_summaries.remove_message(peer_id, tag, namespace, id_)
-
     def _count_removed(self, message_id: MessageId, flags: int) -> None:
-        peer_id, namespace, id_ = message_id
-        if not flags & _INCOMING or namespace not in self.seed_configuration.read_state_namespaces:
-            return
-        state = self.read_states.get_state(peer_id, namespace)
-        if state is not None and id_ > state.max_incoming_read_id and state.count > 0:
-            self.read_states.set_state(peer_id, namespace, state.with_count(state.count - 1))
+        if self._is_unread(message_id, flags):
+            self._add_unread(message_id, -1)
 
     # -- removing -------------------------------------------------------------
 
@@ -247,7 +241,8 @@ class MessageHistoryTable(Table):
             removed.append(message.index)
         return removed
 
-    def _unstore(self, message: Message) -> None:
+    def _unstore(self, message: Message, *, counting: bool = True) -> None:
+        """Remove a message's rows; ``counting=False`` leaves its tag summaries alone."""
         index = message.index
         peer_id, namespace, id_ = index.id
         self._remove(message_index_key(index))
@@ -256,8 +251,10 @@ class MessageHistoryTable(Table):
         assert entry is not None, f"message {index.id} is missing from the id index"
         text_rowid = INDEX_VALUE.unpack(entry)[2]
         self.index._remove(id_key, entry)
-        if message.tags:
-            self._unindex_tags(index, message.tags)
+        for tag in MessageTags.split(message.tags):
+            self.tags.remove(tag, index)
+            if counting:
+                self.tag_summaries.remove_message(peer_id, tag, namespace, id_)
         if text_rowid:
             self.text_index.remove(text_rowid)
         if message.flags & _UNSENT:
@@ -286,19 +283,60 @@ class MessageHistoryTable(Table):
         if new_id != message_id and self.index.exists(new_id):
             self.remove_messages([message_id])
             return self.index.get(new_id)
-        self._unstore(previous)
-        self._count_removed(message_id, previous.flags)
+        self._unstore(previous, counting=False)
         insert = self._store_replacement(new_id, update)
+        self._recount(previous, insert.message)
         self.collector.message_operations[message_id.peer_id].append(
             UpdateMessage(previous.index, insert.message)
         )
         return insert.index
 
+    def _recount(self, previous: Message, current: Message) -> None:
+        """Move unread counts and tag summaries by what an update changed, and no more."""
+        peer_id = previous.peer_id
+        old_id, new_id = previous.id, current.id
+        old_tags = set(MessageTags.split(previous.tags))
+        new_tags = set(MessageTags.split(current.tags))
+        if old_id == new_id:
+            old_tags, new_tags = old_tags - new_tags, new_tags - old_tags
+        for tag in old_tags:
+            self.tag_summaries.remove_message(peer_id, tag, old_id.namespace, old_id.id)
+        for tag in new_tags:
+            self.tag_summaries.add_message(peer_id, tag, new_id.namespace, new_id.id)
+        was_unread = self._is_unread(old_id, previous.flags)
+        is_unread = self._is_unread(new_id, current.flags)
+        if old_id == new_id and was_unread == is_unread:
+            return
+        if was_unread:
+            self._add_unread(old_id, -1)
+        if is_unread:
+            self._add_unread(new_id, 1)
+
+    def _is_unread(self, message_id: MessageId, flags: int) -> bool:
+        peer_id, namespace, id_ = message_id
+        if not flags & _INCOMING or namespace not in self.seed_configuration.read_state_namespaces:
+            return False
+        state = self.read_states.get_state(peer_id, namespace) or PeerReadState()
+        return id_ > state.max_incoming_read_id
+
+    def _add_unread(self, message_id: MessageId, delta: int) -> None:
+        peer_id, namespace, _ = message_id
+        state = self.read_states.get_state(peer_id, namespace) or PeerReadState()
+        if state.count + delta >= 0:
+            self.read_states.set_state(peer_id, namespace, state.with_count(state.count + delta))
+
+    def _next_local_id(self, peer_id: PeerId, namespace: int) -> int:
+        """The next local id of a namespace that no stored message uses."""
+        while True:
+            id_ = self.metadata.take_next_local_id(peer_id, namespace)
+            if not self.index.exists(MessageId(peer_id, namespace, id_)):
+                return id_
+
     def _store_replacement(self, message_id: MessageId, message: StoreMessage) -> InsertMessage:
         """Store ``message`` under ``message_id`` without recording an insert."""
         operations = self.collector.message_operations[message_id.peer_id]
         mark = len(operations)
-        [index] = self.add_messages([message])
+        [index] = self.add_messages([message], counting=False)
         inserted = operations[mark]
         del operations[mark:]
         assert isinstance(inserted, InsertMessage) and index.id == message_id
@@ -310,6 +348,7 @@ class _Group:
 
     __slots__ = (
         "committed_max_id",
+        "counting",
         "id_prefix",
         "key_prefix",
         "max_incoming_read_id",
@@ -322,12 +361,15 @@ class _Group:
         "unread",
     )
 
-    def __init__(self, table: MessageHistoryTable, peer_id: PeerId, namespace: int) -> None:
+    def __init__(
+        self, table: MessageHistoryTable, peer_id: PeerId, namespace: int, counting: bool
+    ) -> None:
         if not isinstance(peer_id, PeerId):
             raise InvalidArgumentError(f"{peer_id!r} is not a PeerId")
         seed = table.seed_configuration
         self.peer_id = peer_id
         self.namespace = namespace
+        self.counting = counting
         self.id_prefix = PEER_NAMESPACE.pack(peer_id + O64, namespace + O32)
         self.key_prefix = self.id_prefix
         self.text_indexed = peer_id.namespace in seed.text_indexed_peer_namespaces
@@ -353,6 +395,8 @@ class _Group:
         id_ = index.id.id
         for tag in MessageTags.split(tags):
             table.tags.add(tag, index)
+            if not self.counting:
+                continue
             summary = self.tag_summaries.get(tag)
             if summary is None:
                 stored = table.tag_summaries.get(self.peer_id, tag, self.namespace)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from postbox.coding import pack, unpack
-from postbox.errors import InvalidArgumentError
+from postbox.errors import CorruptValueError, InvalidArgumentError
 from postbox.ids import PeerId
 from postbox.keys import O64
 from postbox.operation_log import PeerOperationLogEntry
@@ -74,6 +74,8 @@ class PeerOperationLogTable(Table):
         entry = self.get(peer_id, tag, local_index)
         if entry is None:
             return False
+        if entry.contents == contents:
+            return True
         key = _KEY.pack(tag, peer_id + O64, local_index)
         self._set(key, pack((entry.merged_index, contents)))
         self._notify(
@@ -105,7 +107,7 @@ class PeerOperationLogTable(Table):
         for _, peer_id, local in self.merged.entries(tag, from_index=from_index, limit=limit):
             entry = self.get(peer_id, tag, local)
             if entry is None:
-                raise InvalidArgumentError(
+                raise CorruptValueError(
                     f"merged index points at a missing entry {peer_id}/{local}"
                 )
             result.append(entry)

@@ -142,7 +142,9 @@ class Table:
 
     @property
     def has_changes(self) -> bool:
-        return bool(self._updated)
+        """Whether any key holds something else than before the transaction."""
+        initial = self._initial
+        return any(initial[key] != value for key, value in self._updated.items())
 
     def changes(self) -> Iterator[tuple[Key, bytes | None, bytes | None]]:
         """``(key, before, after)`` for every key whose value this transaction changed."""

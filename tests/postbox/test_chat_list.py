@@ -151,3 +151,30 @@ def test_positions_are_consistent_inside_one_transaction(postbox: Postbox) -> No
 
     assert postbox.run(moves) == [peers[1], peers[0], peers[0], peers[1]]
     assert list_peers(postbox) == [peers[0], peers[1]]
+
+
+def test_pins_inside_one_transaction_see_each_other(listed: Postbox) -> None:
+    def pin_twice(tx: Transaction) -> list[PeerId]:
+        tx.set_pinned_peer_ids(ROOT, [peers[0]])
+        seen = tx.get_pinned_peer_ids(ROOT)
+        tx.set_pinned_peer_ids(ROOT, [peers[1]])
+        return seen
+
+    assert listed.run(pin_twice) == [peers[0]]
+    assert listed.run(lambda tx: tx.get_pinned_peer_ids(ROOT)) == [peers[1]]
+    assert list_peers(listed)[:2] == [peers[1], peers[5]]
+
+
+def test_a_change_read_and_undone_leaves_the_chat_where_it_was(listed: Postbox) -> None:
+    records = []
+    listed.add_commit_listener(records.append)
+
+    def change_read_undo(tx: Transaction) -> None:
+        tx.update_chat_list_inclusion(peers[0], ChatListInclusion(pinning_index=0))
+        assert chats(tx.get_chat_list())[0] == peers[0]
+        tx.update_chat_list_inclusion(peers[0], ChatListInclusion())
+
+    listed.run(change_read_undo)
+    assert list_peers(listed) == list(reversed(peers))
+    assert listed.run(lambda tx: tx.get_pinned_peer_ids(ROOT)) == []
+    assert records == []  # nothing changed in the end

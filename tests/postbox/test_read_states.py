@@ -81,3 +81,15 @@ def test_an_edit_that_makes_a_message_incoming_counts_it(postbox: Postbox, alice
         )
     )
     assert state(postbox, alice).count == 1
+
+
+def test_an_edit_does_not_recount_an_unread_message(postbox: Postbox, alice: PeerId) -> None:
+    add(postbox, alice, range(1, 3))
+    # The server says nothing is unread, though message 2 is above the read mark.
+    postbox.run(lambda tx: tx.reset_read_state(alice, 0, PeerReadState(1, 0, 2, 0)))
+    postbox.run(
+        lambda tx: tx.update_message(
+            MessageId(alice, 0, 2), StoreMessage(alice, 0, 2, 20, flags=INCOMING, text="edited")
+        )
+    )
+    assert state(postbox, alice).count == 0

@@ -110,3 +110,15 @@ def test_a_malformed_query_is_a_typed_error(postbox: Postbox, alice: PeerId, que
         postbox.run(lambda tx: tx.search_messages(query))
     # The postbox works on.
     assert len(postbox.run(lambda tx: tx.search_messages("hello"))) == 1
+
+
+def test_an_edit_that_keeps_a_tag_keeps_the_count(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 5, 50, tags=PHOTO)]))
+    postbox.run(
+        lambda tx: tx.update_message(
+            MessageId(alice, 0, 5), StoreMessage(alice, 0, 5, 50, tags=PHOTO, text="caption")
+        )
+    )
+    assert postbox.run(lambda tx: tx.get_tag_summary(alice, PHOTO, 0)) == MessageHistoryTagSummary(
+        1, 5
+    )

@@ -242,3 +242,32 @@ def test_data_survives_reopen(db_path: Path, alice: PeerId) -> None:
     with Postbox(db_path) as postbox:
         assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1))).text == "persisted"
         assert postbox.transaction_state_version == version
+
+
+def test_writes_that_change_nothing_commit_nothing(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, tags=1)]))
+    postbox.run(lambda tx: tx.add_operation_log_entry(alice, 1, "same"))
+    records = listen(postbox)
+    version = postbox.transaction_state_version
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, tags=1)]))
+    postbox.run(lambda tx: tx.replace_tag_summary(alice, 1, 0, 1, 1))
+    postbox.run(lambda tx: tx.update_operation_log_entry(alice, 1, 1, "same"))
+    assert records == []
+    assert postbox.transaction_state_version == version
+
+
+def test_values_msgpack_cannot_hold_are_refused(postbox: Postbox, alice: PeerId) -> None:
+    with pytest.raises(InvalidArgumentError, match="cannot store"):
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, reply_to_id=2**70)]))
+    with pytest.raises(InvalidArgumentError, match="cannot store"):
+        postbox.run(lambda tx: tx.add_operation_log_entry(alice, 1, {1, 2}))
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, text="fine")]))
+    assert postbox.run(lambda tx: tx.message_count(alice, 0)) == 1
+
+
+def test_assigned_local_ids_skip_ids_in_use(postbox: Postbox, alice: PeerId) -> None:
+    local = MessageNamespace.LOCAL
+    postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, local, 1, 10, text="explicit")]))
+    [index] = postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, local, None, 20)]))
+    assert index.id.id == 2
+    assert postbox.run(lambda tx: tx.message_count(alice, local)) == 2
