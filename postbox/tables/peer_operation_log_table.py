@@ -107,9 +107,7 @@ class PeerOperationLogTable(Table):
         for _, peer_id, local in self.merged.entries(tag, from_index=from_index, limit=limit):
             entry = self.get(peer_id, tag, local)
             if entry is None:
-                raise CorruptValueError(
-                    f"merged index points at a missing entry {peer_id}/{local}"
-                )
+                raise CorruptValueError(f"merged index points at a missing entry {peer_id}/{local}")
             result.append(entry)
         return result
 
