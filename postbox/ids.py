@@ -126,10 +126,3 @@ class MessageIndex(NamedTuple):
         if not isinstance(other, MessageIndex):
             return NotImplemented
         return self.sort_key >= other.sort_key
-
-
-def check_int32(value: int, what: str) -> int:
-    """Return ``value`` if it fits a signed int32, else raise ``InvalidArgumentError``."""
-    if not INT32_MIN <= value <= INT32_MAX:
-        raise InvalidArgumentError(f"{what} {value} does not fit in 32 bits")
-    return value

@@ -356,13 +356,6 @@ class ValueBox:
 
     # -- maintenance ----------------------------------------------------------
 
-    def checkpoint(self) -> None:
-        """Fold the WAL back into the main file."""
-        try:
-            self._db.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
-        except apsw.Error as exc:
-            raise translate_sqlite_error(exc, self.path) from exc
-
     def execute_raw(self, sql: str, bindings: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Run one statement; for migrations and tests, never for the tables' hot paths."""
         try:
