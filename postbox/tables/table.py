@@ -143,6 +143,8 @@ class Table:
     @property
     def has_changes(self) -> bool:
         """Whether any key holds something else than before the transaction."""
+        if not self._updated:
+            return False
         initial = self._initial
         return any(initial[key] != value for key, value in self._updated.items())
 
@@ -177,6 +179,8 @@ class Table:
 
     def reset(self) -> None:
         """Forget the transaction's writes (after commit, or to roll back)."""
+        if not self._initial:
+            return
         self._updated = {}
         self._initial = {}
         self._sorted_keys = None
