@@ -15,7 +15,7 @@ import gc
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -27,6 +27,10 @@ from postbox.seed_configuration import DEFAULT_SEED_CONFIGURATION, SeedConfigura
 from postbox.tables import Tables
 from postbox.transaction import Transaction
 from postbox.value_box import DEFAULT_BUSY_TIMEOUT_MS, ValueBox
+from postbox.view_keys import PostboxViewKey
+from postbox.views.factory import mutable_view_for_key
+from postbox.views.subscription import Callback, CombinedView, Subscription
+from postbox.views.view_tracker import ViewTracker
 
 __all__ = ["Postbox"]
 
@@ -36,6 +40,8 @@ ExternalChangeListener = Callable[[int], None]
 
 _log = logging.getLogger(__name__)
 _STOP: Final = object()
+#: How often an idle postbox with open views checks for another process's commits.
+EXTERNAL_CHECK_INTERVAL: Final = 0.25
 
 
 class Postbox:
@@ -47,8 +53,12 @@ class Postbox:
         *,
         seed_configuration: SeedConfiguration = DEFAULT_SEED_CONFIGURATION,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        external_check_interval: float = EXTERNAL_CHECK_INTERVAL,
     ) -> None:
         self.path = None if path is None else str(path)
+        self.external_check_interval = external_check_interval
+        self.tracker = ViewTracker()
+        self._data_version = 0
         self.seed_configuration = seed_configuration
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._commit_listeners: list[CommitListener] = []
@@ -72,11 +82,14 @@ class Postbox:
 
     def transaction(self, fn: Callable[[Transaction], T]) -> Future[T]:
         """Run ``fn(tx)`` as one transaction on the postbox thread."""
+        future: Future[T] = Future()
+        self._submit(lambda: self._run_transaction(fn), future)
+        return future
+
+    def _submit(self, task: Callable[[], T], future: Future[T]) -> None:
         if self._closed:
             raise PostboxClosedError("the postbox is closed")
-        future: Future[T] = Future()
-        self._queue.put((lambda: self._run_transaction(fn), future))
-        return future
+        self._queue.put((task, future))
 
     def run(self, fn: Callable[[Transaction], T]) -> T:
         """``transaction(fn)`` and wait for its result; not for the postbox thread itself."""
@@ -85,6 +98,27 @@ class Postbox:
                 "run() would wait on itself; use transaction() on the postbox thread"
             )
         return self.transaction(fn).result()
+
+    def combined_view(
+        self, keys: Iterable[PostboxViewKey], callback: Callback | None = None
+    ) -> Subscription:
+        """Open live views of ``keys``: one consistent snapshot of all of them per commit.
+
+        The views load and register in one step on the postbox thread, so no commit
+        falls between; ``subscription.ready`` resolves with the first snapshot.
+        ``callback`` runs on the postbox thread for every snapshot; without one,
+        iterate the subscription on an asyncio loop.
+        """
+        subscription = Subscription(self, frozenset(keys), callback)
+        self._submit(lambda: self._open_views(subscription), subscription.ready)
+        return subscription
+
+    def remove_subscription(self, subscription: Subscription) -> None:
+        """Remove a subscription's views (``Subscription.dispose`` calls this)."""
+        if self._closed:
+            return
+        done: Future[None] = Future()
+        self._submit(lambda: self.tracker.remove(subscription, self._version), done)
 
     def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
         """Call ``listener(record)`` on the postbox thread after every non-empty commit.
@@ -133,7 +167,14 @@ class Postbox:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            if self.tracker.has_views:
+                try:
+                    item = self._queue.get(timeout=self.external_check_interval)
+                except queue.Empty:
+                    self._check_external()
+                    continue
+            else:
+                item = self._queue.get()
             if item is _STOP:
                 break
             task, future = item
@@ -193,10 +234,7 @@ class Postbox:
         collector_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            stored_version = tables.metadata.stored_transaction_state_version()
-            if stored_version != self._version:
-                self._version = stored_version
-                self._notify_external(stored_version)
+            self._notice_external(tables)
             tx = Transaction(tables, self.seed_configuration, collector)
             result = fn(tx)
             record = tx.commit()
@@ -210,8 +248,75 @@ class Postbox:
                 gc.enable()
         if record.transaction_state_version != self._version:
             self._version = record.transaction_state_version
+            self._replay_views(record)
             self._notify_commit(record)
         return result
+
+    def _reader(self) -> Transaction:
+        assert self._tables is not None
+        return Transaction(self._tables, self.seed_configuration, ChangeCollector(), read_only=True)
+
+    def _notice_external(self, tables: Tables) -> bool:
+        """Inside a transaction: if another process committed, refresh every view."""
+        stored_version = tables.metadata.stored_transaction_state_version()
+        if stored_version == self._version:
+            return False
+        self._version = stored_version
+        if self.tracker.has_views:
+            self.tracker.refresh_all(self._reader(), stored_version)
+        self._notify_external(stored_version)
+        return True
+
+    def _check_external(self) -> None:
+        """Between transactions: a cheap look for another process's commits."""
+        box, tables = self._box, self._tables
+        assert box is not None and tables is not None
+        try:
+            data_version = box.data_version()
+            if data_version == self._data_version:
+                return
+            self._data_version = data_version
+            box.begin_read()
+            try:
+                self._notice_external(tables)
+            finally:
+                box.rollback()
+                tables.reset()
+        except PostboxError:
+            _log.exception("checking for other processes' commits failed")
+
+    def _replay_views(self, record: ChangeRecord) -> None:
+        """Replay a commit against the open views, in a read transaction of its own."""
+        if not self.tracker.has_views:
+            return
+        box, tables = self._box, self._tables
+        assert box is not None and tables is not None
+        box.begin_read()
+        try:
+            self.tracker.replay(record, self._reader())
+            # Another process may have committed between our COMMIT and this read.
+            self._notice_external(tables)
+            self._data_version = box.data_version()
+        finally:
+            box.rollback()
+            tables.reset()
+
+    def _open_views(self, subscription: Subscription) -> CombinedView:
+        box, tables = self._box, self._tables
+        assert box is not None and tables is not None
+        box.begin_read()
+        try:
+            self._notice_external(tables)
+            reader = self._reader()
+            for key in subscription.keys:
+                subscription.views[key] = mutable_view_for_key(key, reader)
+            self.tracker.add(subscription, self._version)
+            self._data_version = box.data_version()
+        finally:
+            box.rollback()
+            tables.reset()
+        assert subscription.latest is not None
+        return subscription.latest
 
     def _notify_commit(self, record: ChangeRecord) -> None:
         for listener in list(self._commit_listeners):

@@ -37,12 +37,18 @@ __all__ = ["Transaction"]
 
 class Transaction:
     def __init__(
-        self, tables: Tables, seed_configuration: SeedConfiguration, collector: ChangeCollector
+        self,
+        tables: Tables,
+        seed_configuration: SeedConfiguration,
+        collector: ChangeCollector,
+        *,
+        read_only: bool = False,
     ) -> None:
         self._tables = tables
         self._seed = seed_configuration
         self._collector = collector
         self._open = True
+        self.read_only = read_only
 
     def _check(self) -> Tables:
         if not self._open:
@@ -238,6 +244,9 @@ class Transaction:
 
     def get_read_state(self, peer_id: PeerId) -> CombinedPeerReadState | None:
         return self._check().read_states.get(peer_id)
+
+    def get_all_read_states(self) -> dict[PeerId, CombinedPeerReadState]:
+        return self._check().read_states.all()
 
     def reset_read_state(self, peer_id: PeerId, namespace: int, state: PeerReadState) -> None:
         """Replace a read state with the server's."""
@@ -446,6 +455,10 @@ class Transaction:
         self._flush_chat_list()
         self._open = False
         collector = self._collector
+        if self.read_only:
+            if collector.has_operations or any(t.has_changes for t in tables.in_commit_order):
+                raise PostboxError("a read-only transaction (a view's) tried to write")
+            return ChangeRecord(tables.metadata.transaction_state_version())
         changed = collector.has_operations or any(
             table.has_changes for table in tables.in_commit_order
         )

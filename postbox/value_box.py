@@ -201,6 +201,22 @@ class ValueBox:
             raise translate_sqlite_error(exc, self.path) from exc
         self._in_transaction = True
 
+    def begin_read(self) -> None:
+        """BEGIN (deferred): a consistent read snapshot without taking the write lock."""
+        try:
+            self._cursor.execute("BEGIN")
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        self._in_transaction = True
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits to the file (a cheap check)."""
+        try:
+            row = self._cursor.execute("PRAGMA data_version").fetchone()
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        return int(row[0]) if row else 0
+
     def commit(self) -> None:
         try:
             self._cursor.execute("COMMIT")

@@ -1,0 +1,195 @@
+"""View keys: one frozen, hashable dataclass per view type.
+
+A key says what to watch; ``views.factory.mutable_view_for_key`` turns it into
+the mutable view that watches it. Two subscriptions with equal keys get equal
+snapshots.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from postbox.chat_list import ChatListIndex, PeerGroupId
+from postbox.ids import MessageId, MessageIndex, PeerId
+
+__all__ = [
+    "BasicPeerViewKey",
+    "ChatListHolesViewKey",
+    "ChatListViewKey",
+    "ContactsViewKey",
+    "HistoryAnchor",
+    "HistoryAnchorKind",
+    "MessageHistoryHolesViewKey",
+    "MessageHistoryViewKey",
+    "OperationLogViewKey",
+    "PeerPresencesViewKey",
+    "PeerViewComponents",
+    "PeerViewKey",
+    "PostboxViewKey",
+    "PreferencesViewKey",
+    "ReadStateViewKey",
+    "StateViewKey",
+    "SynchronizeReadStatesViewKey",
+    "TagSummaryViewKey",
+    "UnreadCountsViewKey",
+    "UnsentMessagesViewKey",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PostboxViewKey:
+    """Base of every view key."""
+
+
+class PeerViewComponents(enum.IntFlag):
+    """What a peer view loads besides the peer itself."""
+
+    CACHED_DATA = 1 << 0
+    PRESENCE = 1 << 1
+    NOTIFICATION_SETTINGS = 1 << 2
+    CONTACT = 1 << 3
+    GROUP = 1 << 4
+    ALL = CACHED_DATA | PRESENCE | NOTIFICATION_SETTINGS | CONTACT | GROUP
+
+
+@dataclass(frozen=True, slots=True)
+class PeerViewKey(PostboxViewKey):
+    peer_id: PeerId
+    components: PeerViewComponents = PeerViewComponents.ALL
+
+
+@dataclass(frozen=True, slots=True)
+class BasicPeerViewKey(PostboxViewKey):
+    peer_id: PeerId
+
+
+@dataclass(frozen=True, slots=True)
+class PeerPresencesViewKey(PostboxViewKey):
+    peer_ids: frozenset[PeerId]
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadCountsViewKey(PostboxViewKey):
+    """Unread counts of ``peer_ids``, and the total over every chat if ``total``."""
+
+    peer_ids: frozenset[PeerId] = frozenset()
+    total: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class TagSummaryViewKey(PostboxViewKey):
+    peer_id: PeerId
+    tag: int
+    namespace: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReadStateViewKey(PostboxViewKey):
+    peer_id: PeerId
+
+
+@dataclass(frozen=True, slots=True)
+class StateViewKey(PostboxViewKey):
+    """The state cursor (pts, qts, seq, date)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContactsViewKey(PostboxViewKey):
+    """The contact list, with each contact's peer and presence."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreferencesViewKey(PostboxViewKey):
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class OperationLogViewKey(PostboxViewKey):
+    """A tag's operation-log entries in merged order (up to ``limit``)."""
+
+    tag: int
+    limit: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class UnsentMessagesViewKey(PostboxViewKey):
+    """The ids of outgoing messages not sent yet (a singleton)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SynchronizeReadStatesViewKey(PostboxViewKey):
+    """Read states waiting to be sent to the server (a singleton over an operation-log tag)."""
+
+    tag: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHistoryHolesViewKey(PostboxViewKey):
+    """The first hole of every open history view (a singleton)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatListHolesViewKey(PostboxViewKey):
+    """The chat-list holes at the boundary of every open chat-list view (a singleton)."""
+
+
+class HistoryAnchorKind(enum.Enum):
+    LOWER_BOUND = "lower_bound"
+    UPPER_BOUND = "upper_bound"
+    INDEX = "index"
+    MESSAGE_ID = "message_id"
+    FIRST_UNREAD = "first_unread"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryAnchor:
+    """Where a history window opens: the oldest or newest message, an index, a
+    message id, or the first unread message."""
+
+    kind: HistoryAnchorKind
+    index: MessageIndex | None = None
+    message_id: MessageId | None = None
+
+    @classmethod
+    def lower_bound(cls) -> HistoryAnchor:
+        return cls(HistoryAnchorKind.LOWER_BOUND)
+
+    @classmethod
+    def upper_bound(cls) -> HistoryAnchor:
+        return cls(HistoryAnchorKind.UPPER_BOUND)
+
+    @classmethod
+    def at_index(cls, index: MessageIndex) -> HistoryAnchor:
+        return cls(HistoryAnchorKind.INDEX, index=index)
+
+    @classmethod
+    def at_message(cls, message_id: MessageId) -> HistoryAnchor:
+        return cls(HistoryAnchorKind.MESSAGE_ID, message_id=message_id)
+
+    @classmethod
+    def first_unread(cls) -> HistoryAnchor:
+        return cls(HistoryAnchorKind.FIRST_UNREAD)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHistoryViewKey(PostboxViewKey):
+    """A window of ``count`` messages on each side of ``anchor`` in one chat.
+
+    ``tag`` restricts the window to the messages carrying that tag (shared media).
+    """
+
+    peer_id: PeerId
+    anchor: HistoryAnchor
+    count: int = 50
+    namespace: int = 0
+    tag: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChatListViewKey(PostboxViewKey):
+    """``count`` chat-list rows of a group from its top, or from below ``below``."""
+
+    group_id: int = PeerGroupId.ROOT
+    count: int = 50
+    below: ChatListIndex | None = None

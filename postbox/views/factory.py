@@ -1,0 +1,69 @@
+"""The one factory: a view key in, the mutable view that watches it out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from postbox.errors import InvalidArgumentError
+from postbox.view_keys import (
+    BasicPeerViewKey,
+    ChatListHolesViewKey,
+    ContactsViewKey,
+    MessageHistoryHolesViewKey,
+    OperationLogViewKey,
+    PeerPresencesViewKey,
+    PeerViewKey,
+    PostboxViewKey,
+    PreferencesViewKey,
+    ReadStateViewKey,
+    StateViewKey,
+    SynchronizeReadStatesViewKey,
+    TagSummaryViewKey,
+    UnreadCountsViewKey,
+    UnsentMessagesViewKey,
+)
+from postbox.views import simple_views
+from postbox.views.holes_views import (
+    MutableChatListHolesView,
+    MutableMessageHistoryHolesView,
+)
+from postbox.views.peer_view import MutableBasicPeerView, MutablePeerView
+from postbox.views.view import MutableView
+
+if TYPE_CHECKING:
+    from postbox.transaction import Transaction
+
+__all__ = ["mutable_view_for_key", "register_view"]
+
+ViewConstructor = Callable[[Any, "Transaction"], MutableView]
+
+_CONSTRUCTORS: dict[type[PostboxViewKey], ViewConstructor] = {
+    PeerViewKey: MutablePeerView,
+    BasicPeerViewKey: MutableBasicPeerView,
+    PeerPresencesViewKey: simple_views.MutablePeerPresencesView,
+    ReadStateViewKey: simple_views.MutableReadStateView,
+    UnreadCountsViewKey: simple_views.MutableUnreadCountsView,
+    TagSummaryViewKey: simple_views.MutableTagSummaryView,
+    StateViewKey: simple_views.MutableStateView,
+    ContactsViewKey: simple_views.MutableContactsView,
+    PreferencesViewKey: simple_views.MutablePreferencesView,
+    OperationLogViewKey: simple_views.MutableOperationLogView,
+    SynchronizeReadStatesViewKey: simple_views.MutableSynchronizeReadStatesView,
+    UnsentMessagesViewKey: simple_views.MutableUnsentMessagesView,
+    MessageHistoryHolesViewKey: lambda key, tx: MutableMessageHistoryHolesView(frozenset()),
+    ChatListHolesViewKey: lambda key, tx: MutableChatListHolesView(frozenset()),
+}
+
+
+def register_view(key_type: type[PostboxViewKey], constructor: ViewConstructor) -> None:
+    """Teach the factory a view type (each view module registers its own)."""
+    _CONSTRUCTORS[key_type] = constructor
+
+
+def mutable_view_for_key(key: PostboxViewKey, tx: Transaction) -> MutableView:
+    """Open the mutable view of ``key``, loading its initial state through ``tx``."""
+    constructor = _CONSTRUCTORS.get(type(key))
+    if constructor is None:
+        raise InvalidArgumentError(f"no view is known for {type(key).__name__}")
+    return constructor(key, tx)

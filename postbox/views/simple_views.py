@@ -1,0 +1,306 @@
+"""The small views: presences, read states, unread counts, tag summaries, the state
+cursor, contacts, preferences, the operation log and the unsent queue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from postbox.ids import MessageId, PeerId
+from postbox.operation_log import PeerOperationLogEntry
+from postbox.peer import Peer, PeerPresence
+from postbox.read_state import CombinedPeerReadState
+from postbox.state import StateCursor
+from postbox.tag_summary import MessageHistoryTagSummary
+from postbox.view_keys import (
+    ContactsViewKey,
+    OperationLogViewKey,
+    PeerPresencesViewKey,
+    PreferencesViewKey,
+    ReadStateViewKey,
+    StateViewKey,
+    SynchronizeReadStatesViewKey,
+    TagSummaryViewKey,
+    UnreadCountsViewKey,
+    UnsentMessagesViewKey,
+)
+from postbox.views import topics
+from postbox.views.reloading_view import ReloadingView
+from postbox.views.view import ViewSnapshot
+
+if TYPE_CHECKING:
+    from postbox.change_record import ChangeRecord
+    from postbox.transaction import Transaction
+    from postbox.views.topics import Topic
+
+__all__ = [
+    "ContactsView",
+    "OperationLogView",
+    "PeerPresencesView",
+    "PreferencesView",
+    "ReadStateView",
+    "StateView",
+    "SynchronizeReadStatesView",
+    "TagSummaryView",
+    "UnreadCountsView",
+    "UnsentMessagesView",
+]
+
+
+def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, slots=True)
+class PeerPresencesView(ViewSnapshot):
+    presences: Mapping[PeerId, PeerPresence]
+
+
+class MutablePeerPresencesView(ReloadingView[PeerPresencesView]):
+    def __init__(self, key: PeerPresencesViewKey, tx: Transaction) -> None:
+        self.key = key
+        self._topics = frozenset(topics.presence(p) for p in key.peer_ids)
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> PeerPresencesView:
+        presences = {}
+        for peer_id in self.key.peer_ids:
+            presence = tx.get_peer_presence(peer_id)
+            if presence is not None:
+                presences[peer_id] = presence
+        return PeerPresencesView(_frozen(presences))
+
+
+@dataclass(frozen=True, slots=True)
+class ReadStateView(ViewSnapshot):
+    read_state: CombinedPeerReadState | None
+
+
+class MutableReadStateView(ReloadingView[ReadStateView]):
+    def __init__(self, key: ReadStateViewKey, tx: Transaction) -> None:
+        self.key = key
+        self._topics = frozenset({topics.read_state(key.peer_id)})
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> ReadStateView:
+        return ReadStateView(tx.get_read_state(self.key.peer_id))
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadCountsView(ViewSnapshot):
+    """Unread messages per asked peer; over every chat, unread messages and chats."""
+
+    counts: Mapping[PeerId, int]
+    total_messages: int = 0
+    total_chats: int = 0
+
+
+class MutableUnreadCountsView(ReloadingView[UnreadCountsView]):
+    """Totals are kept from the change record's new read states, never by a rescan."""
+
+    def __init__(self, key: UnreadCountsViewKey, tx: Transaction) -> None:
+        self.key = key
+        watched = {topics.read_state(p) for p in key.peer_ids}
+        if key.total:
+            watched.add(topics.READ_STATES)
+        self._topics = frozenset(watched)
+        self._all: dict[PeerId, CombinedPeerReadState] = {}
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> UnreadCountsView:
+        if self.key.total:
+            self._all = dict(tx.get_all_read_states())
+        return self._snapshot(tx)
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        if self.key.total:
+            for peer_id, state in change.updated_read_states.items():
+                if state is None:
+                    self._all.pop(peer_id, None)
+                else:
+                    self._all[peer_id] = state
+        return self._take(self._snapshot(tx))
+
+    def _snapshot(self, tx: Transaction) -> UnreadCountsView:
+        counts = {}
+        for peer_id in self.key.peer_ids:
+            state = tx.get_read_state(peer_id)
+            counts[peer_id] = 0 if state is None else state.count
+        if not self.key.total:
+            return UnreadCountsView(_frozen(counts))
+        return UnreadCountsView(
+            _frozen(counts),
+            sum(state.count for state in self._all.values()),
+            sum(1 for state in self._all.values() if state.is_unread),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TagSummaryView(ViewSnapshot):
+    summary: MessageHistoryTagSummary | None
+
+
+class MutableTagSummaryView(ReloadingView[TagSummaryView]):
+    def __init__(self, key: TagSummaryViewKey, tx: Transaction) -> None:
+        self.key = key
+        self._topics = frozenset({topics.tag_summary(key.peer_id)})
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> TagSummaryView:
+        key = self.key
+        return TagSummaryView(tx.get_tag_summary(key.peer_id, key.tag, key.namespace))
+
+
+@dataclass(frozen=True, slots=True)
+class StateView(ViewSnapshot):
+    state: StateCursor | None
+
+
+class MutableStateView(ReloadingView[StateView]):
+    def __init__(self, key: StateViewKey, tx: Transaction) -> None:
+        self.key = key
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return frozenset({topics.STATE})
+
+    def load(self, tx: Transaction) -> StateView:
+        return StateView(tx.get_state())
+
+
+@dataclass(frozen=True, slots=True)
+class ContactsView(ViewSnapshot):
+    peers: Mapping[PeerId, Peer | None]
+    presences: Mapping[PeerId, PeerPresence]
+
+
+class MutableContactsView(ReloadingView[ContactsView]):
+    def __init__(self, key: ContactsViewKey, tx: Transaction) -> None:
+        self.key = key
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        watched = {topics.CONTACTS}
+        for peer_id in self.snapshot.peers:
+            watched.add(topics.peer(peer_id))
+            watched.add(topics.presence(peer_id))
+        return frozenset(watched)
+
+    def load(self, tx: Transaction) -> ContactsView:
+        peer_ids = sorted(tx.get_contact_peer_ids())
+        presences = {}
+        for peer_id in peer_ids:
+            presence = tx.get_peer_presence(peer_id)
+            if presence is not None:
+                presences[peer_id] = presence
+        return ContactsView(
+            _frozen({peer_id: tx.get_peer(peer_id) for peer_id in peer_ids}), _frozen(presences)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PreferencesView(ViewSnapshot):
+    values: Mapping[str, Any]
+
+
+class MutablePreferencesView(ReloadingView[PreferencesView]):
+    def __init__(self, key: PreferencesViewKey, tx: Transaction) -> None:
+        self.key = key
+        self._topics = frozenset(topics.preference(k) for k in key.keys)
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> PreferencesView:
+        values = {}
+        for key in self.key.keys:
+            value = tx.get_preference(key)
+            if value is not None:
+                values[key] = value
+        return PreferencesView(_frozen(values))
+
+
+@dataclass(frozen=True, slots=True)
+class OperationLogView(ViewSnapshot):
+    """A tag's operation-log entries in the order they were added, across peers."""
+
+    entries: tuple[PeerOperationLogEntry, ...]
+
+
+class MutableOperationLogView(ReloadingView[OperationLogView]):
+    def __init__(self, key: OperationLogViewKey, tx: Transaction) -> None:
+        self.key = key
+        self._topics = frozenset({topics.operation_log(key.tag)})
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> OperationLogView:
+        entries = tx.get_merged_operation_log_entries(self.key.tag, limit=self.key.limit)
+        return OperationLogView(tuple(entries))
+
+
+@dataclass(frozen=True, slots=True)
+class SynchronizeReadStatesView(ViewSnapshot):
+    """Per peer, the newest pending read-state operation of the tag."""
+
+    operations: Mapping[PeerId, PeerOperationLogEntry]
+
+
+class MutableSynchronizeReadStatesView(ReloadingView[SynchronizeReadStatesView]):
+    def __init__(self, key: SynchronizeReadStatesViewKey, tx: Transaction) -> None:
+        self.key = key
+        self._topics = frozenset({topics.operation_log(key.tag)})
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self._topics
+
+    def load(self, tx: Transaction) -> SynchronizeReadStatesView:
+        latest: dict[PeerId, PeerOperationLogEntry] = {}
+        for entry in tx.get_merged_operation_log_entries(self.key.tag):
+            latest[entry.peer_id] = entry
+        return SynchronizeReadStatesView(_frozen(latest))
+
+
+@dataclass(frozen=True, slots=True)
+class UnsentMessagesView(ViewSnapshot):
+    ids: tuple[MessageId, ...]
+
+
+class MutableUnsentMessagesView(ReloadingView[UnsentMessagesView]):
+    def __init__(self, key: UnsentMessagesViewKey, tx: Transaction) -> None:
+        self.key = key
+        super().__init__(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return frozenset({topics.UNSENT})
+
+    def load(self, tx: Transaction) -> UnsentMessagesView:
+        return UnsentMessagesView(tuple(tx.get_unsent_message_ids()))

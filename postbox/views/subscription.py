@@ -1,0 +1,187 @@
+"""Subscriptions: one consistent snapshot of several views per commit.
+
+``Postbox.combined_view(keys)`` returns a ``Subscription``. A callback given
+there runs on the postbox thread for every snapshot. Otherwise iterate it on
+any asyncio loop: the postbox thread hands over the newest snapshot only, with
+the update types of any snapshot the consumer missed merged into it, so a slow
+consumer never grows a queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from postbox.errors import PostboxClosedError
+from postbox.view_keys import PostboxViewKey
+from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
+
+if TYPE_CHECKING:
+    from postbox.postbox import Postbox
+
+__all__ = ["CombinedView", "Subscription"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CombinedView:
+    """Snapshots of every key of a subscription, as of one commit.
+
+    ``update_types`` lists, per key, why it changed since the consumer's previous
+    snapshot (several reasons when snapshots were merged); keys that did not
+    change are absent.
+    """
+
+    views: Mapping[PostboxViewKey, ViewSnapshot]
+    update_types: Mapping[PostboxViewKey, frozenset[ViewUpdateType]]
+    transaction_state_version: int
+
+    def __getitem__(self, key: PostboxViewKey) -> ViewSnapshot:
+        return self.views[key]
+
+    def merged_after(self, older: CombinedView) -> CombinedView:
+        """This snapshot, with ``older``'s undelivered update types added."""
+        types = dict(older.update_types)
+        for key, kinds in self.update_types.items():
+            types[key] = types.get(key, frozenset()) | kinds
+        return CombinedView(self.views, MappingProxyType(types), self.transaction_state_version)
+
+
+Callback = Callable[[CombinedView], None]
+
+
+class Subscription:
+    """A live combined view. Dispose it (or leave its ``async with``) to stop it."""
+
+    def __init__(
+        self, postbox: Postbox, keys: frozenset[PostboxViewKey], callback: Callback | None
+    ) -> None:
+        self.postbox = postbox
+        self.keys = keys
+        self._callback = callback
+        self.views: dict[PostboxViewKey, MutableView] = {}
+        #: Resolved with the first snapshot once the views are registered.
+        self.ready: Future[CombinedView] = Future()
+        self._lock = threading.Lock()
+        self._pending: CombinedView | None = None
+        self._latest: CombinedView | None = None
+        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[CombinedView | None]] | None
+        self._waiter = None
+        self._disposed = False
+        self.emitted = 0
+
+    # -- postbox thread -------------------------------------------------------
+
+    def snapshot(
+        self, changed: Mapping[PostboxViewKey, ViewUpdateType], version: int
+    ) -> CombinedView:
+        views = MappingProxyType({key: view.immutable() for key, view in self.views.items()})
+        types = MappingProxyType({key: frozenset({kind}) for key, kind in changed.items()})
+        return CombinedView(views, types, version)
+
+    def deliver(self, snapshot: CombinedView) -> None:
+        """Hand a snapshot to the consumer (postbox thread)."""
+        self.emitted += 1
+        if self._callback is not None:
+            try:
+                self._callback(snapshot)
+            except Exception:
+                _log.exception("subscription callback %r failed", self._callback)
+        with self._lock:
+            self._latest = snapshot
+            if self._pending is not None:
+                snapshot = snapshot.merged_after(self._pending)
+            waiter, self._waiter = self._waiter, None
+            if waiter is None:
+                self._pending = snapshot
+                return
+            self._pending = None
+        _wake(waiter, snapshot)
+
+    # -- any thread -----------------------------------------------------------
+
+    @property
+    def latest(self) -> CombinedView | None:
+        """The newest snapshot delivered so far."""
+        return self._latest
+
+    @property
+    def disposed(self) -> bool:
+        return self._disposed
+
+    def dispose(self) -> None:
+        """Stop the subscription and remove its views; safe to call twice, from anywhere."""
+        with self._lock:
+            if self._disposed:
+                return
+            self._disposed = True
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            _wake(waiter, None)
+        with contextlib.suppress(PostboxClosedError):  # closing removed every view
+            self.postbox.remove_subscription(self)
+
+    async def next(self) -> CombinedView | None:
+        """The next snapshot (merged with any missed), or ``None`` once disposed."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._pending is not None:
+                snapshot, self._pending = self._pending, None
+                return snapshot
+            if self._disposed:
+                return None
+            if self._waiter is not None:
+                raise RuntimeError("a subscription has one asynchronous consumer at a time")
+            future: asyncio.Future[CombinedView | None] = loop.create_future()
+            self._waiter = (loop, future)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            with self._lock:
+                if self._waiter is not None and self._waiter[1] is future:
+                    self._waiter = None
+            raise
+
+    def __aiter__(self) -> AsyncIterator[CombinedView]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[CombinedView]:
+        try:
+            while (snapshot := await self.next()) is not None:
+                yield snapshot
+        finally:
+            self.dispose()
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.dispose()
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dispose()
+
+
+def _wake(
+    waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[CombinedView | None]],
+    snapshot: CombinedView | None,
+) -> None:
+    loop, future = waiter
+
+    def resolve() -> None:
+        if not future.done():
+            future.set_result(snapshot)
+
+    with contextlib.suppress(RuntimeError):  # the consumer's loop is closed: nobody waits
+        loop.call_soon_threadsafe(resolve)

@@ -1,0 +1,200 @@
+"""ViewTracker: replays each commit against the open views that it concerns.
+
+Views are indexed by the topics they watch; a commit's topics select the views
+to replay, so a commit costs as much as it is large, not as many views as are
+open. Views whose replay returns True emit, one snapshot per subscription.
+Afterwards the first hole of every open history view (and the boundary holes
+of every chat list) are gathered into the hole singletons, which emit only
+when their set changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from postbox.view_keys import ChatListHolesViewKey, MessageHistoryHolesViewKey, PostboxViewKey
+from postbox.views.holes_views import (
+    ChatListHolesEntry,
+    MessageHistoryHolesEntry,
+    MutableChatListHolesView,
+    MutableMessageHistoryHolesView,
+)
+from postbox.views.topics import Topic, topics_of
+from postbox.views.view import MutableView, ViewUpdateType
+
+if TYPE_CHECKING:
+    from postbox.change_record import ChangeRecord
+    from postbox.transaction import Transaction
+    from postbox.views.subscription import Subscription
+
+__all__ = ["ViewTracker"]
+
+_log = logging.getLogger(__name__)
+
+_Entry = tuple["Subscription", PostboxViewKey]
+
+
+@runtime_checkable
+class HistoryHoleSource(Protocol):
+    def first_hole(self) -> MessageHistoryHolesEntry | None: ...
+
+
+@runtime_checkable
+class ChatListHoleSource(Protocol):
+    def boundary_holes(self) -> frozenset[ChatListHolesEntry]: ...
+
+
+class ViewTracker:
+    def __init__(self) -> None:
+        self._subscriptions: set[Subscription] = set()
+        self._index: defaultdict[Topic, set[_Entry]] = defaultdict(set)
+        self._watched: dict[_Entry, frozenset[Topic]] = {}
+        self._history_hole_entries: frozenset[MessageHistoryHolesEntry] = frozenset()
+        self._chat_list_hole_entries: frozenset[ChatListHolesEntry] = frozenset()
+        #: Views that show holes (history, chat list), and the hole singletons.
+        self._hole_sources: dict[_Entry, MutableView] = {}
+        self._hole_holders: dict[_Entry, MutableView] = {}
+        #: Counters for tests and the inspector: replays asked, snapshots emitted.
+        self.replays = 0
+
+    @property
+    def has_views(self) -> bool:
+        return bool(self._subscriptions)
+
+    @property
+    def view_count(self) -> int:
+        return len(self._watched)
+
+    # -- registration ---------------------------------------------------------
+
+    def add(self, subscription: Subscription, version: int) -> None:
+        """Register a subscription whose views are loaded; deliver its first snapshot."""
+        self._subscriptions.add(subscription)
+        initial: dict[PostboxViewKey, ViewUpdateType] = {}
+        for key, view in subscription.views.items():
+            self._index_entry((subscription, key), view.topics)
+            if isinstance(view, HistoryHoleSource | ChatListHoleSource):
+                self._hole_sources[(subscription, key)] = view
+            if isinstance(key, MessageHistoryHolesViewKey | ChatListHolesViewKey):
+                self._hole_holders[(subscription, key)] = view
+            if isinstance(key, MessageHistoryHolesViewKey):
+                assert isinstance(view, MutableMessageHistoryHolesView)
+                view.set_entries(frozenset(self._history_hole_entries))
+            elif isinstance(key, ChatListHolesViewKey):
+                assert isinstance(view, MutableChatListHolesView)
+                view.set_entries(frozenset(self._chat_list_hole_entries))
+            initial[key] = view.update_type
+        self._update_holes(version, exclude=subscription)
+        subscription.deliver(subscription.snapshot(initial, version))
+
+    def remove(self, subscription: Subscription, version: int) -> None:
+        if subscription not in self._subscriptions:
+            return
+        self._subscriptions.discard(subscription)
+        for key in subscription.views:
+            self._unindex_entry((subscription, key))
+            self._hole_holders.pop((subscription, key), None)
+            self._hole_sources.pop((subscription, key), None)
+        self._update_holes(version)
+
+    def _index_entry(self, entry: _Entry, topics: frozenset[Topic]) -> None:
+        previous = self._watched.get(entry, frozenset())
+        for topic in previous - topics:
+            watchers = self._index[topic]
+            watchers.discard(entry)
+            if not watchers:
+                del self._index[topic]
+        for topic in topics - previous:
+            self._index[topic].add(entry)
+        self._watched[entry] = topics
+
+    def _unindex_entry(self, entry: _Entry) -> None:
+        self._index_entry(entry, frozenset())
+        del self._watched[entry]
+
+    # -- commits --------------------------------------------------------------
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> None:
+        """Replay a commit against the views it concerns, then emit what changed."""
+        touched: dict[Subscription, list[PostboxViewKey]] = {}
+        holes_may_differ = False
+        index = self._index
+        for topic in topics_of(change):
+            for subscription, key in index.get(topic, ()):
+                touched.setdefault(subscription, []).append(key)
+        for subscription, keys in touched.items():
+            changed: dict[PostboxViewKey, ViewUpdateType] = {}
+            for key in dict.fromkeys(keys):
+                view = subscription.views[key]
+                self.replays += 1
+                try:
+                    updated = view.replay(change, tx)
+                except Exception:
+                    _log.exception("view %r failed to replay a commit", key)
+                    continue
+                if updated:
+                    changed[key] = view.update_type
+                    self._reindex(subscription, key, view)
+                    holes_may_differ = holes_may_differ or (subscription, key) in self._hole_sources
+            if changed:
+                subscription.deliver(
+                    subscription.snapshot(changed, change.transaction_state_version)
+                )
+        if holes_may_differ:
+            self._update_holes(change.transaction_state_version)
+
+    def refresh_all(self, tx: Transaction, version: int) -> None:
+        """Reload every view after another process wrote; emit those that changed."""
+        for subscription in list(self._subscriptions):
+            changed: dict[PostboxViewKey, ViewUpdateType] = {}
+            for key, view in subscription.views.items():
+                try:
+                    updated = view.refresh_external(tx)
+                except Exception:
+                    _log.exception("view %r failed to refresh", key)
+                    continue
+                if updated:
+                    changed[key] = view.update_type
+                    self._reindex(subscription, key, view)
+            if changed:
+                subscription.deliver(subscription.snapshot(changed, version))
+        self._update_holes(version)
+
+    def _reindex(self, subscription: Subscription, key: PostboxViewKey, view: MutableView) -> None:
+        topics = view.topics
+        entry = (subscription, key)
+        if self._watched.get(entry) != topics:
+            self._index_entry(entry, topics)
+
+    # -- hole singletons ------------------------------------------------------
+
+    def _update_holes(self, version: int, exclude: Subscription | None = None) -> None:
+        """Gather the holes of the views that show some; emit the singletons if they moved."""
+        history: set[MessageHistoryHolesEntry] = set()
+        chat_list: set[ChatListHolesEntry] = set()
+        for view in self._hole_sources.values():
+            if isinstance(view, HistoryHoleSource):
+                entry = view.first_hole()
+                if entry is not None:
+                    history.add(entry)
+            if isinstance(view, ChatListHoleSource):
+                chat_list |= view.boundary_holes()
+        history_entries, chat_list_entries = frozenset(history), frozenset(chat_list)
+        if (history_entries, chat_list_entries) == (
+            self._history_hole_entries,
+            self._chat_list_hole_entries,
+        ):
+            return
+        self._history_hole_entries = history_entries
+        self._chat_list_hole_entries = chat_list_entries
+        for (subscription, key), view in self._hole_holders.items():
+            entries: frozenset[object] = (
+                history_entries
+                if isinstance(key, MessageHistoryHolesViewKey)
+                else chat_list_entries
+            )
+            assert isinstance(view, MutableMessageHistoryHolesView | MutableChatListHolesView)
+            if view.set_entries(entries) and subscription is not exclude:
+                subscription.deliver(subscription.snapshot({key: ViewUpdateType.GENERIC}, version))
