@@ -86,7 +86,10 @@ class ViewTracker:
                 assert isinstance(view, MutableChatListHolesView)
                 view.set_entries(frozenset(self._chat_list_hole_entries))
             initial[key] = view.update_type
-        self._update_holes(version, exclude=subscription)
+        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        self._update_holes(changes)
+        changes.pop(subscription, None)  # its first snapshot has the holes already
+        self._deliver(changes, version)
         subscription.deliver(subscription.snapshot(initial, version))
 
     def remove(self, subscription: Subscription, version: int) -> None:
@@ -97,7 +100,9 @@ class ViewTracker:
             self._unindex_entry((subscription, key))
             self._hole_holders.pop((subscription, key), None)
             self._hole_sources.pop((subscription, key), None)
-        self._update_holes(version)
+        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        self._update_holes(changes)
+        self._deliver(changes, version)
 
     def _index_entry(self, entry: _Entry, topics: frozenset[Topic]) -> None:
         previous = self._watched.get(entry, frozenset())
@@ -119,13 +124,13 @@ class ViewTracker:
     def replay(self, change: ChangeRecord, tx: Transaction) -> None:
         """Replay a commit against the views it concerns, then emit what changed."""
         touched: dict[Subscription, list[PostboxViewKey]] = {}
-        holes_may_differ = False
         index = self._index
         for topic in topics_of(change):
             for subscription, key in index.get(topic, ()):
                 touched.setdefault(subscription, []).append(key)
+        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        holes_may_differ = False
         for subscription, keys in touched.items():
-            changed: dict[PostboxViewKey, ViewUpdateType] = {}
             for key in dict.fromkeys(keys):
                 view = subscription.views[key]
                 self.replays += 1
@@ -135,20 +140,17 @@ class ViewTracker:
                     _log.exception("view %r failed to replay a commit", key)
                     continue
                 if updated:
-                    changed[key] = view.update_type
+                    changes.setdefault(subscription, {})[key] = view.update_type
                     self._reindex(subscription, key, view)
                     holes_may_differ = holes_may_differ or (subscription, key) in self._hole_sources
-            if changed:
-                subscription.deliver(
-                    subscription.snapshot(changed, change.transaction_state_version)
-                )
         if holes_may_differ:
-            self._update_holes(change.transaction_state_version)
+            self._update_holes(changes)
+        self._deliver(changes, change.transaction_state_version)
 
     def refresh_all(self, tx: Transaction, version: int) -> None:
         """Reload every view after another process wrote; emit those that changed."""
+        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
         for subscription in list(self._subscriptions):
-            changed: dict[PostboxViewKey, ViewUpdateType] = {}
             for key, view in subscription.views.items():
                 try:
                     updated = view.refresh_external(tx)
@@ -156,11 +158,18 @@ class ViewTracker:
                     _log.exception("view %r failed to refresh", key)
                     continue
                 if updated:
-                    changed[key] = view.update_type
+                    changes.setdefault(subscription, {})[key] = view.update_type
                     self._reindex(subscription, key, view)
-            if changed:
-                subscription.deliver(subscription.snapshot(changed, version))
-        self._update_holes(version)
+        self._update_holes(changes)
+        self._deliver(changes, version)
+
+    @staticmethod
+    def _deliver(
+        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]], version: int
+    ) -> None:
+        """One snapshot per subscription, holding every key the commit changed."""
+        for subscription, changed in changes.items():
+            subscription.deliver(subscription.snapshot(changed, version))
 
     def _reindex(self, subscription: Subscription, key: PostboxViewKey, view: MutableView) -> None:
         topics = view.topics
@@ -170,8 +179,10 @@ class ViewTracker:
 
     # -- hole singletons ------------------------------------------------------
 
-    def _update_holes(self, version: int, exclude: Subscription | None = None) -> None:
-        """Gather the holes of the views that show some; emit the singletons if they moved."""
+    def _update_holes(
+        self, changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]]
+    ) -> None:
+        """Gather the holes of the views that show some; mark the singletons that moved."""
         history: set[MessageHistoryHolesEntry] = set()
         chat_list: set[ChatListHolesEntry] = set()
         for view in self._hole_sources.values():
@@ -190,11 +201,8 @@ class ViewTracker:
         self._history_hole_entries = history_entries
         self._chat_list_hole_entries = chat_list_entries
         for (subscription, key), view in self._hole_holders.items():
-            entries: frozenset[object] = (
-                history_entries
-                if isinstance(key, MessageHistoryHolesViewKey)
-                else chat_list_entries
-            )
+            is_history = isinstance(key, MessageHistoryHolesViewKey)
+            entries: frozenset[object] = history_entries if is_history else chat_list_entries
             assert isinstance(view, MutableMessageHistoryHolesView | MutableChatListHolesView)
-            if view.set_entries(entries) and subscription is not exclude:
-                subscription.deliver(subscription.snapshot({key: ViewUpdateType.GENERIC}, version))
+            if view.set_entries(entries):
+                changes.setdefault(subscription, {})[key] = ViewUpdateType.GENERIC
