@@ -8,7 +8,7 @@ range scans included. An exception before commit simply drops the cache.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Iterator
 from typing import Final, Protocol
 
@@ -71,10 +71,9 @@ class Table:
 
     def _put_new(self, key: Key, value: bytes) -> None:
         """Cache a write to a key known to hold nothing before this transaction."""
-        if key not in self._initial:
-            self._initial[key] = None
+        if key not in self._updated:
+            self._remember(key, None)
         self._updated[key] = value
-        self._sorted_keys = None
 
     def _remove(self, key: Key, previous: bytes | None | _Missing = MISSING) -> None:
         if key not in self._updated:
@@ -83,13 +82,13 @@ class Table:
 
     def _remember(self, key: Key, previous: bytes | None | _Missing) -> None:
         """Record what ``key`` held before the transaction, on its first write."""
-        if key not in self._initial:
-            if isinstance(previous, _Missing):
-                previous = self.box.get(self.spec, key)
-            self._initial[key] = previous
-            if previous is not None:
-                self._only_new_keys = False
-        self._sorted_keys = None
+        if isinstance(previous, _Missing):
+            previous = self.box.get(self.spec, key)
+        self._initial[key] = previous
+        if previous is not None:
+            self._only_new_keys = False
+        if self._sorted_keys is not None:
+            insort(self._sorted_keys, key)
 
     def _pending_keys(self) -> list[Key]:
         if self._sorted_keys is None:

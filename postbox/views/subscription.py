@@ -75,6 +75,8 @@ class Subscription:
         self._latest: CombinedView | None = None
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[CombinedView | None]] | None
         self._waiter = None
+        #: A snapshot handed to a waiter whose loop has not resumed it yet.
+        self._in_flight: CombinedView | None = None
         self._disposed = False
         self.emitted = 0
 
@@ -104,6 +106,7 @@ class Subscription:
                 self._pending = snapshot
                 return
             self._pending = None
+            self._in_flight = snapshot
         _wake(waiter, snapshot)
 
     # -- any thread -----------------------------------------------------------
@@ -133,22 +136,33 @@ class Subscription:
         """The next snapshot (merged with any missed), or ``None`` once disposed."""
         loop = asyncio.get_running_loop()
         with self._lock:
+            if self._disposed:
+                return None
             if self._pending is not None:
                 snapshot, self._pending = self._pending, None
                 return snapshot
-            if self._disposed:
-                return None
             if self._waiter is not None:
                 raise RuntimeError("a subscription has one asynchronous consumer at a time")
             future: asyncio.Future[CombinedView | None] = loop.create_future()
             self._waiter = (loop, future)
         try:
-            return await future
+            received = await future
         except asyncio.CancelledError:
             with self._lock:
                 if self._waiter is not None and self._waiter[1] is future:
                     self._waiter = None
+                elif self._in_flight is not None:
+                    # Delivered to us but never resumed: keep it for the next call.
+                    self._pending = (
+                        self._in_flight
+                        if self._pending is None
+                        else self._pending.merged_after(self._in_flight)
+                    )
+                self._in_flight = None
             raise
+        with self._lock:
+            self._in_flight = None
+        return received
 
     def __aiter__(self) -> AsyncIterator[CombinedView]:
         return self._iterate()

@@ -300,3 +300,36 @@ def test_another_process_commit_reaches_open_views(db_path: Path, alice: PeerId)
         )
         assert arrived.wait(timeout=10)
     assert names == ["written elsewhere"]
+
+
+def test_a_cancelled_wait_loses_no_snapshot(postbox: Postbox, alice: PeerId) -> None:
+    key = BasicPeerViewKey(alice)
+    subscription = postbox.combined_view([key])
+    subscription.ready.result()
+
+    async def scenario() -> CombinedView | None:
+        await subscription.next()  # the first snapshot
+        task = asyncio.ensure_future(subscription.next())
+        await asyncio.sleep(0)  # now waiting
+        postbox.run(lambda tx: tx.update_peers([Peer(alice, "Alice")]))  # handed over
+        task.cancel()  # ...but cancelled before the loop resumed it
+        await asyncio.gather(task, return_exceptions=True)
+        return await asyncio.wait_for(subscription.next(), timeout=10)
+
+    snapshot = asyncio.run(scenario())
+    assert snapshot is not None and snapshot[key].peer == Peer(alice, "Alice")  # type: ignore[attr-defined]
+    subscription.dispose()
+
+
+def test_nothing_is_returned_after_dispose(postbox: Postbox, alice: PeerId) -> None:
+    subscription = postbox.combined_view([BasicPeerViewKey(alice)])
+    subscription.ready.result()
+    postbox.run(lambda tx: tx.update_peers([Peer(alice, "pending")]))
+    subscription.dispose()
+    assert asyncio.run(subscription.next()) is None
+
+
+def test_many_new_peers_in_one_transaction(postbox: Postbox) -> None:
+    peers = [Peer(PeerId.make(0, n), f"p{n}") for n in range(1, 5001)]
+    postbox.run(lambda tx: tx.update_peers(peers))
+    assert postbox.run(lambda tx: tx.get_peer(peers[-1].id)) == peers[-1]
