@@ -29,6 +29,7 @@ from client.text_layout import figures, fit, long_time, mib, n, short_time, snip
 from postbox import (
     MAX_MESSAGE_ID,
     ChangeRecord,
+    ChatListEntryType,
     ChatListInclusion,
     InsertMessage,
     Message,
@@ -45,7 +46,6 @@ from postbox import (
     Transaction,
     UpdateMessage,
 )
-from postbox.chat_list import ChatListEntryType
 
 __all__ = ["CHUNK_SIZE", "run_demo", "write_dataset"]
 

@@ -9,8 +9,10 @@ from postbox.errors import InvalidArgumentError
 from postbox.view_keys import (
     BasicPeerViewKey,
     ChatListHolesViewKey,
+    ChatListViewKey,
     ContactsViewKey,
     MessageHistoryHolesViewKey,
+    MessageHistoryViewKey,
     OperationLogViewKey,
     PeerPresencesViewKey,
     PeerViewKey,
@@ -24,10 +26,12 @@ from postbox.view_keys import (
     UnsentMessagesViewKey,
 )
 from postbox.views import simple_views
+from postbox.views.chat_list_view import MutableChatListView
 from postbox.views.holes_views import (
     MutableChatListHolesView,
     MutableMessageHistoryHolesView,
 )
+from postbox.views.message_history_view import MutableMessageHistoryView
 from postbox.views.peer_view import MutableBasicPeerView, MutablePeerView
 from postbox.views.view import MutableView
 
@@ -41,6 +45,8 @@ ViewConstructor = Callable[[Any, "Transaction"], MutableView]
 _CONSTRUCTORS: dict[type[PostboxViewKey], ViewConstructor] = {
     PeerViewKey: MutablePeerView,
     BasicPeerViewKey: MutableBasicPeerView,
+    MessageHistoryViewKey: MutableMessageHistoryView,
+    ChatListViewKey: MutableChatListView,
     PeerPresencesViewKey: simple_views.MutablePeerPresencesView,
     ReadStateViewKey: simple_views.MutableReadStateView,
     UnreadCountsViewKey: simple_views.MutableUnreadCountsView,

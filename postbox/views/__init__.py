@@ -1,0 +1,62 @@
+"""Live views: mutable views replayed per commit, frozen snapshots, subscriptions."""
+
+from postbox.views.chat_list_view import (
+    ChatListEntry,
+    ChatListHoleEntry,
+    ChatListMessageEntry,
+    ChatListView,
+)
+from postbox.views.holes_views import (
+    ChatListHolesEntry,
+    ChatListHolesView,
+    HoleDirection,
+    MessageHistoryHolesEntry,
+    MessageHistoryHolesView,
+)
+from postbox.views.message_history_view import MessageHistoryView
+from postbox.views.peer_view import BasicPeerView, PeerView
+from postbox.views.simple_views import (
+    ContactsView,
+    OperationLogView,
+    PeerPresencesView,
+    PreferencesView,
+    ReadStateView,
+    StateView,
+    SynchronizeReadStatesView,
+    TagSummaryView,
+    UnreadCountsView,
+    UnsentMessagesView,
+)
+from postbox.views.subscription import CombinedView, Subscription
+from postbox.views.view import MutableView, UpdateKind, ViewSnapshot, ViewUpdateType
+
+__all__ = [
+    "BasicPeerView",
+    "ChatListEntry",
+    "ChatListHoleEntry",
+    "ChatListHolesEntry",
+    "ChatListHolesView",
+    "ChatListMessageEntry",
+    "ChatListView",
+    "CombinedView",
+    "ContactsView",
+    "HoleDirection",
+    "MessageHistoryHolesEntry",
+    "MessageHistoryHolesView",
+    "MessageHistoryView",
+    "MutableView",
+    "OperationLogView",
+    "PeerPresencesView",
+    "PeerView",
+    "PreferencesView",
+    "ReadStateView",
+    "StateView",
+    "Subscription",
+    "SynchronizeReadStatesView",
+    "TagSummaryView",
+    "UnreadCountsView",
+    "UnsentMessagesView",
+    "UpdateKind",
+    "ViewSnapshot",
+    "ViewUpdateType",
+]
