@@ -26,7 +26,7 @@ from postbox.schema import migrate
 from postbox.seed_configuration import DEFAULT_SEED_CONFIGURATION, SeedConfiguration
 from postbox.tables import Tables
 from postbox.transaction import Transaction
-from postbox.value_box import DEFAULT_BUSY_TIMEOUT_MS, ValueBox
+from postbox.value_box import CHECKPOINT_PAGES, DEFAULT_BUSY_TIMEOUT_MS, ValueBox
 from postbox.view_keys import PostboxViewKey
 from postbox.views.factory import mutable_view_for_key
 from postbox.views.subscription import Callback, CombinedView, Subscription
@@ -42,6 +42,10 @@ _log = logging.getLogger(__name__)
 _STOP: Final = object()
 #: How often an idle postbox with open views checks for another process's commits.
 EXTERNAL_CHECK_INTERVAL: Final = 0.25
+#: Quiet time after which a large WAL is folded back into the file.
+IDLE_CHECKPOINT_DELAY: Final = 0.05
+#: WAL pages past which the WAL is folded back even while transactions keep coming.
+BUSY_CHECKPOINT_PAGES: Final = 8 * CHECKPOINT_PAGES
 
 
 class Postbox:
@@ -167,14 +171,11 @@ class Postbox:
 
     def _run(self) -> None:
         while True:
-            if self.tracker.has_views:
-                try:
-                    item = self._queue.get(timeout=self.external_check_interval)
-                except queue.Empty:
-                    self._check_external()
-                    continue
-            else:
-                item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=self._idle_timeout())
+            except queue.Empty:
+                self._on_idle()
+                continue
             if item is _STOP:
                 break
             task, future = item
@@ -186,9 +187,34 @@ class Postbox:
                 future.set_exception(exc)
             else:
                 future.set_result(result)
+            if self._box is not None and self._box.wal_pages > BUSY_CHECKPOINT_PAGES:
+                self._checkpoint()  # busy for long: fold the WAL back anyway
         self._drain_after_stop()
         if self._box is not None:
             self._box.close()
+
+    def _idle_timeout(self) -> float | None:
+        """How long to wait for work before idle chores (None: no chore pending)."""
+        timeout = None
+        if self._box is not None and self._box.wal_pages > CHECKPOINT_PAGES:
+            timeout = IDLE_CHECKPOINT_DELAY
+        if self.tracker.has_views:
+            timeout = min(timeout or self.external_check_interval, self.external_check_interval)
+        return timeout
+
+    def _on_idle(self) -> None:
+        self._checkpoint()
+        if self.tracker.has_views:
+            self._check_external()
+
+    def _checkpoint(self) -> None:
+        """Fold the WAL back into the file; done between bursts of work, not in commits."""
+        if self._box is None:
+            return
+        try:
+            self._box.checkpoint_if_over(CHECKPOINT_PAGES)
+        except PostboxError:
+            _log.exception("checkpoint failed; it is tried again when idle")
 
     def _drain_after_stop(self) -> None:
         while True:

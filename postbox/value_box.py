@@ -36,6 +36,8 @@ APPLICATION_ID: Final = 0x50424F58
 #: The file mode of new database files and their WAL/SHM companions.
 PRIVATE_FILE_MODE: Final = 0o600
 DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
+#: WAL pages past which an idle postbox folds the WAL back (SQLite's own default).
+CHECKPOINT_PAGES: Final = 1000
 
 
 class KeyType(enum.Enum):
@@ -110,6 +112,11 @@ class ValueBox:
             self._db.close()
             raise
         self._cursor = self._db.cursor()
+        self.wal_pages = 0
+        if path is not None:
+            # Checkpoints are ours to schedule (between transactions, not inside a
+            # commit, where they would delay the views' snapshots by milliseconds).
+            self._db.set_wal_hook(self._on_wal_commit)
 
     # -- set-up ---------------------------------------------------------------
 
@@ -142,12 +149,12 @@ class ValueBox:
         """Set (if ``value``) and read back one pragma."""
         if value is not None:
             self._db.execute(f"PRAGMA {name} = {value}").fetchall()
-        row = self._db.execute(f"PRAGMA {name}").fetchone()
-        return None if row is None else row[0]
+        rows = self._db.execute(f"PRAGMA {name}").fetchall()
+        return rows[0][0] if rows else None
 
     def _has_tables(self) -> bool:
-        row = self._db.execute("SELECT count(*) FROM sqlite_schema").fetchone()
-        return bool(row and row[0])
+        rows = self._db.execute("SELECT count(*) FROM sqlite_schema").fetchall()
+        return bool(rows and rows[0][0])
 
     def ensure_table(self, table: ValueBoxTable) -> None:
         if table.key_type is KeyType.INT64:
@@ -212,10 +219,10 @@ class ValueBox:
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file (a cheap check)."""
         try:
-            row = self._cursor.execute("PRAGMA data_version").fetchone()
+            rows = self._cursor.execute("PRAGMA data_version").fetchall()
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
-        return int(row[0]) if row else 0
+        return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
 
     def commit(self) -> None:
         try:
@@ -245,10 +252,12 @@ class ValueBox:
 
     def get(self, table: ValueBoxTable, key: Key) -> bytes | None:
         try:
-            row = self._cursor.execute(self._statements[table.name].get, (key,)).fetchone()
+            # fetchall steps the statement to its end: one left mid-way would keep a
+            # read snapshot open, pinning the WAL and hiding other processes' commits.
+            rows = self._cursor.execute(self._statements[table.name].get, (key,)).fetchall()
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
-        return None if row is None else row[0]
+        return rows[0][0] if rows else None  # type: ignore[return-value]
 
     def set(self, table: ValueBoxTable, key: Key, value: bytes) -> None:
         try:
@@ -315,12 +324,12 @@ class ValueBox:
 
     def count(self, table: ValueBoxTable, lower: Key, upper: Key) -> int:
         try:
-            row = self._cursor.execute(
+            rows = self._cursor.execute(
                 self._statements[table.name].count, (lower, upper)
-            ).fetchone()
+            ).fetchall()
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
-        return int(row[0]) if row else 0
+        return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
 
     # -- full text ------------------------------------------------------------
 
@@ -346,10 +355,10 @@ class ValueBox:
     def full_text_max_rowid(self, table: FullTextTable) -> int:
         sql = f"SELECT rowid FROM {table.sql_name} ORDER BY rowid DESC LIMIT 1"
         try:
-            row = self._cursor.execute(sql).fetchone()
+            rows = self._cursor.execute(sql).fetchall()
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
-        return int(row[0]) if row else 0
+        return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
 
     def full_text_match(
         self, table: FullTextTable, query: str, *, collection: int | None, limit: int
@@ -371,6 +380,21 @@ class ValueBox:
             raise translate_sqlite_error(exc, self.path) from exc
 
     # -- maintenance ----------------------------------------------------------
+
+    def _on_wal_commit(self, connection: apsw.Connection, name: str, pages: int) -> int:
+        self.wal_pages = pages
+        return apsw.SQLITE_OK
+
+    def checkpoint_if_over(self, pages: int = CHECKPOINT_PAGES) -> bool:
+        """Fold the WAL back into the file if it holds more than ``pages``; True if done."""
+        if self.wal_pages <= pages or self._in_transaction:
+            return False
+        try:
+            log, done = self._db.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        self.wal_pages = max(0, log - done)
+        return True
 
     def execute_raw(self, sql: str, bindings: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Run one statement; for migrations and tests, never for the tables' hot paths."""

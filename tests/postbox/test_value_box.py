@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from concurrent.futures import Future
 from pathlib import Path
 
 import apsw
@@ -18,6 +19,7 @@ from postbox import (
     Postbox,
     PostboxClosedError,
     ReadOnlyDatabaseError,
+    ReadStateViewKey,
     SchemaVersionError,
     StorageFullError,
     StoreMessage,
@@ -189,3 +191,27 @@ def test_closed_postbox_refuses_transactions(db_path: Path) -> None:
     postbox.close()
     with pytest.raises(PostboxClosedError):
         postbox.transaction(lambda tx: None)
+
+
+def test_reads_leave_no_snapshot_open_so_the_wal_folds_back(
+    postbox: Postbox, alice: PeerId
+) -> None:
+    # An open view makes every commit run its replay (and version checks) too.
+    postbox.combined_view([ReadStateViewKey(alice)]).ready.result()
+    messages = [StoreMessage(alice, 0, i, 10 + i, text="x" * 200) for i in range(1, 3000)]
+    postbox.run(lambda tx: tx.add_messages(messages))
+    for i in range(1, 50):
+        postbox.run(lambda tx, i=i: tx.get_message(MessageId(alice, 0, i)))
+    postbox.run(lambda tx: tx.message_count(alice, 0))
+    postbox.run(lambda tx: tx.update_peers([Peer(alice, "last write")]))
+
+    def fold() -> tuple[int, int]:
+        box = postbox._box
+        assert box is not None
+        frames, folded = box._db.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        return frames, folded
+
+    done: Future[tuple[int, int]] = Future()
+    postbox._submit(fold, done)  # between transactions, on the postbox thread
+    frames, folded = done.result()
+    assert frames > 0 and folded == frames  # no statement left open pins a frame
