@@ -53,8 +53,10 @@ class ViewTracker:
         self._watched: dict[_Entry, frozenset[Topic]] = {}
         self._history_hole_entries: frozenset[MessageHistoryHolesEntry] = frozenset()
         self._chat_list_hole_entries: frozenset[ChatListHolesEntry] = frozenset()
-        #: Views that show holes (history, chat list), and the hole singletons.
-        self._hole_sources: dict[_Entry, MutableView] = {}
+        #: Views that show holes: how to ask each (first_hole / boundary_holes).
+        self._history_hole_sources: dict[_Entry, HistoryHoleSource] = {}
+        self._chat_list_hole_sources: dict[_Entry, ChatListHoleSource] = {}
+        #: The hole singletons.
         self._hole_holders: dict[_Entry, MutableView] = {}
         #: Counters for tests and the inspector: replays asked, snapshots emitted.
         self.replays = 0
@@ -75,8 +77,11 @@ class ViewTracker:
         initial: dict[PostboxViewKey, ViewUpdateType] = {}
         for key, view in subscription.views.items():
             self._index_entry((subscription, key), view.topics)
-            if isinstance(view, HistoryHoleSource | ChatListHoleSource):
-                self._hole_sources[(subscription, key)] = view
+            # Protocol checks are slow: classify each view once, when it opens.
+            if isinstance(view, HistoryHoleSource):
+                self._history_hole_sources[(subscription, key)] = view
+            if isinstance(view, ChatListHoleSource):
+                self._chat_list_hole_sources[(subscription, key)] = view
             if isinstance(key, MessageHistoryHolesViewKey | ChatListHolesViewKey):
                 self._hole_holders[(subscription, key)] = view
             if isinstance(key, MessageHistoryHolesViewKey):
@@ -99,7 +104,8 @@ class ViewTracker:
         for key in subscription.views:
             self._unindex_entry((subscription, key))
             self._hole_holders.pop((subscription, key), None)
-            self._hole_sources.pop((subscription, key), None)
+            self._history_hole_sources.pop((subscription, key), None)
+            self._chat_list_hole_sources.pop((subscription, key), None)
         changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
         self._update_holes(changes)
         self._deliver(changes, version)
@@ -142,7 +148,7 @@ class ViewTracker:
                 if updated:
                     changes.setdefault(subscription, {})[key] = view.update_type
                     self._reindex(subscription, key, view)
-                    holes_may_differ = holes_may_differ or (subscription, key) in self._hole_sources
+                    holes_may_differ = holes_may_differ or self._shows_holes((subscription, key))
         if holes_may_differ:
             self._update_holes(changes)
         self._deliver(changes, change.transaction_state_version)
@@ -171,6 +177,9 @@ class ViewTracker:
         for subscription, changed in changes.items():
             subscription.deliver(subscription.snapshot(changed, version))
 
+    def _shows_holes(self, entry: _Entry) -> bool:
+        return entry in self._history_hole_sources or entry in self._chat_list_hole_sources
+
     def _reindex(self, subscription: Subscription, key: PostboxViewKey, view: MutableView) -> None:
         topics = view.topics
         entry = (subscription, key)
@@ -185,13 +194,12 @@ class ViewTracker:
         """Gather the holes of the views that show some; mark the singletons that moved."""
         history: set[MessageHistoryHolesEntry] = set()
         chat_list: set[ChatListHolesEntry] = set()
-        for view in self._hole_sources.values():
-            if isinstance(view, HistoryHoleSource):
-                entry = view.first_hole()
-                if entry is not None:
-                    history.add(entry)
-            if isinstance(view, ChatListHoleSource):
-                chat_list |= view.boundary_holes()
+        for source in self._history_hole_sources.values():
+            entry = source.first_hole()
+            if entry is not None:
+                history.add(entry)
+        for chat_list_source in self._chat_list_hole_sources.values():
+            chat_list |= chat_list_source.boundary_holes()
         history_entries, chat_list_entries = frozenset(history), frozenset(chat_list)
         if (history_entries, chat_list_entries) == (
             self._history_hole_entries,
