@@ -196,17 +196,14 @@ class ChangeCollector:
     operation_log_operations: defaultdict[tuple[PeerId, int], list[OperationLogOperation]] = field(
         default_factory=lambda: defaultdict(list)
     )
-    #: Peers whose top message may have changed.
+    #: Peers whose top message must be looked up again (a message was removed or moved).
     touched_chat_peers: set[PeerId] = field(default_factory=set)
+    #: Per peer, the newest message added in a chat namespace: a top message candidate.
+    top_candidates: dict[PeerId, MessageIndex] = field(default_factory=dict)
     #: Chat list positions moved so far: peer -> (group, index) or None.
     chat_list_positions: dict[PeerId, tuple[int, ChatListIndex] | None] = field(
         default_factory=dict
     )
-
-    @property
-    def has_operations(self) -> bool:
-        """Whether message or hole operations were recorded (they may cancel out)."""
-        return any(self.message_operations.values()) or any(self.hole_operations.values())
 
     def record_hole(self, key: HoleKey, operation: HoleOperation) -> None:
         self.hole_operations[key].append(operation)

@@ -388,7 +388,15 @@ class Transaction:
             tables.chat_list_index.set_top_message(
                 peer_id, tables.messages.top_index(peer_id, namespaces)
             )
+        for peer_id, candidate in collector.top_candidates.items():
+            if peer_id in collector.touched_chat_peers:
+                continue  # looked up above
+            # Only additions: the top is the stored one or the newest added.
+            top = tables.chat_list_index.state(peer_id).top_message
+            if top is None or candidate.sort_key > top.sort_key:
+                tables.chat_list_index.set_top_message(peer_id, candidate)
         collector.touched_chat_peers.clear()
+        collector.top_candidates.clear()
         positions = collector.chat_list_positions
         changed = tables.chat_list_index.updated()
         for peer_id in positions.keys() - changed.keys():
@@ -454,15 +462,13 @@ class Transaction:
         tables = self._check()
         self._flush_chat_list()
         self._open = False
-        collector = self._collector
         if self.read_only:
-            if collector.has_operations or any(t.has_changes for t in tables.in_commit_order):
+            if any(t.has_changes for t in tables.in_commit_order):
                 raise PostboxError("a read-only transaction (a view's) tried to write")
             return ChangeRecord(tables.metadata.transaction_state_version())
-        changed = collector.has_operations or any(
-            table.has_changes for table in tables.in_commit_order
-        )
-        if not changed:
+        # Writes that cancel out (a message added and deleted again) leave nothing to
+        # commit and nothing for views to replay.
+        if not any(table.has_changes for table in tables.in_commit_order):
             return ChangeRecord(tables.metadata.transaction_state_version())
         record = self._record(tables.metadata.increment_transaction_state_version())
         for table in tables.in_commit_order:

@@ -19,7 +19,15 @@ from postbox.change_record import (
     UpdateMessage,
 )
 from postbox.errors import InvalidArgumentError
-from postbox.ids import INT32_MAX, INT32_MIN, MAX_MESSAGE_ID, MessageId, MessageIndex, PeerId
+from postbox.ids import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_MESSAGE_ID,
+    MIN_TIMESTAMP,
+    MessageId,
+    MessageIndex,
+    PeerId,
+)
 from postbox.keys import (
     INT32,
     MESSAGE_ID,
@@ -214,6 +222,8 @@ class MessageHistoryTable(Table):
                 self.unsent._put_new(id_key, b"")
             if id_ > group.max_known_id:
                 group.max_known_id = id_
+            if (timestamp, id_) > group.newest:
+                group.newest = (timestamp, id_)
             if flags & _INCOMING and id_ > group.max_incoming_read_id and counting:
                 group.unread += 1
         for group in groups.values():
@@ -357,6 +367,8 @@ class _Group:
         "peer_id",
         "read_state",
         "tag_summaries",
+        "in_chat_list",
+        "newest",
         "text_indexed",
         "unread",
     )
@@ -374,8 +386,9 @@ class _Group:
         self.key_prefix = self.id_prefix
         self.text_indexed = peer_id.namespace in seed.text_indexed_peer_namespaces
         table.holes.ensure_initialized(peer_id)
-        if namespace in seed.chat_messages_namespaces:
-            table.collector.touched_chat_peers.add(peer_id)
+        self.in_chat_list = namespace in seed.chat_messages_namespaces
+        #: (timestamp, id) of the newest message added: the chat's top candidate.
+        self.newest = (MIN_TIMESTAMP, 0)
         # Ids above the committed maximum are new without a look-up (an append).
         top = table.index.committed_max_id(peer_id, namespace)
         self.committed_max_id = 0 if top is None else top
@@ -407,7 +420,14 @@ class _Group:
                 summary[1] = id_
 
     def finish(self, table: MessageHistoryTable) -> None:
-        """Write back the read state and the tag summaries this call moved."""
+        """Write back the read state, the tag summaries and the top candidate."""
+        if self.in_chat_list and self.newest[1]:
+            timestamp, id_ = self.newest
+            candidate = MessageIndex(MessageId(self.peer_id, self.namespace, id_), timestamp)
+            candidates = table.collector.top_candidates
+            current = candidates.get(self.peer_id)
+            if current is None or candidate.sort_key > current.sort_key:
+                candidates[self.peer_id] = candidate
         for tag, (count, max_id) in self.tag_summaries.items():
             table.tag_summaries.replace(self.peer_id, tag, self.namespace, count, max_id)
         state = self.read_state
