@@ -250,15 +250,28 @@ class Postbox:
             tables.chat_list.add_hole(group_id, hole)
 
     def _run_transaction(self, fn: Callable[[Transaction], T]) -> T:
+        # A transaction and its view replay allocate a few objects per row and nothing
+        # cyclic; the cycle collector would only rescan the growing caches, many times
+        # for a bulk write, and delay the views' snapshots.
+        collector_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            result, record = self._commit(fn)
+            if record.transaction_state_version != self._version:
+                self._version = record.transaction_state_version
+                self._replay_views(record)
+                self._notify_commit(record)
+        finally:
+            if collector_was_enabled:
+                gc.enable()
+        return result
+
+    def _commit(self, fn: Callable[[Transaction], T]) -> tuple[T, ChangeRecord]:
         box, tables = self._box, self._tables
         assert box is not None and tables is not None
         box.begin()
         collector = ChangeCollector()
         tables.attach(collector)
-        # A transaction allocates a few objects per row and nothing cyclic; the cycle
-        # collector would only rescan the growing caches, many times for a bulk write.
-        collector_was_enabled = gc.isenabled()
-        gc.disable()
         try:
             self._notice_external(tables)
             tx = Transaction(tables, self.seed_configuration, collector)
@@ -270,13 +283,7 @@ class Postbox:
             raise
         finally:
             tables.reset()
-            if collector_was_enabled:
-                gc.enable()
-        if record.transaction_state_version != self._version:
-            self._version = record.transaction_state_version
-            self._replay_views(record)
-            self._notify_commit(record)
-        return result
+        return result, record
 
     def _reader(self) -> Transaction:
         assert self._tables is not None

@@ -363,6 +363,14 @@ def _walk(
     the closed range between the two ids overlaps one.
     """
     previous = start
+    if messages:
+        # Ids need not follow the key order (timestamps do): a hole can only lie between
+        # two steps if it overlaps the span of every id walked over.
+        ids = [message.index.id.id for message in messages]
+        if _nearest_hole(holes, min(start, *ids), max(start, *ids), highest=older) is None:
+            if len(messages) > count:
+                return _Side(count, None, messages[count].index)
+            return _past_the_end(holes, len(messages), ids[-1], older=older)
     for taken, message in enumerate(messages):
         id_ = message.index.id.id
         hole = _nearest_hole(holes, min(previous, id_), max(previous, id_), highest=older)
@@ -371,8 +379,12 @@ def _walk(
         if taken == count:
             return _Side(taken, None, message.index)
         previous = id_
-    taken = len(messages)  # fewer than count + 1, or the loop would have returned
-    # Past the last message: every id further away, to the end of the id space.
+    # Fewer than count + 1 messages, or the loop would have returned.
+    return _past_the_end(holes, len(messages), previous, older=older)
+
+
+def _past_the_end(holes: Sequence[ClosedRange], taken: int, previous: int, *, older: bool) -> _Side:
+    """Every message on this side is taken: the nearest hole up to the end of the id space."""
     if older:
         return _Side(taken, _nearest_hole(holes, 1, previous, highest=True), None)
     return _Side(taken, _nearest_hole(holes, previous, MAX_MESSAGE_ID, highest=False), None)
