@@ -13,7 +13,6 @@ from postbox.views.view import ViewSnapshot
 
 if TYPE_CHECKING:
     from postbox.transaction import Transaction
-    from postbox.views.topics import Topic
 
 __all__ = ["BasicPeerView", "MutableBasicPeerView", "MutablePeerView", "PeerView"]
 
@@ -45,12 +44,8 @@ class MutablePeerView(ReloadingView[PeerView]):
             watched.add(topics.CONTACTS)
         if components & PeerViewComponents.GROUP:
             watched.add(topics.chat_list_position(peer_id))
-        self._topics = frozenset(watched)
+        self.watched = frozenset(watched)
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> PeerView:
         peer_id, components = self.key.peer_id, self.key.components
@@ -80,12 +75,8 @@ class BasicPeerView(ViewSnapshot):
 class MutableBasicPeerView(ReloadingView[BasicPeerView]):
     def __init__(self, key: BasicPeerViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset({topics.peer(key.peer_id)})
+        self.watched = frozenset({topics.peer(key.peer_id)})
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> BasicPeerView:
         return BasicPeerView(tx.get_peer(self.key.peer_id))

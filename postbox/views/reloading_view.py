@@ -15,6 +15,7 @@ from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
 if TYPE_CHECKING:
     from postbox.change_record import ChangeRecord
     from postbox.transaction import Transaction
+    from postbox.views.topics import Topic
 
 __all__ = ["ReloadingView"]
 
@@ -22,8 +23,16 @@ S = TypeVar("S", bound=ViewSnapshot)
 
 
 class ReloadingView(MutableView, Generic[S]):
+    """Subclasses set ``watched`` (or override ``topics``) and write ``load``."""
+
+    watched: frozenset[Topic] = frozenset()
+
     def __init__(self, tx: Transaction) -> None:
         self.snapshot: S = self.load(tx)
+
+    @property
+    def topics(self) -> frozenset[Topic]:
+        return self.watched
 
     @abstractmethod
     def load(self, tx: Transaction) -> S:

@@ -61,12 +61,8 @@ class PeerPresencesView(ViewSnapshot):
 class MutablePeerPresencesView(ReloadingView[PeerPresencesView]):
     def __init__(self, key: PeerPresencesViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset(topics.presence(p) for p in key.peer_ids)
+        self.watched = frozenset(topics.presence(p) for p in key.peer_ids)
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> PeerPresencesView:
         presences = {}
@@ -85,12 +81,8 @@ class ReadStateView(ViewSnapshot):
 class MutableReadStateView(ReloadingView[ReadStateView]):
     def __init__(self, key: ReadStateViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset({topics.read_state(key.peer_id)})
+        self.watched = frozenset({topics.read_state(key.peer_id)})
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> ReadStateView:
         return ReadStateView(tx.get_read_state(self.key.peer_id))
@@ -113,13 +105,9 @@ class MutableUnreadCountsView(ReloadingView[UnreadCountsView]):
         watched = {topics.read_state(p) for p in key.peer_ids}
         if key.total:
             watched.add(topics.READ_STATES)
-        self._topics = frozenset(watched)
+        self.watched = frozenset(watched)
         self._all: dict[PeerId, CombinedPeerReadState] = {}
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> UnreadCountsView:
         if self.key.total:
@@ -157,12 +145,8 @@ class TagSummaryView(ViewSnapshot):
 class MutableTagSummaryView(ReloadingView[TagSummaryView]):
     def __init__(self, key: TagSummaryViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset({topics.tag_summary(key.peer_id)})
+        self.watched = frozenset({topics.tag_summary(key.peer_id)})
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> TagSummaryView:
         key = self.key
@@ -226,12 +210,8 @@ class PreferencesView(ViewSnapshot):
 class MutablePreferencesView(ReloadingView[PreferencesView]):
     def __init__(self, key: PreferencesViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset(topics.preference(k) for k in key.keys)
+        self.watched = frozenset(topics.preference(k) for k in key.keys)
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> PreferencesView:
         values = {}
@@ -252,12 +232,8 @@ class OperationLogView(ViewSnapshot):
 class MutableOperationLogView(ReloadingView[OperationLogView]):
     def __init__(self, key: OperationLogViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset({topics.operation_log(key.tag)})
+        self.watched = frozenset({topics.operation_log(key.tag)})
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> OperationLogView:
         entries = tx.get_merged_operation_log_entries(self.key.tag, limit=self.key.limit)
@@ -274,12 +250,8 @@ class SynchronizeReadStatesView(ViewSnapshot):
 class MutableSynchronizeReadStatesView(ReloadingView[SynchronizeReadStatesView]):
     def __init__(self, key: SynchronizeReadStatesViewKey, tx: Transaction) -> None:
         self.key = key
-        self._topics = frozenset({topics.operation_log(key.tag)})
+        self.watched = frozenset({topics.operation_log(key.tag)})
         super().__init__(tx)
-
-    @property
-    def topics(self) -> frozenset[Topic]:
-        return self._topics
 
     def load(self, tx: Transaction) -> SynchronizeReadStatesView:
         latest: dict[PeerId, PeerOperationLogEntry] = {}
