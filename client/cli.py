@@ -1,7 +1,7 @@
 """The ``postbox-chat`` command line.
 
 ``postbox-chat demo`` is the storage demo (until the Qt client exists): it generates a
-dataset (``client.demo_dataset``), writes it into a fresh Postbox database through
+dataset (``sync.server.generator``), writes it into a fresh Postbox database through
 ordinary transactions, and prints the chat list, a history window, a full-text
 search, a shared-media summary and one live change, with the figures it measured
 (``client.storage_demo``). This module parses the command line and runs the command.
@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from client.demo_dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from client.storage_demo import run_demo
 from postbox import PostboxError
+from sync.server.generator import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 
 __all__ = [
     "DEFAULT_CHATS",

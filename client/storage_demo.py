@@ -1,6 +1,6 @@
 """The storage demo behind ``postbox-chat demo``.
 
-``run_demo`` generates a dataset (``client.demo_dataset``), writes it into a Postbox
+``run_demo`` generates a dataset (``sync.server.generator``), writes it into a Postbox
 database through ordinary transactions (``write_dataset``), and prints the chat list, a
 history window, a full-text search, a shared-media summary and one live change, with
 the figures it measured. Each section has a reader that runs in one transaction and a
@@ -18,13 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from client.demo_dataset import (
-    SEARCH_WORD,
-    DemoDataset,
-    describe_media,
-    generate_dataset,
-    live_message,
-)
 from client.text_layout import figures, fit, long_time, mib, n, short_time, snippet, table
 from postbox import (
     MAX_MESSAGE_ID,
@@ -45,6 +38,13 @@ from postbox import (
     StoreMessage,
     Transaction,
     UpdateMessage,
+)
+from sync.server.generator import (
+    SEARCH_WORD,
+    DemoDataset,
+    describe_media,
+    generate_dataset,
+    live_message,
 )
 
 __all__ = ["CHUNK_SIZE", "run_demo", "write_dataset"]

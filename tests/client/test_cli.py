@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from client.cli import DEFAULT_DAYS, DEFAULT_SEED, main
-from client.demo_dataset import DEMO_NOW, SEARCH_WORD, generate_dataset, live_message
 from postbox import (
     MediaKind,
     MessageFlags,
@@ -19,6 +18,7 @@ from postbox import (
     PeerNamespace,
     Postbox,
 )
+from sync.server.generator import DEMO_NOW, SEARCH_WORD, generate_dataset, live_message
 
 CLOUD = int(MessageNamespace.CLOUD)
 SMALL = ["--chats", "20", "--messages", "2000"]

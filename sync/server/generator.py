@@ -1,4 +1,4 @@
-"""A small, deterministic dataset for the storage demo (and for tests that need a chat history).
+"""A deterministic generated account: the mock server's built-in dataset, the storage demo's.
 
 ``generate_dataset(seed, peers, messages, days)`` builds, from ``random.Random(seed)``
 alone, the account of one user: ``peers`` chats (private chats, groups and channels)
@@ -58,6 +58,7 @@ __all__ = [
     "describe_media",
     "generate_dataset",
     "live_message",
+    "message_content",
 ]
 
 #: The dataset's "now" (2024-06-01 18:30 UTC): the newest generated message is older.
@@ -314,6 +315,15 @@ def live_message(
         author_id=author,
         text=f"{_sentence(rng)} {rng.choice(_EMOJI)}",
     )
+
+
+def message_content(
+    rng: random.Random, namespace: int, media_id: int
+) -> tuple[str, tuple[Media, ...]]:
+    """Text and media for a new message in a chat of peer ``namespace``, in the dataset's
+    shares (``media_id`` names the media item, if there is one)."""
+    kind = _pick_media(rng, _MEDIA_SHARES[namespace])
+    return _content(rng, kind, itertools.count(media_id))
 
 
 def describe_media(media: Sequence[Media]) -> str:

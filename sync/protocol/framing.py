@@ -1,0 +1,138 @@
+"""Frames: a 4-byte big-endian length, then one msgpack map.
+
+``encode_frame`` turns a map into bytes. ``FrameDecoder`` takes bytes as they arrive
+and hands back complete frame bodies; ``decode_body`` turns one body into a map,
+with limits on size, nesting and collection lengths, and no extension types.
+
+Two kinds of failure are kept apart: a length over the limit is a ``FramingError``
+(the stream cannot be trusted past it, so the connection closes), while a body that
+is not a valid map is a ``MalformedFrameError`` (the next frame starts at a known
+place, so the connection can answer with an error frame and go on).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import msgpack
+
+from sync.protocol.errors import FrameTooLargeError, MalformedFrameError
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_SIZE",
+    "MAX_COLLECTION_LENGTH",
+    "MAX_DEPTH",
+    "FrameDecoder",
+    "decode_body",
+    "encode_frame",
+]
+
+_LENGTH = struct.Struct(">I")
+#: Frames larger than this are refused (4 MiB holds a 100-message history page many times).
+DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
+#: Deepest nesting of maps and lists a frame may have (the protocol needs about 6).
+MAX_DEPTH = 16
+#: Most items a single list or map may have.
+MAX_COLLECTION_LENGTH = 100_000
+
+_SCALARS = (type(None), bool, int, float, str, bytes)
+
+
+def _refuse_extension(code: int, data: bytes) -> Any:
+    raise MalformedFrameError(f"msgpack extension type {code} is not allowed")
+
+
+def encode_frame(payload: dict[str, Any]) -> bytes:
+    """The frame for ``payload``: its msgpack encoding behind a 4-byte length."""
+    body: bytes = msgpack.packb(payload, use_bin_type=True, datetime=False)
+    return _LENGTH.pack(len(body)) + body
+
+
+def decode_body(body: bytes, max_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str, Any]:
+    """The map in one frame body; ``MalformedFrameError`` for anything else."""
+    if len(body) > max_size:
+        raise FrameTooLargeError(f"frame of {len(body)} bytes exceeds the limit of {max_size}")
+    try:
+        value = msgpack.unpackb(
+            body,
+            raw=False,
+            strict_map_key=True,
+            ext_hook=_refuse_extension,
+            timestamp=0,
+            max_str_len=max_size,
+            max_bin_len=max_size,
+            max_array_len=MAX_COLLECTION_LENGTH,
+            max_map_len=MAX_COLLECTION_LENGTH,
+            max_ext_len=0,
+        )
+    except MalformedFrameError:
+        raise
+    except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError) as error:
+        raise MalformedFrameError(f"frame body is not valid msgpack: {error}") from None
+    except Exception as error:  # noqa: BLE001 - msgpack raises several undocumented types
+        raise MalformedFrameError(f"frame body is not valid msgpack: {error!r}") from None
+    if not isinstance(value, dict):
+        raise MalformedFrameError(f"a frame must hold a map, not {type(value).__name__}")
+    _check_shape(value)
+    return value
+
+
+def _check_shape(root: dict[str, Any]) -> None:
+    """Refuse deep nesting and values of types the protocol never sends (e.g. timestamps)."""
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            if not all(type(key) is str for key in value):
+                raise MalformedFrameError("map keys must be strings")
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        elif isinstance(value, _SCALARS):
+            continue
+        else:
+            raise MalformedFrameError(f"values of type {type(value).__name__} are not allowed")
+        if depth > MAX_DEPTH:
+            raise MalformedFrameError(f"frame nests deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children)
+
+
+class FrameDecoder:
+    """Cuts a byte stream into frame bodies; refuses a length over ``max_size`` at once."""
+
+    __slots__ = ("_buffer", "max_size")
+
+    def __init__(self, max_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+        self.max_size = max_size
+        self._buffer = bytearray()
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as a frame."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Add ``data``; return the bodies of the frames it completes, in order.
+
+        Raises ``FrameTooLargeError`` as soon as a length prefix exceeds the limit,
+        before the body arrives, so a hostile peer cannot make the buffer grow.
+        """
+        self._buffer += data
+        bodies: list[bytes] = []
+        offset = 0
+        buffer = self._buffer
+        while len(buffer) - offset >= _LENGTH.size:
+            (length,) = _LENGTH.unpack_from(buffer, offset)
+            if length > self.max_size:
+                del buffer[:offset]
+                raise FrameTooLargeError(
+                    f"frame of {length} bytes exceeds the limit of {self.max_size}"
+                )
+            end = offset + _LENGTH.size + length
+            if end > len(buffer):
+                break
+            bodies.append(bytes(buffer[offset + _LENGTH.size : end]))
+            offset = end
+        del buffer[:offset]
+        return bodies

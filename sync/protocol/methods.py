@@ -1,0 +1,363 @@
+"""Methods: their parameters and results, and the frames that carry them.
+
+Requests are ``{id, method, params}``; the answer to one is ``{id, result}`` or
+``{id, error: {code, message}}``; the server pushes ``{push: "updates", updates}``.
+``parse_request`` validates a request completely before the server acts on it, and
+``parse_server_frame`` does the same for what a client receives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, TypeVar
+
+from sync.protocol.errors import (
+    InvalidParamsError,
+    MalformedFrameError,
+    ProtocolError,
+    RpcError,
+    UnknownMethodError,
+)
+from sync.protocol.schema import (
+    MAX_TEXT,
+    Counter,
+    Limit,
+    MessageRef,
+    PeerRef,
+    WireRecord,
+)
+from sync.protocol.types import (
+    AnyUpdates,
+    Dialog,
+    FullPeer,
+    Media,
+    MediaKind,
+    Message,
+    Peer,
+    Presence,
+    State,
+    decode_channel_difference,
+    decode_difference,
+    decode_updates,
+)
+
+__all__ = [
+    "HISTORY_LIMIT",
+    "METHODS",
+    "AffectedMessages",
+    "Auth",
+    "Authorization",
+    "DeleteMessages",
+    "Dialogs",
+    "EditMessage",
+    "ErrorFrame",
+    "GetChannelDifference",
+    "GetDialogs",
+    "GetDifference",
+    "GetFullPeer",
+    "GetHistory",
+    "GetPeers",
+    "GetState",
+    "MessagesSlice",
+    "Method",
+    "Peers",
+    "PushFrame",
+    "ReadHistory",
+    "Request",
+    "ResultFrame",
+    "SendMessage",
+    "SentMessage",
+    "encode_error",
+    "encode_push",
+    "encode_request",
+    "encode_result",
+    "method_name",
+    "parse_request",
+    "parse_server_frame",
+    "request_id_of",
+]
+
+#: Most messages one getHistory call returns, as on Telegram.
+HISTORY_LIMIT = 100
+#: Most dialogs one getDialogs call returns.
+DIALOGS_LIMIT = 100
+#: Largest request id: ids must survive a round trip through a double.
+MAX_REQUEST_ID = 2**53
+
+P = TypeVar("P", bound=WireRecord)
+R = TypeVar("R", bound=WireRecord)
+T = TypeVar("T")
+
+# -- parameters -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Auth(WireRecord):
+    token: Annotated[str, Limit(max_len=256)]
+
+
+@dataclass(frozen=True, slots=True)
+class GetState(WireRecord):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class GetDifference(WireRecord):
+    """``pts_total_limit``: the most pts points one answer may cover (then a slice)."""
+
+    pts: Counter
+    qts: Counter
+    date: Counter
+    pts_total_limit: Annotated[int, Limit(low=1, high=100_000)] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GetChannelDifference(WireRecord):
+    channel: PeerRef
+    pts: Counter
+    limit: Annotated[int, Limit(low=1, high=1000)] = 100
+
+
+@dataclass(frozen=True, slots=True)
+class GetDialogs(WireRecord):
+    """Dialogs older than the chat-list index (offset_date, offset_id, offset_peer).
+
+    All zero means from the top; the first page also lists the pinned chats.
+    """
+
+    offset_date: Counter = 0
+    offset_id: Counter = 0
+    offset_peer: PeerRef = 0
+    limit: Annotated[int, Limit(low=1, high=DIALOGS_LIMIT)] = DIALOGS_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class GetHistory(WireRecord):
+    """A page of one chat's history, newest first, with Telegram's paging rules.
+
+    The candidates are the chat's messages (only those with media of kind ``filter``
+    if given) with ``min_id < id < max_id`` (a bound of 0 is no bound). The page
+    starts ``add_offset`` places after the first candidate older than ``offset_id``
+    (the newest candidate if ``offset_id`` is 0); a negative ``add_offset`` reaches
+    back to newer ones. It holds at most ``limit`` messages.
+    """
+
+    peer: PeerRef
+    offset_id: Counter = 0
+    add_offset: Annotated[int, Limit(low=-HISTORY_LIMIT, high=1_000_000)] = 0
+    limit: Annotated[int, Limit(low=1, high=HISTORY_LIMIT)] = HISTORY_LIMIT
+    max_id: Counter = 0
+    min_id: Counter = 0
+    filter: MediaKind | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GetPeers(WireRecord):
+    ids: Annotated[tuple[PeerRef, ...], Limit(max_len=200)]
+
+
+@dataclass(frozen=True, slots=True)
+class GetFullPeer(WireRecord):
+    peer: PeerRef
+
+
+@dataclass(frozen=True, slots=True)
+class SendMessage(WireRecord):
+    """``random_id`` is the client's key: sending it again returns the same message."""
+
+    peer: PeerRef
+    text: Annotated[str, Limit(max_len=MAX_TEXT)]
+    random_id: int
+    reply_to: MessageRef | None = None
+    media: Annotated[tuple[Media, ...], Limit(max_len=10)] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EditMessage(WireRecord):
+    peer: PeerRef
+    id: MessageRef
+    text: Annotated[str, Limit(max_len=MAX_TEXT)]
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMessages(WireRecord):
+    peer: PeerRef
+    ids: Annotated[tuple[MessageRef, ...], Limit(max_len=100)]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadHistory(WireRecord):
+    peer: PeerRef
+    max_id: Counter
+
+
+# -- results ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Authorization(WireRecord):
+    user: Peer
+
+
+@dataclass(frozen=True, slots=True)
+class Dialogs(WireRecord):
+    """A page of the chat list, its top messages and peers; ``count`` is the total."""
+
+    dialogs: tuple[Dialog, ...]
+    messages: tuple[Message, ...]
+    peers: tuple[Peer, ...]
+    count: PeerRef
+    pinned: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesSlice(WireRecord):
+    """A page of history, newest first; ``count`` is the number of candidates."""
+
+    messages: tuple[Message, ...]
+    peers: tuple[Peer, ...]
+    count: PeerRef
+
+
+@dataclass(frozen=True, slots=True)
+class Peers(WireRecord):
+    peers: tuple[Peer, ...]
+    presences: tuple[Presence, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SentMessage(WireRecord):
+    """The stored message and the pts it took (the channel's own pts in a channel)."""
+
+    message: Message
+    pts: Counter
+    pts_count: Counter
+
+
+@dataclass(frozen=True, slots=True)
+class AffectedMessages(WireRecord):
+    pts: Counter
+    pts_count: Counter
+
+
+# -- the method table -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Method(Generic[P, T]):
+    name: str
+    params: type[P]
+    decode_result: Callable[[Any], T]
+
+
+def _record(kind: type[R]) -> Callable[[Any], R]:
+    return lambda value: kind.from_wire(value, "result")
+
+
+METHODS: dict[str, Method[Any, Any]] = {
+    method.name: method
+    for method in (
+        Method("auth", Auth, _record(Authorization)),
+        Method("getState", GetState, _record(State)),
+        Method("getDifference", GetDifference, decode_difference),
+        Method("getChannelDifference", GetChannelDifference, decode_channel_difference),
+        Method("getDialogs", GetDialogs, _record(Dialogs)),
+        Method("getHistory", GetHistory, _record(MessagesSlice)),
+        Method("getPeers", GetPeers, _record(Peers)),
+        Method("getFullPeer", GetFullPeer, _record(FullPeer)),
+        Method("sendMessage", SendMessage, _record(SentMessage)),
+        Method("editMessage", EditMessage, _record(SentMessage)),
+        Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),
+        Method("readHistory", ReadHistory, _record(AffectedMessages)),
+    )
+}
+_METHOD_NAMES = {method.params: name for name, method in METHODS.items()}
+
+# -- frames ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: int
+    method: str
+    params: WireRecord
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFrame:
+    id: int
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFrame:
+    id: int | None
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class PushFrame:
+    updates: AnyUpdates
+
+
+def request_id_of(frame: dict[str, Any]) -> int | None:
+    """The request id of a frame, if it has a valid one (for error frames)."""
+    value = frame.get("id")
+    if type(value) is int and 0 <= value <= MAX_REQUEST_ID:
+        return value
+    return None
+
+
+def parse_request(frame: dict[str, Any]) -> Request:
+    """Validate a request frame: its id, a known method and well-formed params."""
+    request_id = request_id_of(frame)
+    if request_id is None:
+        raise InvalidParamsError(f"id: expected an integer within 0..{MAX_REQUEST_ID}")
+    name = frame.get("method")
+    if not isinstance(name, str):
+        raise InvalidParamsError("method: expected a method name")
+    method = METHODS.get(name)
+    if method is None:
+        shown = name if len(name) <= 40 else name[:37] + "..."
+        raise UnknownMethodError(f"unknown method {shown!r}")
+    params = frame.get("params", {})
+    return Request(request_id, name, method.params.from_wire(params, "params"))
+
+
+def parse_server_frame(frame: dict[str, Any]) -> ResultFrame | ErrorFrame | PushFrame:
+    """What a client received: a result, an error, or pushed updates (results undecoded)."""
+    if "push" in frame:
+        if frame["push"] != "updates":
+            raise MalformedFrameError(f"unknown push {frame['push']!r}")
+        return PushFrame(decode_updates(frame.get("updates"), "updates"))
+    if "error" in frame:
+        return ErrorFrame(request_id_of(frame), RpcError.from_wire(frame["error"]))
+    request_id = request_id_of(frame)
+    if request_id is None or "result" not in frame:
+        raise MalformedFrameError("a frame needs a push, an error, or an id and a result")
+    return ResultFrame(request_id, frame["result"])
+
+
+def method_name(params: WireRecord) -> str:
+    """The method whose parameters ``params`` are."""
+    name = _METHOD_NAMES.get(type(params))
+    if name is None:
+        raise TypeError(f"{type(params).__name__} is not a method's parameters")
+    return name
+
+
+def encode_request(request_id: int, params: WireRecord) -> dict[str, Any]:
+    return {"id": request_id, "method": method_name(params), "params": params.to_wire()}
+
+
+def encode_result(request_id: int, result: WireRecord) -> dict[str, Any]:
+    return {"id": request_id, "result": result.to_wire()}
+
+
+def encode_error(request_id: int | None, error: ProtocolError) -> dict[str, Any]:
+    return {"id": request_id, "error": error.to_wire()}
+
+
+def encode_push(updates: AnyUpdates) -> dict[str, Any]:
+    return {"push": "updates", "updates": updates.to_wire()}

@@ -1,0 +1,113 @@
+"""The mock server's options, shared by ``postbox-server`` and the embedded server."""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sync.protocol import DEFAULT_MAX_FRAME_SIZE
+from sync.server.generator import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
+from sync.server.store import DEFAULT_LOG_WINDOW
+
+__all__ = ["FaultConfig", "ServerConfig", "is_loopback"]
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def _probability(name: str, value: float) -> None:
+    _check(0.0 <= value <= 1.0, f"{name} must be a probability within 0..1, not {value}")
+
+
+@dataclass(frozen=True, slots=True)
+class FaultConfig:
+    """What the server does to pushes, per connection. Everything is off by default.
+
+    ``drop``, ``duplicate``, ``too_long`` and ``channel_too_long`` are probabilities per
+    push; ``reorder`` holds up to that many pushes and sends them shuffled; ``delay``
+    holds each push up to that many seconds; ``disconnect_every`` closes the connection
+    after that many pushes.
+    """
+
+    drop: float = 0.0
+    duplicate: float = 0.0
+    reorder: int = 0
+    delay: float = 0.0
+    disconnect_every: int = 0
+    too_long: float = 0.0
+    channel_too_long: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("drop", "duplicate", "too_long", "channel_too_long"):
+            _probability(name, getattr(self, name))
+        _check(0 <= self.reorder <= 1000, f"reorder must be within 0..1000, not {self.reorder}")
+        _check(0.0 <= self.delay <= 60.0, f"delay must be within 0..60 s, not {self.delay}")
+        _check(
+            self.disconnect_every >= 0,
+            f"disconnect_every must be 0 (never) or more, not {self.disconnect_every}",
+        )
+
+    @property
+    def any(self) -> bool:
+        return self != FaultConfig()
+
+
+def _wall_clock() -> int:
+    return int(time.time())
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything the server needs; ``ValueError`` with a readable message if out of range.
+
+    Without ``dataset`` the server generates an account from ``seed``, ``peers``,
+    ``messages`` and ``days``. ``db`` is the server's SQLite file (kept between runs);
+    ``None`` keeps everything in memory. ``rate`` is generated events per second.
+    """
+
+    token: str = "demo-token"
+    host: str = "127.0.0.1"
+    port: int = 0
+    db: Path | None = None
+    dataset: Path | None = None
+    seed: int = 1
+    peers: int = 200
+    messages: int = 5_000
+    days: int = 60
+    rate: float = 0.0
+    log_window: int = DEFAULT_LOG_WINDOW
+    faults: FaultConfig = field(default_factory=FaultConfig)
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    #: Bytes a connection may leave unread before it is cut off as stalled.
+    max_write_buffer: int = 8 * 1024 * 1024
+    #: Failed auth attempts after which a connection is closed.
+    max_auth_failures: int = 3
+    clock: Callable[[], int] = _wall_clock
+
+    def __post_init__(self) -> None:
+        _check(bool(self.token), "the token must not be empty")
+        _check(len(self.token) <= 256, "the token must be at most 256 characters")
+        _check(0 <= self.port <= 65535, f"port must be within 0..65535, not {self.port}")
+        _check(0 <= self.seed < 2**63, f"seed must be within 0..2^63-1, not {self.seed}")
+        _check(1 <= self.peers <= MAX_PEERS, f"peers must be within 1..{MAX_PEERS}")
+        _check(0 <= self.messages <= MAX_MESSAGES, f"messages must be within 0..{MAX_MESSAGES}")
+        _check(1 <= self.days <= MAX_DAYS, f"days must be within 1..{MAX_DAYS}")
+        _check(0.0 <= self.rate <= 10_000.0, "rate must be within 0..10000 events/s")
+        _check(self.log_window >= 1, "the log window must be at least 1")
+        _check(self.max_frame_size >= 1024, "the frame size limit must be at least 1024 bytes")
+        _check(self.max_write_buffer >= 64 * 1024, "the write buffer limit must be >= 64 KiB")
+        _check(self.max_auth_failures >= 1, "max_auth_failures must be at least 1")

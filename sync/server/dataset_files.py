@@ -1,0 +1,900 @@
+"""The dataset directory: a ``DemoDataset`` on disk, for the mock server to load.
+
+``write_dataset`` stores a dataset in a directory and ``read_dataset`` loads it back
+(equal to the original). ``iter_message_rows`` streams the messages part by part, so
+a server can import ten million of them without holding them all; ``message_from_row``
+and ``message_to_row`` convert between a row and a ``StoreMessage``. A Spark job can
+write the same directory itself by following the format below.
+
+Layout (format "postbox-chat-dataset", version 1)
+-------------------------------------------------
+
+::
+
+    DIR/
+      manifest.json                  metadata; written last, it marks the dataset complete
+      peers.msgpack                  the account's own user and every chat
+      group_members.msgpack
+      read_states.msgpack
+      pinned.msgpack
+      archived.msgpack
+      notification_settings.msgpack
+      presences.msgpack
+      messages/part-00000.msgpack    messages, in parts of at most ``rows_per_part`` rows
+      messages/part-00001.msgpack
+      ...
+
+Row files
+~~~~~~~~~
+
+Every ``*.msgpack`` file is a plain concatenation of msgpack arrays, one array per
+row, with the columns below in this order: no header, no length prefix, no maps.
+An empty table is an empty file. Values are only nil, booleans, integers, strings
+(msgpack str, UTF-8) and arrays; floats, bin, maps and extension types (the timestamp
+extension included) are refused.
+
+Column types, with the Spark type that holds them:
+
+* ``int32``: -2^31..2^31-1 (``IntegerType``); ``uint31``: 0..2^31-1 (``IntegerType``);
+* ``int64``: -2^63..2^63-1 (``LongType``);
+* ``peer``: a postbox ``PeerId`` value, ``namespace << 56 | id``, 0..2^63-1
+  (``LongType``); namespaces are 0 user, 1 group, 2 channel, 3 secret chat;
+* ``time``: unix seconds, UTC, as ``int32``;
+* ``str``, ``bool`` (``StringType``, ``BooleanType``); ``X?`` means X or nil (null).
+
+Tables, their columns and row order:
+
+``peers`` (``peers.msgpack``): the account's own user, whose id is the manifest's
+``self_peer_id`` (written first; the reader finds it wherever it is), then the chats
+in chat order. Peer ids are unique.
+    id ``peer``, name ``str``, username ``str?``, access_hash ``int64``,
+    flags ``uint31`` (1 verified, 2 bot, 4 broadcast, 8 self),
+    associated_peer_id ``peer?``
+
+``messages`` (``messages/part-NNNNN.msgpack``): sorted strictly ascending by
+(peer_id, namespace, timestamp, id) over all parts taken in manifest order, so each
+part continues where the previous one ended (in Spark: a global ``orderBy`` of those
+columns, one part per partition, listed in partition order). (peer_id, namespace, id)
+is unique.
+    peer_id ``peer``, namespace ``int32`` (0 cloud, 1 local), id ``int32``,
+    timestamp ``time``, flags ``uint31`` (1 incoming, 2 unsent, 4 failed),
+    tags ``uint31`` (1 photo, 2 video, 4 file, 8 link, 16 voice), author_id ``peer?``,
+    text ``str``, media (an array, often empty, of media arrays, below),
+    reply_to_id ``int32?``, edit_timestamp ``time?``, globally_unique_id ``int64?``,
+    thread_id ``int64?``
+
+    A media array (``messages.media``): kind ``uint31`` (0 photo, 1 video, 2 file,
+    3 voice, 4 link), id ``int64``, size ``int64`` (bytes, >= 0), url ``str?``,
+    title ``str?``
+
+``group_members``: one row per group: group_id ``peer``, member_ids (array of ``peer``)
+
+``read_states``: the read state of a chat in the cloud namespace: peer_id ``peer``,
+max_incoming_read_id ``int32``, max_outgoing_read_id ``int32``, max_known_id ``int32``,
+count ``uint31`` (unread incoming messages), marked_unread ``bool``
+
+``pinned``: peer_id ``peer``, in pinning order. ``archived``: peer_id ``peer``.
+
+``notification_settings``: peer_id ``peer``, muted_until ``time`` (0 not muted,
+2^31-1 muted for ever), sound ``str?``, show_previews ``bool``
+
+``presences``: peer_id ``peer``, status ``uint31`` (0 offline, 1 online, 2 recently,
+3 long ago), timestamp ``time`` (online until, or last seen; 0 if unknown)
+
+Every table other than ``peers`` keeps the dataset's order, and every peer id in them
+(and a message's peer_id and author_id) names a row of ``peers``.
+
+manifest.json
+~~~~~~~~~~~~~
+
+A JSON object; readers ignore keys they do not know::
+
+    {
+      "format": "postbox-chat-dataset",
+      "format_version": 1,
+      "seed": 7, "days": 30, "now": 1717266600, "self_peer_id": 100123,
+      "counts": {"peers": 41, "messages": 2000, "group_members": 6, ...},
+      "columns": {"peers": ["id", "name", ...], "messages": [...],
+                  "messages.media": ["kind", "id", "size", "url", "title"], ...},
+      "files": {
+        "peers": [{"path": "peers.msgpack", "rows": 41, "bytes": 2210}],
+        "messages": [{"path": "messages/part-00000.msgpack", "rows": 1000, "bytes": 81234},
+                     ...],
+        ...
+      }
+    }
+
+``counts`` holds the rows of every table (``peers`` includes the account's own user);
+``columns`` must be exactly ``COLUMNS``; ``files`` lists every table's files in row
+order (a table may span several files; an empty message table may have none) with
+each file's row count and size in bytes. Paths are relative, with ``/`` separators.
+
+Writing and reading
+~~~~~~~~~~~~~~~~~~~
+
+A writer fills a sibling staging directory (``write_dataset`` names it
+``.NAME.<random hex>.partial``; one left by a killed writer can be deleted), writes
+``manifest.json`` last, then renames the staging directory to ``DIR``; a directory
+without ``manifest.json`` is never a dataset. The reader checks everything above
+(format and version, columns, each file's size and row count, every row's shape, types
+and ranges, the message order and the peer references) and raises ``DatasetError``,
+naming the file, for anything else.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import msgpack
+
+from postbox import (
+    Media,
+    MediaKind,
+    Peer,
+    PeerId,
+    PeerNotificationSettings,
+    PeerPresence,
+    PeerReadState,
+    PresenceStatus,
+    StoreMessage,
+)
+from sync.server.generator import DemoDataset
+
+__all__ = [
+    "COLUMNS",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MANIFEST_NAME",
+    "DataFile",
+    "DatasetError",
+    "DatasetExistsError",
+    "Manifest",
+    "MessageRow",
+    "iter_message_rows",
+    "message_from_row",
+    "message_to_row",
+    "read_dataset",
+    "read_manifest",
+    "write_dataset",
+]
+
+FORMAT_NAME = "postbox-chat-dataset"
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+
+#: The columns of every row file, in order; ``messages.media`` is the nested media array.
+COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "peers": ("id", "name", "username", "access_hash", "flags", "associated_peer_id"),
+    "messages": (
+        "peer_id",
+        "namespace",
+        "id",
+        "timestamp",
+        "flags",
+        "tags",
+        "author_id",
+        "text",
+        "media",
+        "reply_to_id",
+        "edit_timestamp",
+        "globally_unique_id",
+        "thread_id",
+    ),
+    "messages.media": ("kind", "id", "size", "url", "title"),
+    "group_members": ("group_id", "member_ids"),
+    "read_states": (
+        "peer_id",
+        "max_incoming_read_id",
+        "max_outgoing_read_id",
+        "max_known_id",
+        "count",
+        "marked_unread",
+    ),
+    "pinned": ("peer_id",),
+    "archived": ("peer_id",),
+    "notification_settings": ("peer_id", "muted_until", "sound", "show_previews"),
+    "presences": ("peer_id", "status", "timestamp"),
+}
+
+#: The tables, each stored in its own file(s); the order the writer writes them in.
+_TABLES = (
+    "peers",
+    "group_members",
+    "read_states",
+    "pinned",
+    "archived",
+    "notification_settings",
+    "presences",
+    "messages",
+)
+_MESSAGES_DIR = "messages"
+
+#: A message row: plain msgpack values in ``COLUMNS["messages"]`` order.
+MessageRow = tuple[Any, ...]
+#: Checks one row of a table against the peers (``None``: no reference check).
+_TableCheck = Callable[[Any, Mapping[int, Any] | None], None]
+
+_INT32_MIN = -(2**31)
+_INT32_MAX = 2**31 - 1
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+_READ_SIZE = 1 << 20
+_WRITE_BUFFER = 1 << 20
+
+_MEDIA_KINDS = {int(kind): kind for kind in MediaKind}
+_PRESENCE_STATUSES = {int(status): status for status in PresenceStatus}
+
+
+class DatasetError(ValueError):
+    """A dataset directory that is missing, incomplete or breaks the format."""
+
+
+class DatasetExistsError(DatasetError, FileExistsError):
+    """``write_dataset`` was asked to write over a directory that holds something."""
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One row file as the manifest lists it: path relative to the dataset directory."""
+
+    path: str
+    rows: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The checked contents of ``manifest.json``."""
+
+    seed: int
+    days: int
+    now: int
+    self_peer_id: PeerId
+    counts: Mapping[str, int]
+    files: Mapping[str, tuple[DataFile, ...]]
+
+    @property
+    def message_count(self) -> int:
+        return self.counts["messages"]
+
+
+class _RowError(Exception):
+    """A row that breaks the format; the caller adds the file and the row number."""
+
+
+# -- rows -----------------------------------------------------------------------
+
+
+def message_to_row(message: StoreMessage) -> MessageRow:
+    """The row of ``message``: plain ints, strings, None and tuples (msgpack arrays)."""
+    author_id = message.author_id
+    return (
+        int(message.peer_id),
+        int(message.namespace),
+        message.id,
+        message.timestamp,
+        int(message.flags),
+        int(message.tags),
+        None if author_id is None else int(author_id),
+        message.text,
+        tuple((int(m.kind), m.id, m.size, m.url, m.title) for m in message.media),
+        message.reply_to_id,
+        message.edit_timestamp,
+        message.globally_unique_id,
+        message.thread_id,
+    )
+
+
+def message_from_row(row: Sequence[Any]) -> StoreMessage:
+    """The message of a row (a tuple or list); ``DatasetError`` if the row is malformed."""
+    try:
+        _check_message(row, None)
+    except _RowError as error:
+        raise DatasetError(f"malformed message row: {error}") from None
+    return _build_message(row)
+
+
+def _build_message(row: Sequence[Any]) -> StoreMessage:
+    """The message of a checked row."""
+    (peer_id, namespace, id_, timestamp, flags, tags, author_id, text, media, *rest) = row
+    reply_to_id, edit_timestamp, unique_id, thread_id = rest
+    return StoreMessage(
+        PeerId(peer_id),
+        namespace,
+        id_,
+        timestamp,
+        flags,
+        tags,
+        None if author_id is None else PeerId(author_id),
+        text,
+        tuple(Media(_MEDIA_KINDS[m[0]], m[1], m[2], m[3], m[4]) for m in media),
+        reply_to_id,
+        edit_timestamp,
+        unique_id,
+        thread_id,
+    )
+
+
+def _type_name(value: Any) -> str:
+    return "nil" if value is None else type(value).__name__
+
+
+def _shape(value: Any, what: str, width: int) -> None:
+    if not isinstance(value, tuple | list):
+        raise _RowError(f"{what} must be an array, not {_type_name(value)}")
+    if len(value) != width:
+        raise _RowError(f"{what} has {len(value)} columns, not {width}")
+
+
+def _int(value: Any, column: str, low: int, high: int) -> None:
+    # bool is an int subclass, but a different msgpack type.
+    if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
+        raise _RowError(f"{column} must be an integer, not {_type_name(value)}")
+    if not low <= value <= high:
+        raise _RowError(f"{column} {value} is outside {low}..{high}")
+
+
+def _optional_int(value: Any, column: str, low: int, high: int) -> None:
+    if value is not None:
+        _int(value, column, low, high)
+
+
+def _str(value: Any, column: str) -> None:
+    if type(value) is not str:
+        raise _RowError(f"{column} must be a string, not {_type_name(value)}")
+
+
+def _optional_str(value: Any, column: str) -> None:
+    if value is not None and type(value) is not str:
+        raise _RowError(f"{column} must be a string or nil, not {_type_name(value)}")
+
+
+def _bool(value: Any, column: str) -> None:
+    if type(value) is not bool:
+        raise _RowError(f"{column} must be a boolean, not {_type_name(value)}")
+
+
+def _peer(value: Any, column: str, known: Mapping[int, Any] | None) -> None:
+    _int(value, column, 0, _INT64_MAX)
+    if known is not None and value not in known:
+        raise _RowError(f"{column} {value} names no row of peers")
+
+
+def _check_message(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a message row", 13)
+    peer_id, namespace, id_, timestamp, flags, tags, author_id, text, media, *rest = row
+    reply_to_id, edit_timestamp, unique_id, thread_id = rest
+    _peer(peer_id, "peer_id", known)
+    _int(namespace, "namespace", _INT32_MIN, _INT32_MAX)
+    _int(id_, "id", _INT32_MIN, _INT32_MAX)
+    _int(timestamp, "timestamp", _INT32_MIN, _INT32_MAX)
+    _int(flags, "flags", 0, _INT32_MAX)
+    _int(tags, "tags", 0, _INT32_MAX)
+    if author_id is not None:
+        _peer(author_id, "author_id", known)
+    _str(text, "text")
+    if not isinstance(media, tuple | list):
+        raise _RowError(f"media must be an array, not {_type_name(media)}")
+    for item in media:
+        _shape(item, "a media item", 5)
+        kind, media_id, size, url, title = item
+        _int(kind, "media kind", 0, _INT32_MAX)
+        if kind not in _MEDIA_KINDS:
+            raise _RowError(f"media kind {kind} is unknown")
+        _int(media_id, "media id", _INT64_MIN, _INT64_MAX)
+        _int(size, "media size", 0, _INT64_MAX)
+        _optional_str(url, "media url")
+        _optional_str(title, "media title")
+    _optional_int(reply_to_id, "reply_to_id", _INT32_MIN, _INT32_MAX)
+    _optional_int(edit_timestamp, "edit_timestamp", _INT32_MIN, _INT32_MAX)
+    _optional_int(unique_id, "globally_unique_id", _INT64_MIN, _INT64_MAX)
+    _optional_int(thread_id, "thread_id", _INT64_MIN, _INT64_MAX)
+
+
+def _message_checker(known: Mapping[int, Any] | None) -> Callable[[Any], None]:
+    """Checks message rows one after another, including their order."""
+    previous: tuple[int, int, int, int] | None = None
+
+    def check(row: Any) -> None:
+        nonlocal previous
+        _check_message(row, known)
+        key = (row[0], row[1], row[3], row[2])
+        if previous is not None and key <= previous:
+            raise _RowError(
+                f"message (peer_id, namespace, timestamp, id) {key} does not come after "
+                f"{previous}: messages must be sorted and unique"
+            )
+        previous = key
+
+    return check
+
+
+def _peer_checker(self_peer_id: int) -> Callable[[Any], None]:
+    seen: set[int] = set()
+
+    def check(row: Any) -> None:
+        _shape(row, "a peers row", 6)
+        peer_id, name, username, access_hash, flags, associated = row
+        _peer(peer_id, "id", None)
+        if peer_id in seen:
+            raise _RowError(f"peer id {peer_id} appears twice")
+        seen.add(peer_id)
+        _str(name, "name")
+        _optional_str(username, "username")
+        _int(access_hash, "access_hash", _INT64_MIN, _INT64_MAX)
+        _int(flags, "flags", 0, _INT32_MAX)
+        if associated is not None:
+            _peer(associated, "associated_peer_id", None)
+
+    return check
+
+
+def _peer_to_row(peer: Peer) -> tuple[Any, ...]:
+    associated = peer.associated_peer_id
+    return (
+        int(peer.id),
+        peer.name,
+        peer.username,
+        peer.access_hash,
+        int(peer.flags),
+        None if associated is None else int(associated),
+    )
+
+
+def _peer_from_row(row: Sequence[Any]) -> Peer:
+    peer_id, name, username, access_hash, flags, associated = row
+    return Peer(
+        PeerId(peer_id),
+        name,
+        username,
+        access_hash,
+        flags,
+        None if associated is None else PeerId(associated),
+    )
+
+
+def _check_group_members(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a group_members row", 2)
+    group_id, members = row
+    _peer(group_id, "group_id", known)
+    if not isinstance(members, tuple | list):
+        raise _RowError(f"member_ids must be an array, not {_type_name(members)}")
+    for member in members:
+        _peer(member, "member id", known)
+
+
+def _check_read_state(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a read_states row", 6)
+    peer_id, incoming, outgoing, max_known, count, marked = row
+    _peer(peer_id, "peer_id", known)
+    _int(incoming, "max_incoming_read_id", _INT32_MIN, _INT32_MAX)
+    _int(outgoing, "max_outgoing_read_id", _INT32_MIN, _INT32_MAX)
+    _int(max_known, "max_known_id", _INT32_MIN, _INT32_MAX)
+    _int(count, "count", 0, _INT32_MAX)
+    _bool(marked, "marked_unread")
+
+
+def _check_peer_list(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a row", 1)
+    _peer(row[0], "peer_id", known)
+
+
+def _check_notification_settings(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a notification_settings row", 4)
+    peer_id, muted_until, sound, show_previews = row
+    _peer(peer_id, "peer_id", known)
+    _int(muted_until, "muted_until", _INT32_MIN, _INT32_MAX)
+    _optional_str(sound, "sound")
+    _bool(show_previews, "show_previews")
+
+
+def _check_presence(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a presences row", 3)
+    peer_id, status, timestamp = row
+    _peer(peer_id, "peer_id", known)
+    _int(status, "status", 0, _INT32_MAX)
+    if status not in _PRESENCE_STATUSES:
+        raise _RowError(f"presence status {status} is unknown")
+    _int(timestamp, "timestamp", _INT32_MIN, _INT32_MAX)
+
+
+# -- reading --------------------------------------------------------------------
+
+
+def _refuse_extension(code: int, data: bytes) -> Any:
+    raise _RowError(f"msgpack extension type {code} is not allowed")
+
+
+def _manifest_error(directory: Path, problem: str) -> DatasetError:
+    return DatasetError(f"{directory / MANIFEST_NAME}: {problem}")
+
+
+def _manifest_int(
+    directory: Path, value: Any, what: str, low: int = _INT64_MIN, high: int = _INT64_MAX
+) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise _manifest_error(directory, f"{what} must be an integer in {low}..{high}")
+    return value
+
+
+def _manifest_files(directory: Path, table: str, value: Any) -> tuple[DataFile, ...]:
+    if not isinstance(value, list):
+        raise _manifest_error(directory, f"files.{table} must be a list")
+    result: list[DataFile] = []
+    for entry in value:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise _manifest_error(directory, f"files.{table} holds an entry without a path")
+        path = entry["path"]
+        parts = PurePosixPath(path).parts
+        if not parts or path.startswith("/") or "\\" in path or ".." in parts:
+            raise _manifest_error(directory, f"file path {path!r} must stay inside the dataset")
+        rows = _manifest_int(directory, entry.get("rows"), f"rows of {path}", 0)
+        size = _manifest_int(directory, entry.get("bytes"), f"bytes of {path}", 0)
+        result.append(DataFile(path, rows, size))
+    return tuple(result)
+
+
+def read_manifest(directory: Path) -> Manifest:
+    """The checked manifest of the dataset in ``directory``; ``DatasetError`` if unusable."""
+    directory = Path(directory)
+    path = directory / MANIFEST_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(
+            f"{path}: not found; {directory} is not a complete dataset directory"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DatasetError(f"{path}: cannot be read: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"{path}: not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise _manifest_error(directory, "must hold a JSON object")
+    if data.get("format") != FORMAT_NAME:
+        raise _manifest_error(directory, f"format {data.get('format')!r} is not {FORMAT_NAME!r}")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION or type(version) is not int:
+        raise _manifest_error(
+            directory,
+            f"format_version {version!r} is not supported (this reader knows {FORMAT_VERSION})",
+        )
+    seed = _manifest_int(directory, data.get("seed"), "seed")
+    days = _manifest_int(directory, data.get("days"), "days", 0)
+    now = _manifest_int(directory, data.get("now"), "now", _INT32_MIN, _INT32_MAX)
+    self_peer_id = _manifest_int(directory, data.get("self_peer_id"), "self_peer_id", 0)
+    columns = data.get("columns")
+    expected_columns = {name: list(names) for name, names in COLUMNS.items()}
+    if columns != expected_columns:
+        if not isinstance(columns, dict):
+            raise _manifest_error(directory, "columns must be an object")
+        for name, names in expected_columns.items():
+            if columns.get(name) != names:
+                raise _manifest_error(
+                    directory,
+                    f"columns of {name} are {columns.get(name)!r}, format version "
+                    f"{FORMAT_VERSION} has {names!r}",
+                )
+        raise _manifest_error(directory, f"columns name unknown tables: {sorted(columns)}")
+    counts_data = data.get("counts")
+    files_data = data.get("files")
+    if not isinstance(counts_data, dict) or not isinstance(files_data, dict):
+        raise _manifest_error(directory, "counts and files must be objects")
+    if set(counts_data) != set(_TABLES) or set(files_data) != set(_TABLES):
+        raise _manifest_error(
+            directory, f"counts and files must list exactly the tables {sorted(_TABLES)}"
+        )
+    counts: dict[str, int] = {}
+    files: dict[str, tuple[DataFile, ...]] = {}
+    for table in _TABLES:
+        counts[table] = _manifest_int(directory, counts_data[table], f"counts.{table}", 0)
+        files[table] = _manifest_files(directory, table, files_data[table])
+        listed = sum(file.rows for file in files[table])
+        if listed != counts[table]:
+            raise _manifest_error(
+                directory,
+                f"counts.{table} is {counts[table]}, but its files hold {listed} rows",
+            )
+    return Manifest(seed, days, now, PeerId(self_peer_id), counts, files)
+
+
+def _read_rows(
+    directory: Path, file: DataFile, check: Callable[[Any], None]
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of one file, each passed to ``check``; ``DatasetError`` names the file."""
+    path = directory / file.path
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: missing (the manifest lists it)") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot be read: {error.strerror}") from None
+    if size != file.size:
+        hint = " (truncated?)" if size < file.size else ""
+        raise DatasetError(f"{path}: has {size} bytes, the manifest says {file.size}{hint}")
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - closed below, also when abandoned
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot be read: {error.strerror}") from None
+    with stream:
+        unpacker = msgpack.Unpacker(
+            stream,
+            read_size=_READ_SIZE,
+            use_list=False,
+            raw=False,
+            strict_map_key=True,
+            ext_hook=_refuse_extension,
+        )
+        for number in range(file.rows):
+            try:
+                row = unpacker.unpack()
+            except msgpack.OutOfData:
+                raise DatasetError(
+                    f"{path}: ends after {number} complete rows, the manifest lists "
+                    f"{file.rows} (truncated file or wrong row count)"
+                ) from None
+            except _RowError as error:  # from the extension hook
+                raise DatasetError(f"{path}: row {number}: {error}") from None
+            except OSError as error:
+                raise DatasetError(f"{path}: cannot be read: {error.strerror}") from None
+            except Exception as error:  # noqa: BLE001 - msgpack raises several types
+                raise DatasetError(
+                    f"{path}: row {number} is not valid msgpack: {error!r}"
+                ) from None
+            try:
+                check(row)
+            except _RowError as error:
+                raise DatasetError(f"{path}: row {number}: {error}") from None
+            yield row
+        if unpacker.tell() != size:
+            raise DatasetError(
+                f"{path}: holds more data after the {file.rows} rows the manifest lists"
+            )
+
+
+def _read_table(
+    directory: Path, manifest: Manifest, table: str, check: Callable[[Any], None]
+) -> Iterator[tuple[Any, ...]]:
+    for file in manifest.files[table]:
+        yield from _read_rows(directory, file, check)
+
+
+def iter_message_rows(directory: Path) -> Iterator[MessageRow]:
+    """The message rows of the dataset in ``directory``, part by part, in sorted order.
+
+    Rows are tuples of plain values (nested arrays are tuples too), as
+    ``message_to_row`` makes them. The manifest is checked at once; each row is checked
+    (shape, types, ranges, order) as it is read, so a bad part raises ``DatasetError``
+    when the reader reaches it. Peer references are not checked here (``read_dataset``
+    checks them).
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    return _read_table(directory, manifest, "messages", _message_checker(None))
+
+
+def read_dataset(directory: Path, *, with_messages: bool = True) -> DemoDataset:
+    """The dataset stored in ``directory``; ``DatasetError`` if it is incomplete or broken.
+
+    ``with_messages=False`` loads everything but the messages (``messages`` is then
+    empty), for a caller that streams them with ``iter_message_rows``.
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    self_id = int(manifest.self_peer_id)
+    peers_by_id: dict[int, Peer] = {}
+    self_peer: Peer | None = None
+    for row in _read_table(directory, manifest, "peers", _peer_checker(self_id)):
+        peer = _peer_from_row(row)
+        peers_by_id[row[0]] = peer
+        if row[0] == self_id:
+            self_peer = peer
+    if self_peer is None:
+        names = ", ".join(str(directory / f.path) for f in manifest.files["peers"])
+        raise DatasetError(f"{names}: no row for the account's own user {self_id}")
+    chats = tuple(peer for peer in peers_by_id.values() if peer is not self_peer)
+
+    def table(name: str, check: _TableCheck) -> list[Any]:
+        return list(_read_table(directory, manifest, name, lambda row: check(row, peers_by_id)))
+
+    group_members = tuple(
+        (PeerId(group_id), tuple(PeerId(member) for member in members))
+        for group_id, members in table("group_members", _check_group_members)
+    )
+    read_states = tuple(
+        (PeerId(row[0]), PeerReadState(*row[1:])) for row in table("read_states", _check_read_state)
+    )
+    pinned = tuple(PeerId(row[0]) for row in table("pinned", _check_peer_list))
+    archived = tuple(PeerId(row[0]) for row in table("archived", _check_peer_list))
+    notification_settings = tuple(
+        (PeerId(row[0]), PeerNotificationSettings(*row[1:]))
+        for row in table("notification_settings", _check_notification_settings)
+    )
+    presences = tuple(
+        (PeerId(peer_id), PeerPresence(_PRESENCE_STATUSES[status], timestamp))
+        for peer_id, status, timestamp in table("presences", _check_presence)
+    )
+    messages: tuple[StoreMessage, ...] = ()
+    if with_messages:
+        rows = _read_table(directory, manifest, "messages", _message_checker(peers_by_id))
+        messages = tuple(map(_build_message, rows))
+    return DemoDataset(
+        seed=manifest.seed,
+        days=manifest.days,
+        now=manifest.now,
+        self_peer=self_peer,
+        peers=chats,
+        messages=messages,
+        group_members=group_members,
+        read_states=read_states,
+        pinned=pinned,
+        archived=archived,
+        notification_settings=notification_settings,
+        presences=presences,
+    )
+
+
+# -- writing --------------------------------------------------------------------
+
+
+def _refuse_existing(directory: Path) -> None:
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise DatasetExistsError(f"{directory}: exists and is not a plain directory")
+    if directory.is_dir() and any(directory.iterdir()):
+        raise DatasetExistsError(f"{directory}: exists and is not empty; refusing to overwrite")
+
+
+def _remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _fsync_directory(path: Path) -> None:
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # a platform that cannot open directories (Windows)
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass  # some file systems refuse to sync a directory; the rename still happened
+    finally:
+        os.close(descriptor)
+
+
+def _write_rows(
+    staging: Path, relative: str, rows: Iterable[tuple[Any, ...]], check: Callable[[Any], None]
+) -> DataFile:
+    """Write ``rows`` to ``staging/relative`` after ``check``-ing each; flushed to disk."""
+    packer = msgpack.Packer(use_bin_type=True)
+    count = 0
+    with open(staging / relative, "wb", buffering=_WRITE_BUFFER) as stream:
+        for row in rows:
+            try:
+                check(row)
+            except _RowError as error:
+                raise DatasetError(f"cannot write {relative}: row {count}: {error}") from None
+            stream.write(packer.pack(row))
+            count += 1
+        stream.flush()
+        os.fsync(stream.fileno())
+        size = stream.tell()
+    return DataFile(relative, count, size)
+
+
+def _write_tables(
+    dataset: DemoDataset, staging: Path, rows_per_part: int
+) -> dict[str, list[DataFile]]:
+    self_id = int(dataset.self_peer.id)
+    peers = (dataset.self_peer, *dataset.peers)
+    files: dict[str, list[DataFile]] = {}
+    files["peers"] = [
+        _write_rows(staging, "peers.msgpack", map(_peer_to_row, peers), _peer_checker(self_id))
+    ]
+    known = {int(peer.id): peer for peer in peers}
+
+    def small(name: str, rows: Iterable[tuple[Any, ...]], check: _TableCheck) -> None:
+        relative = f"{name}.msgpack"
+        files[name] = [_write_rows(staging, relative, rows, lambda row: check(row, known))]
+
+    small(
+        "group_members",
+        ((int(g), tuple(int(m) for m in members)) for g, members in dataset.group_members),
+        _check_group_members,
+    )
+    small(
+        "read_states",
+        ((int(peer_id), *state.encode()) for peer_id, state in dataset.read_states),
+        _check_read_state,
+    )
+    small("pinned", ((int(peer_id),) for peer_id in dataset.pinned), _check_peer_list)
+    small("archived", ((int(peer_id),) for peer_id in dataset.archived), _check_peer_list)
+    small(
+        "notification_settings",
+        (
+            (int(peer_id), s.muted_until, s.sound, s.show_previews)
+            for peer_id, s in dataset.notification_settings
+        ),
+        _check_notification_settings,
+    )
+    small(
+        "presences",
+        ((int(peer_id), int(p.status), p.timestamp) for peer_id, p in dataset.presences),
+        _check_presence,
+    )
+    (staging / _MESSAGES_DIR).mkdir()
+    check_message = _message_checker(known)
+    messages = dataset.messages
+    files["messages"] = []
+    for number, start in enumerate(range(0, len(messages), rows_per_part)):
+        part = messages[start : start + rows_per_part]
+        relative = f"{_MESSAGES_DIR}/part-{number:05d}.msgpack"
+        rows = (message_to_row(message) for message in part)
+        files["messages"].append(_write_rows(staging, relative, rows, check_message))
+    return files
+
+
+def _write_manifest(staging: Path, dataset: DemoDataset, files: dict[str, list[DataFile]]) -> None:
+    manifest = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "seed": dataset.seed,
+        "days": dataset.days,
+        "now": dataset.now,
+        "self_peer_id": int(dataset.self_peer.id),
+        "counts": {table: sum(f.rows for f in files[table]) for table in _TABLES},
+        "columns": {name: list(names) for name, names in COLUMNS.items()},
+        "files": {
+            table: [{"path": f.path, "rows": f.rows, "bytes": f.size} for f in files[table]]
+            for table in _TABLES
+        },
+    }
+    with open(staging / MANIFEST_NAME, "w", encoding="utf-8") as stream:
+        json.dump(manifest, stream, indent=2)
+        stream.write("\n")
+        stream.flush()
+        os.fsync(stream.fileno())
+    _fsync_directory(staging / _MESSAGES_DIR)
+    _fsync_directory(staging)
+
+
+def write_dataset(dataset: DemoDataset, directory: Path, *, rows_per_part: int = 1_000_000) -> None:
+    """Store ``dataset`` in ``directory``, which must not exist or be empty.
+
+    Messages go into parts of at most ``rows_per_part`` rows. The files are written
+    into a hidden sibling directory that is renamed to ``directory`` once complete, so
+    ``directory`` either holds the whole dataset or is left as it was. Raises
+    ``DatasetExistsError`` if ``directory`` holds anything, and ``DatasetError`` for a
+    dataset the format cannot hold (nothing is written then).
+    """
+    if rows_per_part < 1:
+        raise ValueError(f"rows_per_part must be at least 1, not {rows_per_part}")
+    directory = Path(directory)
+    _refuse_existing(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = directory.parent / f".{directory.name}.{secrets.token_hex(6)}.partial"
+    staging.mkdir()
+    try:
+        files = _write_tables(dataset, staging, rows_per_part)
+        _write_manifest(staging, dataset, files)
+        try:
+            os.replace(staging, directory)
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise DatasetExistsError(
+                    f"{directory}: was filled while the dataset was being written; "
+                    "refusing to overwrite"
+                ) from None
+            raise
+    except BaseException:
+        _remove_tree(staging)
+        raise
+    _fsync_directory(directory.parent)

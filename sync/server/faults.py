@@ -1,0 +1,112 @@
+"""Fault injection on one connection's pushes: drop, duplicate, reorder, delay, cut, too long.
+
+Every decision comes from a ``random.Random`` seeded with the server's seed and the
+connection's number, so the same seed and the same traffic give the same faults.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from sync.protocol import (
+    AnyUpdates,
+    UpdateChannelTooLong,
+    UpdateDeleteChannelMessages,
+    UpdateEditChannelMessage,
+    UpdateNewChannelMessage,
+    UpdateReadChannelInbox,
+    Updates,
+    UpdatesTooLong,
+)
+from sync.server.config import FaultConfig
+
+__all__ = ["Delivery", "FaultInjector"]
+
+_CHANNEL_UPDATES = (
+    UpdateNewChannelMessage,
+    UpdateEditChannelMessage,
+    UpdateDeleteChannelMessages,
+    UpdateReadChannelInbox,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One push to send, ``delay`` seconds from now."""
+
+    updates: AnyUpdates
+    delay: float = 0.0
+
+
+def _channel_of(update: object) -> int | None:
+    if isinstance(update, UpdateNewChannelMessage | UpdateEditChannelMessage):
+        return update.message.peer
+    if isinstance(update, UpdateDeleteChannelMessages | UpdateReadChannelInbox):
+        return update.channel
+    return None
+
+
+@dataclass(slots=True)
+class FaultInjector:
+    config: FaultConfig
+    rng: random.Random
+    #: Pushes held back for reordering.
+    held: list[AnyUpdates] = field(default_factory=list)
+    #: The next getDifference answers "too long" (a push was replaced by updatesTooLong).
+    difference_too_long: bool = False
+    #: Channels whose next getChannelDifference answers "too long".
+    channels_too_long: set[int] = field(default_factory=set)
+    pushes_sent: int = 0
+
+    @classmethod
+    def for_connection(cls, config: FaultConfig, seed: int, number: int) -> FaultInjector:
+        return cls(config, random.Random(f"faults:{seed}:{number}"))
+
+    def plan(self, updates: AnyUpdates) -> list[Delivery]:
+        """What to send, and when, for one push (possibly nothing, possibly later)."""
+        config = self.config
+        if not config.any:
+            return [Delivery(updates)]
+        rng = self.rng
+        updates = self._maybe_too_long(updates)
+        if config.drop and rng.random() < config.drop:
+            return []
+        copies = 2 if config.duplicate and rng.random() < config.duplicate else 1
+        pending = [updates] * copies
+        if config.reorder:
+            self.held.extend(pending)
+            if len(self.held) < config.reorder:
+                return []
+            pending = self.release_held()
+        return [Delivery(item, self._delay()) for item in pending]
+
+    def release_held(self) -> list[AnyUpdates]:
+        """The held pushes, shuffled; called when the window fills or its timer fires."""
+        held, self.held = self.held, []
+        self.rng.shuffle(held)
+        return held
+
+    def count_sent(self) -> bool:
+        """Count one push sent; ``True`` when the connection should now be cut."""
+        self.pushes_sent += 1
+        every = self.config.disconnect_every
+        return bool(every) and self.pushes_sent % every == 0
+
+    def _delay(self) -> float:
+        return self.rng.uniform(0.0, self.config.delay) if self.config.delay else 0.0
+
+    def _maybe_too_long(self, updates: AnyUpdates) -> AnyUpdates:
+        config = self.config
+        if config.too_long and self.rng.random() < config.too_long:
+            self.difference_too_long = True
+            return UpdatesTooLong()
+        if not config.channel_too_long or not isinstance(updates, Updates):
+            return updates
+        channels = {c for c in map(_channel_of, updates.updates) if c is not None}
+        if not channels or self.rng.random() >= config.channel_too_long:
+            return updates
+        self.channels_too_long |= channels
+        kept = tuple(u for u in updates.updates if not isinstance(u, _CHANNEL_UPDATES))
+        hints = tuple(UpdateChannelTooLong(channel) for channel in sorted(channels))
+        return Updates(kept + hints, updates.peers, updates.date, updates.seq_start, updates.seq)

@@ -1,0 +1,392 @@
+"""The mock server on asyncio TCP: connections, auth, pushes with faults, traffic.
+
+``MockServer`` runs on the caller's event loop; ``EmbeddedServer`` gives it a thread
+and a loop of its own, for demo mode and tests. Each connection reads frames, answers
+requests in order and receives pushes through its own ``FaultInjector``. A connection
+that stops reading is cut off once ``max_write_buffer`` bytes wait for it, so a stalled
+or flooding client cannot grow the server's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from sync.protocol import (
+    AnyUpdates,
+    ErrorCode,
+    FrameDecoder,
+    FramingError,
+    MalformedFrameError,
+    ProtocolError,
+    decode_body,
+    encode_error,
+    encode_frame,
+    encode_push,
+    encode_result,
+    parse_request,
+    request_id_of,
+)
+from sync.server.config import ServerConfig, is_loopback
+from sync.server.dataset_files import read_dataset
+from sync.server.faults import FaultInjector
+from sync.server.generator import DemoDataset, generate_dataset
+from sync.server.service import Service, Session
+from sync.server.store import ServerStore
+
+__all__ = ["EmbeddedServer", "MockServer", "load_dataset"]
+
+log = logging.getLogger("postbox.server")
+
+#: How long reordered pushes may wait for the window to fill before they go out anyway.
+REORDER_FLUSH_SECONDS = 0.05
+#: Malformed frames in a row after which a connection is taken for a non-protocol peer.
+MAX_MALFORMED_IN_A_ROW = 16
+_READ_CHUNK = 64 * 1024
+
+T = TypeVar("T")
+
+
+def load_dataset(config: ServerConfig) -> DemoDataset:
+    """The dataset ``config`` names: a dataset directory, or one generated from the seed."""
+    if config.dataset is not None:
+        return read_dataset(config.dataset)
+    return generate_dataset(config.seed, config.peers, config.messages, config.days)
+
+
+class _Connection:
+    def __init__(
+        self,
+        server: MockServer,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        session: Session,
+    ) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.session = session
+        self.closed = False
+        self._flush_timer: asyncio.TimerHandle | None = None
+
+    def _write(self, payload: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        self.writer.write(encode_frame(payload))
+        waiting = self.writer.transport.get_write_buffer_size()
+        if waiting > self.server.config.max_write_buffer:
+            self.close(f"stalled: {waiting} bytes left unread", stalled=True)
+
+    def close(self, reason: str, *, stalled: bool = False) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+        log.info(
+            "connection %s (%s) closed: %s", self.session.number, self.session.peer_name, reason
+        )
+        if stalled:
+            self.writer.transport.abort()  # its unread backlog is dropped, not flushed
+        else:
+            self.writer.close()
+        self.server._connections.discard(self)
+
+    # -- pushes ----------------------------------------------------------------------
+
+    def push(self, updates: AnyUpdates) -> None:
+        if self.closed:
+            return
+        faults = self.session.faults
+        for delivery in faults.plan(updates):
+            if delivery.delay:
+                asyncio.get_running_loop().call_later(
+                    delivery.delay, self._send_push, delivery.updates
+                )
+            else:
+                self._send_push(delivery.updates)
+        if faults.held and self._flush_timer is None:
+            self._flush_timer = asyncio.get_running_loop().call_later(
+                REORDER_FLUSH_SECONDS, self._flush_held
+            )
+
+    def _flush_held(self) -> None:
+        self._flush_timer = None
+        for updates in self.session.faults.release_held():
+            self._send_push(updates)
+
+    def _send_push(self, updates: AnyUpdates) -> None:
+        if self.closed:
+            return
+        self._write(encode_push(updates))
+        if self.session.faults.count_sent():
+            self.close(f"fault: disconnect after {self.session.faults.pushes_sent} pushes")
+
+    # -- requests --------------------------------------------------------------------
+
+    async def run(self) -> None:
+        decoder = FrameDecoder(self.server.config.max_frame_size)
+        malformed_in_a_row = 0
+        try:
+            while not self.closed:
+                data = await self.reader.read(_READ_CHUNK)
+                if not data:
+                    self.close("the client hung up")
+                    break
+                try:
+                    bodies = decoder.feed(data)
+                except FramingError as error:
+                    self._write(encode_error(None, error))
+                    self.close(f"not a frame stream: {error.message}")
+                    break
+                for body in bodies:
+                    if self.closed:
+                        break
+                    if self._answer(body):
+                        malformed_in_a_row = 0
+                        continue
+                    malformed_in_a_row += 1
+                    if malformed_in_a_row >= MAX_MALFORMED_IN_A_ROW:
+                        self.close(f"{malformed_in_a_row} malformed frames in a row")
+                await asyncio.sleep(0)
+        except (ConnectionError, OSError) as error:
+            self.close(f"connection error: {error}")
+        finally:
+            self.close("done")
+
+    def _answer(self, body: bytes) -> bool:
+        """Answer one frame; ``False`` if it was not even a well-formed map."""
+        try:
+            frame = decode_body(body, self.server.config.max_frame_size)
+        except MalformedFrameError as error:
+            self._write(encode_error(None, error))
+            return False
+        request_id = request_id_of(frame)
+        session = self.session
+        try:
+            request = parse_request(frame)
+            result = self.server.service.handle(session, request)
+        except ProtocolError as error:
+            self._write(encode_error(request_id, error))
+            failures = session.auth_failures
+            if (
+                error.code is ErrorCode.AUTH_FAILED
+                and failures >= self.server.config.max_auth_failures
+            ):
+                self.close(f"{failures} failed auth attempts")
+            return True
+        except Exception:
+            log.exception("connection %s: request failed", session.number)
+            failure = ProtocolError("the server failed to answer", ErrorCode.INTERNAL)
+            self._write(encode_error(request_id, failure))
+            return True
+        self._write(encode_result(request.id, result))
+        return True
+
+
+class MockServer:
+    """The server on the running event loop. ``await start()``, then ``port`` is known."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.port = 0
+        self.store: ServerStore | None = None
+        self._service: Service | None = None
+        self._server: asyncio.Server | None = None
+        self._connections: set[_Connection] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._traffic: asyncio.Task[None] | None = None
+        self._connections_made = 0
+
+    @property
+    def service(self) -> Service:
+        if self._service is None:
+            raise RuntimeError("the server is not started")
+        return self._service
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    async def start(self, dataset: DemoDataset | None = None) -> None:
+        config = self.config
+        if not is_loopback(config.host):
+            log.warning(
+                "listening on %s: reachable beyond this machine; anyone with the token can"
+                " read this account",
+                config.host,
+            )
+        store = ServerStore(
+            config.db or ":memory:", clock=config.clock, log_window=config.log_window
+        )
+        try:
+            if store.is_empty:
+                started = time.perf_counter()
+                store.import_dataset(dataset or load_dataset(config))
+                log.info("dataset loaded in %.1f s", time.perf_counter() - started)
+            self._service = Service(
+                store, token=config.token, seed=config.seed, publish=self.publish
+            )
+            self._server = await asyncio.start_server(self._accept, config.host, config.port)
+        except BaseException:
+            store.close()
+            raise
+        self.store = store
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("listening on %s:%s", config.host, self.port)
+        if config.rate > 0:
+            self._traffic = asyncio.create_task(self._generate_traffic(config.rate))
+
+    async def stop(self) -> None:
+        if self._traffic is not None:
+            self._traffic.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._traffic
+            self._traffic = None
+        if self._server is not None:
+            self._server.close()
+        for connection in list(self._connections):
+            connection.close("server stopping")
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def publish(self, pushes: list[AnyUpdates], exclude: Session | None) -> None:
+        """Push to every authorized connection but ``exclude``'s."""
+        for connection in list(self._connections):
+            if connection.session is exclude or not connection.session.authorized:
+                continue
+            for updates in pushes:
+                connection.push(updates)
+
+    def disconnect_all(self, reason: str = "server dropped the connection") -> None:
+        for connection in list(self._connections):
+            connection.close(reason)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections_made += 1
+        number = self._connections_made
+        peer = writer.get_extra_info("peername")
+        faults = FaultInjector.for_connection(self.config.faults, self.config.seed, number)
+        session = Session(number, faults, peer_name=f"{peer[0]}:{peer[1]}" if peer else "?")
+        connection = _Connection(self, reader, writer, session)
+        self._connections.add(connection)
+        log.info("connection %s from %s", number, session.peer_name)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await connection.run()
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _generate_traffic(self, rate: float) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        made = 0
+        while True:
+            due = int((loop.time() - started) * rate) - made
+            if due > 0:
+                try:
+                    self.service.generate(due)
+                except Exception:
+                    log.exception("traffic generation failed")
+                made += due
+            await asyncio.sleep(max(0.005, 1.0 / rate))
+
+
+class EmbeddedServer:
+    """A ``MockServer`` on a thread of its own, for demo mode and tests.
+
+    ``start()`` returns once the server listens; ``call(fn)`` runs ``fn(server)`` on the
+    server's loop and returns its result; ``stop()`` shuts it down.
+    """
+
+    def __init__(self, config: ServerConfig, dataset: DemoDataset | None = None) -> None:
+        self.config = config
+        self._dataset = dataset
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: MockServer | None = None
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the server is not started")
+        return self._server.port
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return (self.config.host, self.port)
+
+    def start(self) -> Self:
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            server = MockServer(self.config)
+            self._server = server
+            try:
+                loop.run_until_complete(server.start(self._dataset))
+            except BaseException as error:  # noqa: BLE001 - handed to the starting thread
+                started.set_exception(error)
+                loop.close()
+                return
+            started.set_result(None)
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(server.stop())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="mock-server", daemon=True)
+        self._thread.start()
+        started.result()
+        return self
+
+    def call(self, fn: Callable[[MockServer], T], timeout: float = 30.0) -> T:
+        """Run ``fn(server)`` on the server's loop; its result or its exception."""
+        loop, server = self._loop, self._server
+        if loop is None or server is None:
+            raise RuntimeError("the server is not started")
+
+        async def invoke() -> T:
+            return fn(server)
+
+        return asyncio.run_coroutine_threadsafe(invoke(), loop).result(timeout)
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        self._loop = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

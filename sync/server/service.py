@@ -1,0 +1,192 @@
+"""The mock server's methods: validated requests in, results and pushes out. No sockets.
+
+``Service.handle`` answers one request for one session. Changes a request makes are
+pushed to the account's other sessions (the requester learns them from the result, as
+on Telegram); generated traffic is pushed to every session.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sync.protocol import (
+    AffectedMessages,
+    AnyUpdates,
+    Auth,
+    Authorization,
+    DeleteMessages,
+    EditMessage,
+    ErrorCode,
+    GetChannelDifference,
+    GetDialogs,
+    GetDifference,
+    GetFullPeer,
+    GetHistory,
+    GetPeers,
+    GetState,
+    PeerKind,
+    Peers,
+    ProtocolError,
+    ReadHistory,
+    Request,
+    SendMessage,
+    SentMessage,
+    WireRecord,
+    peer_kind,
+)
+from sync.server.faults import FaultInjector
+from sync.server.pushes import push_for
+from sync.server.store import ServerStore, StoreError
+from sync.server.traffic import Traffic
+
+__all__ = ["Service", "Session"]
+
+log = logging.getLogger("postbox.server")
+
+
+@dataclass(slots=True)
+class Session:
+    """One connection's standing with the server."""
+
+    number: int
+    faults: FaultInjector
+    authorized: bool = False
+    auth_failures: int = 0
+    peer_name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Publish = Callable[[list[AnyUpdates], Session | None], None]
+
+
+class Service:
+    """One account's server-side logic over ``store``; ``publish`` sends pushes out."""
+
+    def __init__(self, store: ServerStore, *, token: str, seed: int, publish: Publish) -> None:
+        self.store = store
+        self._token = token.encode()
+        self.traffic = Traffic(store, seed)
+        self._publish = publish
+        self._handlers: dict[type[Any], Callable[[Session, Any], WireRecord]] = {
+            Auth: self._auth,
+            GetState: lambda _s, _p: store.state(),
+            GetDifference: self._get_difference,
+            GetChannelDifference: self._get_channel_difference,
+            GetDialogs: lambda _s, p: store.dialogs(p),
+            GetHistory: lambda _s, p: store.history(p),
+            GetPeers: self._get_peers,
+            GetFullPeer: lambda _s, p: store.full_peer(p.peer),
+            SendMessage: self._send_message,
+            EditMessage: self._edit_message,
+            DeleteMessages: self._delete_messages,
+            ReadHistory: self._read_history,
+        }
+
+    def handle(self, session: Session, request: Request) -> WireRecord:
+        """The result of ``request``; a ``ProtocolError`` becomes the error frame."""
+        params = request.params
+        if not session.authorized and not isinstance(params, Auth):
+            raise ProtocolError("authorize with the auth method first", ErrorCode.AUTH_REQUIRED)
+        return self._handlers[type(params)](session, params)
+
+    def generate(self, events: int = 1) -> int:
+        """Make ``events`` traffic events and push them; the number of pushes made."""
+        made = 0
+        for _ in range(events):
+            pushes = self.traffic.step()
+            made += len(pushes)
+            if pushes:
+                self._publish(pushes, None)
+        return made
+
+    # -- methods ---------------------------------------------------------------------
+
+    def _auth(self, session: Session, params: Auth) -> Authorization:
+        if not hmac.compare_digest(params.token.encode(), self._token):
+            session.auth_failures += 1
+            log.warning("connection %s (%s): wrong token", session.number, session.peer_name)
+            raise ProtocolError("the token is not valid", ErrorCode.AUTH_FAILED)
+        session.authorized = True
+        me = self.store.peer(self.store.self_id)
+        assert me is not None
+        log.info("connection %s (%s): authorized", session.number, session.peer_name)
+        return Authorization(me)
+
+    def _get_difference(self, session: Session, params: GetDifference) -> WireRecord:
+        forced = session.faults.difference_too_long
+        session.faults.difference_too_long = False
+        return self.store.difference(params, force_too_long=forced)
+
+    def _get_channel_difference(self, session: Session, params: GetChannelDifference) -> WireRecord:
+        forced = params.channel in session.faults.channels_too_long
+        session.faults.channels_too_long.discard(params.channel)
+        return self.store.channel_difference(params, force_too_long=forced)
+
+    def _get_peers(self, _session: Session, params: GetPeers) -> Peers:
+        return Peers(self.store.peers(params.ids), self.store.presences(params.ids))
+
+    def _send_message(self, session: Session, params: SendMessage) -> SentMessage:
+        earlier = self.store.sent_before(params.random_id)
+        if earlier is not None:
+            message, pts, pts_count = earlier
+            if message.peer != params.peer:
+                raise ProtocolError(
+                    "random_id was already used for another chat", ErrorCode.INVALID_PARAMS
+                )
+            return SentMessage(message, pts, pts_count)
+        if not params.text.strip() and not params.media:
+            raise ProtocolError("the message is empty", ErrorCode.MESSAGE_EMPTY)
+        self.store.require_peer(params.peer)
+        if peer_kind(params.peer) is PeerKind.CHANNEL:
+            raise StoreError("only the channel's admins can post", ErrorCode.PEER_ID_INVALID)
+        if params.reply_to is not None and self.store.message(params.peer, params.reply_to) is None:
+            raise StoreError(
+                f"no message {params.reply_to} to reply to", ErrorCode.MESSAGE_ID_INVALID
+            )
+        update = self.store.add_message(
+            params.peer,
+            out=True,
+            author=self.store.self_id,
+            text=params.text,
+            media=params.media,
+            reply_to=params.reply_to,
+            random_id=params.random_id,
+        )
+        self._publish([push_for(self.store, update)], session)
+        return SentMessage(update.message, update.pts, update.pts_count)
+
+    def _edit_message(self, session: Session, params: EditMessage) -> SentMessage:
+        current = self.store.message(params.peer, params.id)
+        if current is None or not current.out:
+            raise StoreError(
+                f"no message {params.id} of ours in chat {params.peer}",
+                ErrorCode.MESSAGE_ID_INVALID,
+            )
+        if not params.text.strip() and not current.media:
+            raise ProtocolError("the message would be empty", ErrorCode.MESSAGE_EMPTY)
+        update = self.store.edit_message(params.peer, params.id, params.text)
+        self._publish([push_for(self.store, update)], session)
+        return SentMessage(update.message, update.pts, update.pts_count)
+
+    def _current_pts(self, peer_id: int) -> int:
+        if peer_kind(peer_id) is PeerKind.CHANNEL:
+            return self.store.dialog(peer_id).pts or 0
+        return self.store.state().pts
+
+    def _delete_messages(self, session: Session, params: DeleteMessages) -> AffectedMessages:
+        update = self.store.delete_messages(params.peer, params.ids)
+        if update is None:
+            return AffectedMessages(self._current_pts(params.peer), 0)
+        self._publish([push_for(self.store, update)], session)
+        return AffectedMessages(update.pts, update.pts_count)
+
+    def _read_history(self, session: Session, params: ReadHistory) -> AffectedMessages:
+        update = self.store.read_inbox(params.peer, params.max_id)
+        if update is None:
+            return AffectedMessages(self._current_pts(params.peer), 0)
+        self._publish([push_for(self.store, update)], session)
+        return AffectedMessages(update.pts, update.pts_count)

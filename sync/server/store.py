@@ -1,0 +1,935 @@
+"""The mock server's truth: one account's peers, messages, dialogs and update logs in SQLite.
+
+Private chats and groups share one message-id sequence and the account's ``pts``;
+each channel has its own ids and ``pts``, as on Telegram. Every change that moves a
+``pts`` is appended to a log (``update_log`` for the account, ``channel_log`` per
+channel) as the update a client would have been pushed, so ``difference`` and
+``channel_difference`` can replay exactly what a client missed. Logs keep the last
+``log_window`` points; a client older than that gets "too long".
+
+Every mutation returns the updates it caused; the caller decides whom to push them to.
+All methods run on one thread (the server's event loop).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+import msgpack
+
+from sync.protocol import (
+    AnyChannelDifference,
+    AnyDifference,
+    AnyUpdate,
+    ChannelDifference,
+    ChannelDifferenceEmpty,
+    ChannelDifferenceTooLong,
+    ChannelPts,
+    Dialog,
+    Dialogs,
+    Difference,
+    DifferenceEmpty,
+    DifferenceSlice,
+    DifferenceTooLong,
+    ErrorCode,
+    FullPeer,
+    GetChannelDifference,
+    GetDialogs,
+    GetDifference,
+    GetHistory,
+    Media,
+    MediaKind,
+    Message,
+    MessagesSlice,
+    Peer,
+    PeerKind,
+    Presence,
+    PresenceStatus,
+    ProtocolError,
+    State,
+    UpdateDeleteChannelMessages,
+    UpdateDeleteMessages,
+    UpdateEditChannelMessage,
+    UpdateEditMessage,
+    UpdateNewChannelMessage,
+    UpdateNewMessage,
+    UpdatePeer,
+    UpdateReadChannelInbox,
+    UpdateReadHistoryInbox,
+    UpdateReadHistoryOutbox,
+    decode_update,
+    peer_kind,
+)
+from sync.server.generator import DemoDataset
+
+__all__ = ["DEFAULT_LOG_WINDOW", "DIFFERENCE_LIMIT", "ServerStore", "StoreError"]
+
+#: pts points each log keeps; a client further behind gets "too long".
+DEFAULT_LOG_WINDOW = 10_000
+#: pts points one getDifference answer covers when the client sets no limit.
+DIFFERENCE_LIMIT = 1_000
+_INT32_MAX = 2**31 - 1
+
+_MEDIA_KIND_NAMES = {0: "photo", 1: "video", 2: "file", 3: "voice", 4: "link"}
+_PRESENCE_NAMES = {0: "offline", 1: "online", 2: "recently", 3: "long_ago"}
+_ABOUT_USER = (
+    "Coffee first.", "Usually replies within a day.", "Photographer and hiker.",
+    "Working on something new.", "Ask me about books.", "", "",
+)  # fmt: skip
+_ABOUT_GROUP = "A group for {name}: plans, photos and everything in between."
+_ABOUT_CHANNEL = "{name}: news and links, a few posts a day."
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS peers (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL, username TEXT, access_hash INTEGER NOT NULL,
+        flags INTEGER NOT NULL, about TEXT NOT NULL, members BLOB, participants INTEGER,
+        changed_date INTEGER NOT NULL, status TEXT, status_time INTEGER NOT NULL,
+        status_date INTEGER NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS dialogs (
+        peer INTEGER PRIMARY KEY, top_id INTEGER NOT NULL, top_date INTEGER NOT NULL,
+        read_inbox INTEGER NOT NULL, read_outbox INTEGER NOT NULL, pinned INTEGER,
+        folder INTEGER NOT NULL, muted_until INTEGER NOT NULL,
+        pts INTEGER, next_id INTEGER, log_start INTEGER, event_date INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS dialogs_by_top ON dialogs (top_date, top_id, peer)",
+    """CREATE TABLE IF NOT EXISTS messages (
+        peer INTEGER NOT NULL, id INTEGER NOT NULL, date INTEGER NOT NULL, out INTEGER NOT NULL,
+        author INTEGER, text TEXT NOT NULL, media BLOB, reply_to INTEGER, edit_date INTEGER,
+        PRIMARY KEY (peer, id)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS media_index (
+        peer INTEGER NOT NULL, kind TEXT NOT NULL, id INTEGER NOT NULL,
+        PRIMARY KEY (peer, kind, id)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS update_log (
+        pts INTEGER PRIMARY KEY, pts_count INTEGER NOT NULL, date INTEGER NOT NULL,
+        body BLOB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS channel_log (
+        channel INTEGER NOT NULL, pts INTEGER NOT NULL, pts_count INTEGER NOT NULL,
+        date INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (channel, pts)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS sent (
+        random_id INTEGER PRIMARY KEY, peer INTEGER NOT NULL, id INTEGER NOT NULL,
+        pts INTEGER NOT NULL, pts_count INTEGER NOT NULL)""",
+)
+_MESSAGE_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
+
+
+class StoreError(ProtocolError):
+    """A request the server's data refuses (an unknown peer or message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LogEntry:
+    pts: int
+    pts_count: int
+    date: int
+    update: AnyUpdate
+
+
+def _pack(value: Any) -> bytes:
+    data: bytes = msgpack.packb(value, use_bin_type=True)
+    return data
+
+
+def _unpack(data: bytes) -> Any:
+    return msgpack.unpackb(data, raw=False)
+
+
+def _media_to_db(media: Sequence[Media]) -> bytes | None:
+    return _pack([item.to_wire() for item in media]) if media else None
+
+
+def _media_from_db(data: bytes | None) -> tuple[Media, ...]:
+    return tuple(Media.from_wire(item) for item in _unpack(data)) if data else ()
+
+
+def _message_from_row(row: Sequence[Any]) -> Message:
+    peer, id_, date, out, author, text, media, reply_to, edit_date = row
+    return Message(
+        peer, id_, date, bool(out), text, author, _media_from_db(media), reply_to, edit_date
+    )
+
+
+class ServerStore:
+    """The account on the server. ``clock`` gives unix seconds; dates never go back."""
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        clock: Callable[[], int],
+        log_window: int = DEFAULT_LOG_WINDOW,
+    ) -> None:
+        if log_window < 1:
+            raise ValueError("the log window must hold at least one pts point")
+        self._clock = clock
+        self.log_window = log_window
+        try:
+            self._db = apsw.Connection(str(path))
+            self._db.setbusytimeout(2_000)
+            self._execute("PRAGMA journal_mode = WAL")
+            self._execute("PRAGMA synchronous = NORMAL")
+            with self._db:
+                for statement in _SCHEMA:
+                    self._execute(statement)
+        except apsw.Error as error:
+            raise OSError(f"cannot open the server database {path}: {error}") from error
+        self._last_date = self._meta("date", 0)
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _execute(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, bindings).fetchall()
+
+    def _one(self, sql: str, bindings: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        rows = self._execute(sql, bindings)
+        return rows[0] if rows else None
+
+    def _meta(self, key: str, default: int) -> int:
+        row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
+        return default if row is None else int(row[0])
+
+    def _set_meta(self, key: str, value: int) -> None:
+        self._execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def now(self) -> int:
+        """The server's date: the clock, but never earlier than a date already given out."""
+        date = max(self._clock(), self._last_date)
+        self._last_date = date
+        return date
+
+    @property
+    def is_empty(self) -> bool:
+        return self._one("SELECT 1 FROM peers LIMIT 1") is None
+
+    @property
+    def self_id(self) -> int:
+        return self._meta("self_id", 0)
+
+    def state(self) -> State:
+        return State(self._meta("pts", 0), self._meta("qts", 0), self._meta("seq", 0), self.now())
+
+    def digest(self) -> str:
+        """A hash of everything the server stores: equal digests, equal truth."""
+        hasher = hashlib.sha256()
+        for table, order in (
+            ("meta", "key"),
+            ("peers", "id"),
+            ("dialogs", "peer"),
+            ("messages", "peer, id"),
+            ("media_index", "peer, kind, id"),
+            ("update_log", "pts"),
+            ("channel_log", "channel, pts"),
+            ("sent", "random_id"),
+        ):
+            for row in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}"):  # noqa: S608
+                hasher.update(repr(row).encode())
+        return hasher.hexdigest()
+
+    # -- loading a dataset -----------------------------------------------------------
+
+    def import_dataset(self, dataset: DemoDataset) -> None:
+        """Fill an empty store from ``dataset``, its dates moved so its "now" is today."""
+        if not self.is_empty:
+            raise ValueError("the server database already holds an account")
+        now = self.now()
+        shift = now - dataset.now
+        rng = random.Random(f"about:{dataset.seed}")
+        members = dict(dataset.group_members)
+        presences = dict(dataset.presences)
+        with self._db:
+            for peer in (dataset.self_peer, *dataset.peers):
+                self._insert_peer(peer, members.get(peer.id), presences.get(peer.id), rng, shift)
+            self._db.executemany(
+                f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        int(m.peer_id),
+                        m.id,
+                        m.timestamp + shift,
+                        0 if m.flags & 1 else 1,
+                        None if m.author_id is None else int(m.author_id),
+                        m.text,
+                        _media_to_db([_wire_media(item) for item in m.media]),
+                        m.reply_to_id,
+                        None if m.edit_timestamp is None else m.edit_timestamp + shift,
+                    )
+                    for m in dataset.messages
+                ),
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)",
+                (
+                    (int(m.peer_id), _MEDIA_KIND_NAMES[int(item.kind)], m.id)
+                    for m in dataset.messages
+                    for item in m.media
+                ),
+            )
+            self._import_dialogs(dataset, shift, now)
+            global_ids = self._one(
+                "SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,)
+            )
+            self._set_meta("next_id", (global_ids[0] or 0) + 1 if global_ids else 1)
+            self._set_meta("self_id", int(dataset.self_peer.id))
+            for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
+                self._set_meta(key, value)
+            self._set_meta("date", now)
+
+    def _insert_peer(
+        self,
+        peer: Any,
+        members: Sequence[int] | None,
+        presence: Any,
+        rng: random.Random,
+        shift: int,
+    ) -> None:
+        kind = peer_kind(int(peer.id))
+        if kind is PeerKind.USER:
+            about = rng.choice(_ABOUT_USER)
+            participants = None
+        elif kind is PeerKind.GROUP:
+            about = _ABOUT_GROUP.format(name=peer.name)
+            participants = len(members or ()) + 1
+        else:
+            about = _ABOUT_CHANNEL.format(name=peer.name)
+            participants = int(rng.lognormvariate(7, 1.5)) + 10
+        status, status_time = None, 0
+        if presence is not None:
+            status = _PRESENCE_NAMES[int(presence.status)]
+            status_time = presence.timestamp + shift if presence.timestamp else 0
+        self._execute(
+            "INSERT INTO peers VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 0)",
+            (
+                int(peer.id),
+                peer.name,
+                peer.username,
+                peer.access_hash,
+                peer.flags,
+                about,
+                _pack([int(m) for m in members]) if members is not None else None,
+                participants,
+                status,
+                max(0, status_time),
+            ),
+        )
+
+    def _import_dialogs(self, dataset: DemoDataset, shift: int, now: int) -> None:
+        read_states = dict(dataset.read_states)
+        pinned = {peer_id: order for order, peer_id in enumerate(dataset.pinned)}
+        archived = set(dataset.archived)
+        muted = {peer_id: s.muted_until for peer_id, s in dataset.notification_settings}
+        for peer in dataset.peers:
+            peer_id = int(peer.id)
+            top = self._one(
+                "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
+            )
+            top_id, top_date = top if top is not None else (0, 0)
+            read = read_states.get(peer.id)
+            until = muted.get(peer.id, 0)
+            if until and until < _INT32_MAX:
+                until = min(_INT32_MAX, until + shift)
+            is_channel = peer_kind(peer_id) is PeerKind.CHANNEL
+            next_id = None
+            if is_channel:
+                last = self._one("SELECT max(id) FROM messages WHERE peer = ?", (peer_id,))
+                next_id = (last[0] or 0) + 1 if last else 1
+            self._execute(
+                "INSERT INTO dialogs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    peer_id,
+                    top_id,
+                    top_date,
+                    read.max_incoming_read_id if read else 0,
+                    read.max_outgoing_read_id if read else 0,
+                    pinned.get(peer.id),
+                    1 if peer.id in archived else 0,
+                    until,
+                    1 if is_channel else None,
+                    next_id,
+                    1 if is_channel else None,
+                    now if is_channel else 0,
+                ),
+            )
+
+    # -- reading ---------------------------------------------------------------------
+
+    def peer(self, peer_id: int) -> Peer | None:
+        row = self._one(
+            "SELECT id, name, username, access_hash, flags FROM peers WHERE id = ?", (peer_id,)
+        )
+        return None if row is None else Peer(*row)
+
+    def require_peer(self, peer_id: int) -> Peer:
+        peer = self.peer(peer_id)
+        if peer is None or peer_id == self.self_id and peer_kind(peer_id) is not PeerKind.USER:
+            raise StoreError(f"no peer with id {peer_id}", ErrorCode.PEER_ID_INVALID)
+        return peer
+
+    def _require_dialog(self, peer_id: int) -> None:
+        if self._one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
+            raise StoreError(f"no chat with peer {peer_id}", ErrorCode.PEER_ID_INVALID)
+
+    def peers(self, ids: Iterable[int]) -> tuple[Peer, ...]:
+        """The known peers among ``ids``, in ascending id order."""
+        wanted = sorted({int(i) for i in ids})
+        found = (self.peer(peer_id) for peer_id in wanted)
+        return tuple(peer for peer in found if peer is not None)
+
+    def presences(self, ids: Iterable[int]) -> tuple[Presence, ...]:
+        result = []
+        for peer_id in sorted(set(ids)):
+            row = self._one("SELECT status, status_time FROM peers WHERE id = ?", (peer_id,))
+            if row is not None and row[0] is not None:
+                result.append(Presence(peer_id, PresenceStatus(row[0]), row[1]))
+        return tuple(result)
+
+    def full_peer(self, peer_id: int) -> FullPeer:
+        peer = self.require_peer(peer_id)
+        about, members, participants = self._one(
+            "SELECT about, members, participants FROM peers WHERE id = ?", (peer_id,)
+        ) or ("", None, None)
+        presence = self.presences((peer_id,))
+        return FullPeer(
+            peer,
+            about,
+            participants,
+            tuple(_unpack(members)) if members else (),
+            None,
+            presence[0] if presence else None,
+        )
+
+    def message(self, peer_id: int, message_id: int) -> Message | None:
+        row = self._one(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id = ?",
+            (peer_id, message_id),
+        )
+        return None if row is None else _message_from_row(row)
+
+    def _messages(self, peer_id: int, ids: Sequence[int]) -> list[Message]:
+        if not ids:
+            return []
+        marks = ", ".join("?" * len(ids))
+        rows = self._execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id IN ({marks})"  # noqa: S608
+            " ORDER BY id DESC",
+            (peer_id, *ids),
+        )
+        return [_message_from_row(row) for row in rows]
+
+    def _peers_of(self, messages: Iterable[Message], extra: Iterable[int] = ()) -> tuple[Peer, ...]:
+        ids = set(extra)
+        for message in messages:
+            ids.add(message.peer)
+            if message.author is not None:
+                ids.add(message.author)
+        return self.peers(ids)
+
+    def peers_of_update(self, update: AnyUpdate) -> tuple[Peer, ...]:
+        """The peers a client needs to show ``update``."""
+        message = getattr(update, "message", None)
+        if isinstance(message, Message):
+            return self._peers_of((message,))
+        peer_id = getattr(update, "peer", None)
+        if peer_id is None:
+            peer_id = getattr(update, "channel", None)
+        return self.peers((peer_id,)) if isinstance(peer_id, int) else ()
+
+    def history(self, request: GetHistory) -> MessagesSlice:
+        """A page of history under Telegram's offset rules (see ``GetHistory``)."""
+        self.require_peer(request.peer)
+        base: list[Any]
+        if request.filter is None:
+            source, base = "messages WHERE peer = ?", [request.peer]
+        else:
+            source, base = "media_index WHERE peer = ? AND kind = ?", [request.peer, request.filter]
+        bounds, bound_args = "", []
+        if request.min_id:
+            bounds += " AND id > ?"
+            bound_args.append(request.min_id)
+        if request.max_id:
+            bounds += " AND id < ?"
+            bound_args.append(request.max_id)
+        (count,) = self._one(f"SELECT count(*) FROM {source}", base) or (0,)  # noqa: S608
+
+        def older(below: int, skip: int, take: int) -> list[int]:
+            if take <= 0:
+                return []
+            rows = self._execute(
+                f"SELECT id FROM {source}{bounds} AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?",  # noqa: S608
+                (*base, *bound_args, below, take, skip),
+            )
+            return [row[0] for row in rows]
+
+        limit = request.limit
+        offset_id = request.offset_id or _INT32_MAX
+        if request.add_offset >= 0 or not request.offset_id:
+            ids = older(offset_id, max(0, request.add_offset), limit)
+        else:
+            reach = -request.add_offset
+            newer = [
+                row[0]
+                for row in self._execute(
+                    f"SELECT id FROM {source}{bounds} AND id >= ? ORDER BY id ASC LIMIT ?",  # noqa: S608
+                    (*base, *bound_args, offset_id, reach),
+                )
+            ]
+            found = len(newer)
+            newer.reverse()
+            ids = newer[max(found - reach, 0) : max(0, min(found - reach + limit, found))]
+            ids += older(offset_id, 0, limit - reach)
+        messages = self._messages(request.peer, ids)
+        return MessagesSlice(tuple(messages), self._peers_of(messages), count)
+
+    def _dialog(self, row: Sequence[Any]) -> Dialog:
+        peer, top_id, _date, read_inbox, read_outbox, pinned, folder, muted, pts = row
+        (unread,) = self._one(
+            "SELECT count(*) FROM messages WHERE peer = ? AND id > ? AND out = 0",
+            (peer, read_inbox),
+        ) or (0,)
+        return Dialog(
+            peer, top_id, read_inbox, read_outbox, unread, pinned is not None, folder, muted, pts
+        )
+
+    _DIALOG_COLUMNS = (
+        "peer, top_id, top_date, read_inbox, read_outbox, pinned, folder, muted_until, pts"
+    )
+
+    def dialog(self, peer_id: int) -> Dialog:
+        row = self._one(f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?", (peer_id,))
+        if row is None:
+            raise StoreError(f"no chat with peer {peer_id}", ErrorCode.PEER_ID_INVALID)
+        return self._dialog(row)
+
+    def dialogs(self, request: GetDialogs) -> Dialogs:
+        """Chat-list entries by (top date, top id, peer), newest first, after the offset."""
+        where, args = "", []
+        if request.offset_date or request.offset_id or request.offset_peer:
+            where = "WHERE (top_date, top_id, peer) < (?, ?, ?)"
+            args = [request.offset_date, request.offset_id, request.offset_peer]
+        rows = self._execute(
+            f"SELECT {self._DIALOG_COLUMNS} FROM dialogs {where}"  # noqa: S608
+            " ORDER BY top_date DESC, top_id DESC, peer DESC LIMIT ?",
+            (*args, request.limit),
+        )
+        dialogs = tuple(self._dialog(row) for row in rows)
+        tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
+        messages = tuple(m for m in tops if m is not None)
+        (count,) = self._one("SELECT count(*) FROM dialogs") or (0,)
+        pinned: tuple[int, ...] = ()
+        if not where:
+            pinned = tuple(
+                row[0]
+                for row in self._execute(
+                    "SELECT peer FROM dialogs WHERE pinned IS NOT NULL ORDER BY pinned"
+                )
+            )
+        peers = self._peers_of(messages, (d.peer for d in dialogs))
+        return Dialogs(dialogs, messages, peers, count, pinned)
+
+    # -- what the traffic generator looks at -----------------------------------------
+
+    def chat_sizes(self) -> list[tuple[int, int]]:
+        """(peer, message count) for every chat, in peer order."""
+        return self._execute(
+            "SELECT d.peer, (SELECT count(*) FROM messages m WHERE m.peer = d.peer)"
+            " FROM dialogs d ORDER BY d.peer"
+        )
+
+    def recent_messages(self, peer_id: int, count: int) -> list[Message]:
+        """The newest ``count`` messages of a chat, newest first."""
+        rows = self._execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE peer = ? ORDER BY id DESC LIMIT ?",
+            (peer_id, count),
+        )
+        return [_message_from_row(row) for row in rows]
+
+    def members(self, group_id: int) -> tuple[int, ...]:
+        row = self._one("SELECT members FROM peers WHERE id = ?", (group_id,))
+        return tuple(_unpack(row[0])) if row and row[0] else ()
+
+    def read_marks(self, peer_id: int) -> tuple[int, int]:
+        """(read inbox max id, read outbox max id) of a chat."""
+        row = self._one("SELECT read_inbox, read_outbox FROM dialogs WHERE peer = ?", (peer_id,))
+        return (row[0], row[1]) if row else (0, 0)
+
+    # -- differences -----------------------------------------------------------------
+
+    def _log_entries(self, sql: str, args: Sequence[Any]) -> list[_LogEntry]:
+        return [
+            _LogEntry(pts, count, date, decode_update(_unpack(body)))
+            for pts, count, date, body in self._execute(sql, args)
+        ]
+
+    @staticmethod
+    def _take(entries: list[_LogEntry], limit: int) -> tuple[list[_LogEntry], bool]:
+        """The first entries covering at most ``limit`` points (one at least); more left?"""
+        taken: list[_LogEntry] = []
+        points = 0
+        for entry in entries:
+            if taken and points + entry.pts_count > limit:
+                return taken, True
+            taken.append(entry)
+            points += entry.pts_count
+        return taken, False
+
+    @staticmethod
+    def _split(entries: Iterable[_LogEntry]) -> tuple[tuple[Message, ...], tuple[AnyUpdate, ...]]:
+        messages: list[Message] = []
+        others: list[AnyUpdate] = []
+        for entry in entries:
+            update = entry.update
+            if isinstance(update, UpdateNewMessage | UpdateNewChannelMessage):
+                messages.append(update.message)
+            else:
+                others.append(update)
+        return tuple(messages), tuple(others)
+
+    def difference(self, request: GetDifference, *, force_too_long: bool = False) -> AnyDifference:
+        """What happened after the client's state, in slices of ``pts_total_limit`` points."""
+        state = self.state()
+        log_start = self._meta("log_start", 0)
+        if force_too_long and request.pts < state.pts:
+            return DifferenceTooLong(state.pts)
+        if request.pts < log_start or request.pts > state.pts:
+            return DifferenceTooLong(state.pts)
+        limit = request.pts_total_limit or DIFFERENCE_LIMIT
+        entries = self._log_entries(
+            "SELECT pts, pts_count, date, body FROM update_log WHERE pts > ? ORDER BY pts LIMIT ?",
+            (request.pts, limit + 1),
+        )
+        taken, more = self._take(entries, limit)
+        messages, others = self._split(entry for entry in taken)
+        if more:
+            last = taken[-1]
+            intermediate = State(last.pts, state.qts, state.seq, last.date)
+            return DifferenceSlice(messages, others, self._peers_of(messages), intermediate)
+        changed = [
+            row[0]
+            for row in self._execute(
+                "SELECT id FROM peers WHERE changed_date >= ? AND changed_date > 0", (request.date,)
+            )
+        ]
+        presences = self.presences(
+            row[0]
+            for row in self._execute(
+                "SELECT id FROM peers WHERE status_date >= ? AND status_date > 0", (request.date,)
+            )
+        )
+        channels = tuple(
+            ChannelPts(peer, pts)
+            for peer, pts in self._execute(
+                "SELECT peer, pts FROM dialogs WHERE pts IS NOT NULL AND event_date >= ?"
+                " ORDER BY peer",
+                (request.date,),
+            )
+        )
+        if not taken and not changed and not presences and not channels:
+            return DifferenceEmpty(state.date, state.seq)
+        peers = self._peers_of(messages, changed)
+        return Difference(messages, others, peers, state, presences, channels)
+
+    def channel_difference(
+        self, request: GetChannelDifference, *, force_too_long: bool = False
+    ) -> AnyChannelDifference:
+        row = self._one(
+            "SELECT pts, log_start FROM dialogs WHERE peer = ? AND pts IS NOT NULL",
+            (request.channel,),
+        )
+        if row is None:
+            raise StoreError(f"no channel with id {request.channel}", ErrorCode.CHANNEL_INVALID)
+        pts, log_start = row
+        if request.pts < log_start or request.pts > pts or force_too_long and request.pts < pts:
+            page = self.history(GetHistory(request.channel, limit=min(request.limit, 100)))
+            return ChannelDifferenceTooLong(self.dialog(request.channel), page.messages, page.peers)
+        entries = self._log_entries(
+            "SELECT pts, pts_count, date, body FROM channel_log WHERE channel = ? AND pts > ?"
+            " ORDER BY pts LIMIT ?",
+            (request.channel, request.pts, request.limit + 1),
+        )
+        if not entries:
+            return ChannelDifferenceEmpty(pts)
+        taken, more = self._take(entries, request.limit)
+        messages, others = self._split(taken)
+        return ChannelDifference(
+            messages, others, self._peers_of(messages, (request.channel,)), taken[-1].pts, not more
+        )
+
+    # -- writing ---------------------------------------------------------------------
+
+    def _next_pts(self, channel: int | None, points: int) -> int:
+        if channel is None:
+            pts = self._meta("pts", 0) + points
+            self._set_meta("pts", pts)
+            return pts
+        row = self._one("SELECT pts FROM dialogs WHERE peer = ?", (channel,))
+        assert row is not None
+        pts = int(row[0]) + points
+        self._execute("UPDATE dialogs SET pts = ? WHERE peer = ?", (pts, channel))
+        return pts
+
+    def _append(self, channel: int | None, update: Any, date: int) -> None:
+        body = _pack(update.to_wire())
+        if channel is None:
+            self._execute(
+                "INSERT INTO update_log VALUES (?, ?, ?, ?)",
+                (update.pts, update.pts_count, date, body),
+            )
+            start = update.pts - self.log_window
+            if start > self._meta("log_start", 0):
+                self._execute("DELETE FROM update_log WHERE pts <= ?", (start,))
+                self._set_meta("log_start", start)
+        else:
+            self._execute(
+                "INSERT INTO channel_log VALUES (?, ?, ?, ?, ?)",
+                (channel, update.pts, update.pts_count, date, body),
+            )
+            start = update.pts - self.log_window
+            self._execute(
+                "UPDATE dialogs SET event_date = ?, log_start = max(log_start, ?) WHERE peer = ?",
+                (date, start, channel),
+            )
+            self._execute(
+                "DELETE FROM channel_log WHERE channel = ? AND pts <= ?", (channel, start)
+            )
+        self._set_meta("date", date)
+
+    def _refresh_top(self, peer_id: int) -> None:
+        top = self._one(
+            "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
+        )
+        top_id, top_date = top if top is not None else (0, 0)
+        self._execute(
+            "UPDATE dialogs SET top_id = ?, top_date = ? WHERE peer = ?",
+            (top_id, top_date, peer_id),
+        )
+
+    def _channel_of(self, peer_id: int) -> int | None:
+        return peer_id if peer_kind(peer_id) is PeerKind.CHANNEL else None
+
+    def add_message(
+        self,
+        peer_id: int,
+        *,
+        out: bool,
+        author: int | None,
+        text: str,
+        media: Sequence[Media] = (),
+        reply_to: int | None = None,
+        random_id: int | None = None,
+    ) -> UpdateNewMessage | UpdateNewChannelMessage:
+        """Store a new message in a chat and log it; the update says where it landed.
+
+        With ``random_id`` the send is remembered in the same transaction, so a resend
+        finds it (``sent_before``) whether or not the first answer reached the client.
+        """
+        self._require_dialog(peer_id)
+        channel = self._channel_of(peer_id)
+        date = self.now()
+        with self._db:
+            if channel is None:
+                message_id = self._meta("next_id", 1)
+                self._set_meta("next_id", message_id + 1)
+            else:
+                (message_id,) = self._one(
+                    "SELECT next_id FROM dialogs WHERE peer = ?", (peer_id,)
+                ) or (1,)
+                self._execute(
+                    "UPDATE dialogs SET next_id = ? WHERE peer = ?", (message_id + 1, peer_id)
+                )
+            if message_id > _INT32_MAX:
+                raise StoreError("message ids are exhausted", ErrorCode.INTERNAL)
+            message = Message(peer_id, message_id, date, out, text, author, tuple(media), reply_to)
+            self._execute(
+                f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    peer_id,
+                    message_id,
+                    date,
+                    int(out),
+                    author,
+                    text,
+                    _media_to_db(media),
+                    reply_to,
+                    None,
+                ),
+            )
+            for item in media:
+                self._execute(
+                    "INSERT OR IGNORE INTO media_index VALUES (?, ?, ?)",
+                    (peer_id, str(item.kind), message_id),
+                )
+            self._execute(
+                "UPDATE dialogs SET top_id = ?, top_date = ? WHERE peer = ?",
+                (message_id, date, peer_id),
+            )
+            pts = self._next_pts(channel, 1)
+            update: UpdateNewMessage | UpdateNewChannelMessage
+            if channel is None:
+                update = UpdateNewMessage(message, pts, 1)
+            else:
+                update = UpdateNewChannelMessage(message, pts, 1)
+            self._append(channel, update, date)
+            if random_id is not None:
+                self._execute(
+                    "INSERT INTO sent VALUES (?, ?, ?, ?, ?)",
+                    (random_id, peer_id, message_id, update.pts, update.pts_count),
+                )
+        return update
+
+    def edit_message(
+        self, peer_id: int, message_id: int, text: str
+    ) -> UpdateEditMessage | UpdateEditChannelMessage:
+        self._require_dialog(peer_id)
+        current = self.message(peer_id, message_id)
+        if current is None:
+            raise StoreError(
+                f"no message {message_id} in chat {peer_id}", ErrorCode.MESSAGE_ID_INVALID
+            )
+        channel = self._channel_of(peer_id)
+        date = self.now()
+        edited = Message(
+            current.peer, current.id, current.date, current.out, text, current.author,
+            current.media, current.reply_to, date,
+        )  # fmt: skip
+        with self._db:
+            self._execute(
+                "UPDATE messages SET text = ?, edit_date = ? WHERE peer = ? AND id = ?",
+                (text, date, peer_id, message_id),
+            )
+            pts = self._next_pts(channel, 1)
+            update: UpdateEditMessage | UpdateEditChannelMessage
+            if channel is None:
+                update = UpdateEditMessage(edited, pts, 1)
+            else:
+                update = UpdateEditChannelMessage(edited, pts, 1)
+            self._append(channel, update, date)
+        return update
+
+    def delete_messages(
+        self, peer_id: int, ids: Iterable[int]
+    ) -> UpdateDeleteMessages | UpdateDeleteChannelMessages | None:
+        """Delete the messages among ``ids`` that exist; ``None`` if none did."""
+        self._require_dialog(peer_id)
+        wanted = sorted(set(ids))
+        existing = [m.id for m in self._messages(peer_id, wanted)]
+        if not existing:
+            return None
+        existing.sort()
+        channel = self._channel_of(peer_id)
+        date = self.now()
+        with self._db:
+            marks = ", ".join("?" * len(existing))
+            for table in ("messages", "media_index"):
+                self._execute(
+                    f"DELETE FROM {table} WHERE peer = ? AND id IN ({marks})",  # noqa: S608
+                    (peer_id, *existing),
+                )
+            self._refresh_top(peer_id)
+            pts = self._next_pts(channel, len(existing))
+            update: UpdateDeleteMessages | UpdateDeleteChannelMessages
+            if channel is None:
+                update = UpdateDeleteMessages(peer_id, tuple(existing), pts, len(existing))
+            else:
+                update = UpdateDeleteChannelMessages(peer_id, tuple(existing), pts, len(existing))
+            self._append(channel, update, date)
+        return update
+
+    def read_inbox(
+        self, peer_id: int, max_id: int
+    ) -> UpdateReadHistoryInbox | UpdateReadChannelInbox | None:
+        """This account read the chat up to ``max_id``; ``None`` if that changes nothing."""
+        self._require_dialog(peer_id)
+        top_id, read_inbox = self._one(
+            "SELECT top_id, read_inbox FROM dialogs WHERE peer = ?", (peer_id,)
+        ) or (0, 0)
+        max_id = min(max_id, top_id)
+        if max_id <= read_inbox:
+            return None
+        channel = self._channel_of(peer_id)
+        date = self.now()
+        with self._db:
+            self._execute("UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id))
+            (unread,) = self._one(
+                "SELECT count(*) FROM messages WHERE peer = ? AND id > ? AND out = 0",
+                (peer_id, max_id),
+            ) or (0,)
+            pts = self._next_pts(channel, 1)
+            update: UpdateReadHistoryInbox | UpdateReadChannelInbox
+            if channel is None:
+                update = UpdateReadHistoryInbox(peer_id, max_id, unread, pts, 1)
+            else:
+                update = UpdateReadChannelInbox(peer_id, max_id, unread, pts, 1)
+            self._append(channel, update, date)
+        return update
+
+    def read_outbox(self, peer_id: int, max_id: int) -> UpdateReadHistoryOutbox | None:
+        """The other side of a private chat or group read our messages up to ``max_id``."""
+        self._require_dialog(peer_id)
+        if self._channel_of(peer_id) is not None:
+            raise StoreError("channels have no outbox read marks", ErrorCode.PEER_ID_INVALID)
+        top_id, read_outbox = self._one(
+            "SELECT top_id, read_outbox FROM dialogs WHERE peer = ?", (peer_id,)
+        ) or (0, 0)
+        max_id = min(max_id, top_id)
+        if max_id <= read_outbox:
+            return None
+        date = self.now()
+        with self._db:
+            self._execute("UPDATE dialogs SET read_outbox = ? WHERE peer = ?", (max_id, peer_id))
+            update = UpdateReadHistoryOutbox(peer_id, max_id, self._next_pts(None, 1), 1)
+            self._append(None, update, date)
+        return update
+
+    def set_presence(self, user_id: int, status: PresenceStatus, timestamp: int) -> Presence:
+        if peer_kind(user_id) is not PeerKind.USER or self.peer(user_id) is None:
+            raise StoreError(f"no user with id {user_id}", ErrorCode.PEER_ID_INVALID)
+        date = self.now()
+        with self._db:
+            self._execute(
+                "UPDATE peers SET status = ?, status_time = ?, status_date = ? WHERE id = ?",
+                (str(status), timestamp, date, user_id),
+            )
+            self._set_meta("date", date)
+        return Presence(user_id, status, timestamp)
+
+    def rename_peer(self, peer_id: int, name: str) -> tuple[UpdatePeer, int]:
+        """Change a peer's name; a seq-ordered update. Returns it and its seq."""
+        peer = self.require_peer(peer_id)
+        date = self.now()
+        with self._db:
+            self._execute(
+                "UPDATE peers SET name = ?, changed_date = ? WHERE id = ?", (name, date, peer_id)
+            )
+            seq = self._meta("seq", 0) + 1
+            self._set_meta("seq", seq)
+            self._set_meta("date", date)
+        renamed = Peer(peer.id, name, peer.username, peer.access_hash, peer.flags)
+        return UpdatePeer(renamed), seq
+
+    # -- idempotent sending ----------------------------------------------------------
+
+    def sent_before(self, random_id: int) -> tuple[Message, int, int] | None:
+        """The message an earlier send with ``random_id`` stored, with its pts and count."""
+        row = self._one(
+            "SELECT peer, id, pts, pts_count FROM sent WHERE random_id = ?", (random_id,)
+        )
+        if row is None:
+            return None
+        peer_id, message_id, pts, pts_count = row
+        message = self.message(peer_id, message_id)
+        if message is None:  # deleted since: the resend still names the original
+            message = Message(peer_id, message_id, 0, True)
+        return message, pts, pts_count
+
+
+def _wire_media(item: Any) -> Media:
+    return Media(
+        MediaKind(_MEDIA_KIND_NAMES[int(item.kind)]), item.id, item.size, item.url, item.title
+    )
