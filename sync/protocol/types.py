@@ -175,7 +175,13 @@ class Message(WireRecord):
 
 @dataclass(frozen=True, slots=True)
 class State(WireRecord):
-    """The account's position in its update stream."""
+    """The account's position in its update stream.
+
+    ``date`` is the server's date of the last *final* difference (or getState): peers,
+    presences and channels changed since then are listed in the next final difference.
+    A client moves it only from those answers, not from pushes, or it could skip a
+    change it missed.
+    """
 
     pts: Counter
     qts: Counter

@@ -178,6 +178,10 @@ class Service:
         return self.store.state().pts
 
     def _delete_messages(self, session: Session, params: DeleteMessages) -> AffectedMessages:
+        if peer_kind(params.peer) is PeerKind.CHANNEL:
+            raise StoreError(
+                "only the channel's admins can delete posts", ErrorCode.PEER_ID_INVALID
+            )
         update = self.store.delete_messages(params.peer, params.ids)
         if update is None:
             return AffectedMessages(self._current_pts(params.peer), 0)

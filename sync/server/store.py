@@ -354,7 +354,7 @@ class ServerStore:
                     1 if is_channel else None,
                     next_id,
                     1 if is_channel else None,
-                    now if is_channel else 0,
+                    0,
                 ),
             )
 
@@ -485,7 +485,7 @@ class ServerStore:
             ids = newer[max(found - reach, 0) : max(0, min(found - reach + limit, found))]
             ids += older(offset_id, 0, limit - reach)
         messages = self._messages(request.peer, ids)
-        return MessagesSlice(tuple(messages), self._peers_of(messages), count)
+        return MessagesSlice(tuple(messages), self._peers_of(messages, (request.peer,)), count)
 
     def _dialog(self, row: Sequence[Any]) -> Dialog:
         peer, top_id, _date, read_inbox, read_outbox, pinned, folder, muted, pts = row
@@ -607,8 +607,9 @@ class ServerStore:
         taken, more = self._take(entries, limit)
         messages, others = self._split(entry for entry in taken)
         if more:
-            last = taken[-1]
-            intermediate = State(last.pts, state.qts, state.seq, last.date)
+            # The date stays the request's, so the final answer's hints (peers, presences,
+            # channels changed since that date) cover every slice of the chain.
+            intermediate = State(taken[-1].pts, state.qts, state.seq, request.date)
             return DifferenceSlice(messages, others, self._peers_of(messages), intermediate)
         changed = [
             row[0]

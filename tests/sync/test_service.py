@@ -1,0 +1,281 @@
+"""The server's methods without sockets: paging rules, idempotent sends, pushes, determinism."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sync.protocol import (
+    DeleteMessages,
+    EditMessage,
+    ErrorCode,
+    GetDialogs,
+    GetFullPeer,
+    GetHistory,
+    GetPeers,
+    GetState,
+    MediaKind,
+    PeerKind,
+    ProtocolError,
+    ReadHistory,
+    SendMessage,
+    ShortMessage,
+    UpdateNewMessage,
+    UpdatePeer,
+    Updates,
+    UpdatesTooLong,
+    peer_kind,
+)
+from sync.server.config import FaultConfig
+from sync.server.faults import FaultInjector
+from tests.sync.server_helpers import make_harness, random_action, truth
+
+
+@pytest.fixture(scope="module")
+def harness():
+    return make_harness(seed=11, peers=20, messages=2_000)
+
+
+def busiest(harness, kind: PeerKind | None = None) -> int:
+    sizes = [
+        (count, peer)
+        for peer, count in harness.store.chat_sizes()
+        if kind is None or peer_kind(peer) is kind
+    ]
+    return max(sizes)[1]
+
+
+def reference_page(ids_desc, request):
+    """Telegram's getHistory rules, written plainly over a newest-first id list."""
+    candidates = [
+        i
+        for i in ids_desc
+        if (not request.min_id or i > request.min_id) and (not request.max_id or i < request.max_id)
+    ]
+    if request.offset_id:
+        position = next(
+            (n for n, i in enumerate(candidates) if i < request.offset_id), len(candidates)
+        )
+    else:
+        position = 0
+    start = position + request.add_offset
+    end = start + request.limit
+    return candidates[max(start, 0) : max(end, 0)]
+
+
+@settings(max_examples=150)
+@given(
+    offset=st.integers(0, 2_100),
+    add_offset=st.integers(-100, 300),
+    limit=st.integers(1, 100),
+    min_back=st.one_of(st.none(), st.integers(0, 2_000)),
+    max_back=st.one_of(st.none(), st.integers(0, 2_000)),
+    kind=st.one_of(st.none(), st.sampled_from(list(MediaKind))),
+)
+def test_history_paging_follows_the_offset_rules(
+    harness, offset, add_offset, limit, min_back, max_back, kind
+) -> None:
+    peer = busiest(harness)
+    every = harness.store.recent_messages(peer, 10**6)
+    if kind is not None:
+        every = [m for m in every if any(item.kind is kind for item in m.media)]
+    ids = [m.id for m in every]
+    top = harness.store.recent_messages(peer, 1)[0].id
+    offset_id = 0 if offset == 0 else max(1, top + 1 - offset)
+    request = GetHistory(
+        peer,
+        offset_id=offset_id,
+        add_offset=add_offset,
+        limit=limit,
+        min_id=0 if min_back is None else max(0, top - min_back),
+        max_id=0 if max_back is None else max(0, top + 1 - max_back),
+        filter=kind,
+    )
+    page = harness.call(request)
+    assert [m.id for m in page.messages] == reference_page(ids, request)
+    assert page.count == len(ids)
+    assert {p.id for p in page.peers} >= {peer} | {m.author for m in page.messages if m.author}
+
+
+def test_history_of_an_unknown_peer_is_a_typed_error(harness) -> None:
+    with pytest.raises(ProtocolError) as raised:
+        harness.call(GetHistory((PeerKind.USER << 56) | 999_999_999))
+    assert raised.value.code is ErrorCode.PEER_ID_INVALID
+
+
+def test_dialogs_page_through_the_whole_chat_list_in_order(harness) -> None:
+    first = harness.call(GetDialogs(limit=7))
+    assert first.pinned  # the dataset pins a few chats
+    seen = list(first.dialogs)
+    page = first
+    while len(page.dialogs) == 7:
+        last = page.dialogs[-1]
+        top = next(m for m in page.messages if (m.peer, m.id) == (last.peer, last.top_message))
+        page = harness.call(
+            GetDialogs(offset_date=top.date, offset_id=top.id, offset_peer=last.peer, limit=7)
+        )
+        assert page.pinned == ()
+        seen.extend(page.dialogs)
+    assert len(seen) == first.count == len({d.peer for d in seen})
+    tops = {(m.peer, m.id): m.date for m in first.messages}
+    assert all(d.top_message for d in first.dialogs)
+    dates = [tops[(d.peer, d.top_message)] for d in first.dialogs]
+    assert dates == sorted(dates, reverse=True)
+
+
+def test_unread_counts_follow_read_history() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    incoming = [m for m in harness.store.recent_messages(peer, 50) if not m.out]
+    dialog = harness.store.dialog(peer)
+    affected = harness.call(ReadHistory(peer, incoming[0].id))
+    after = harness.store.dialog(peer)
+    if dialog.read_inbox_max_id < incoming[0].id:
+        assert affected.pts_count == 1
+        assert after.read_inbox_max_id == incoming[0].id
+    assert after.unread_count == 0
+    again = harness.call(ReadHistory(peer, incoming[0].id))
+    assert again.pts_count == 0
+
+
+def test_send_message_is_idempotent_by_random_id() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    first = harness.call(SendMessage(peer, "hello", random_id=77))
+    pushes = len(harness.pushes)
+    pts = harness.store.state().pts
+    again = harness.call(SendMessage(peer, "hello", random_id=77))
+    assert again == first
+    assert harness.store.state().pts == pts
+    assert len(harness.pushes) == pushes
+    assert [m.id for m in harness.store.recent_messages(peer, 2)].count(first.message.id) == 1
+    with pytest.raises(ProtocolError) as raised:
+        harness.call(SendMessage(busiest(harness, PeerKind.GROUP), "hello", random_id=77))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+
+
+def test_a_send_is_pushed_to_the_other_sessions_in_the_short_form() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    sent = harness.call(SendMessage(peer, "hi there", random_id=5))
+    (push, excluded), *_ = harness.pushes[-1:]
+    assert excluded is harness.session
+    assert isinstance(push, ShortMessage)
+    assert push.as_update(harness.store.self_id) == UpdateNewMessage(sent.message, sent.pts, 1)
+
+
+def test_empty_messages_and_foreign_edits_are_refused() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    with pytest.raises(ProtocolError) as raised:
+        harness.call(SendMessage(peer, "   ", random_id=1))
+    assert raised.value.code is ErrorCode.MESSAGE_EMPTY
+    foreign = next(m for m in harness.store.recent_messages(peer, 50) if not m.out)
+    with pytest.raises(ProtocolError) as raised:
+        harness.call(EditMessage(peer, foreign.id, "mine now"))
+    assert raised.value.code is ErrorCode.MESSAGE_ID_INVALID
+    channel = busiest(harness, PeerKind.CHANNEL)
+    for request in (
+        SendMessage(channel, "post", random_id=2),
+        DeleteMessages(channel, (1,)),
+    ):
+        with pytest.raises(ProtocolError):
+            harness.call(request)
+
+
+def test_deleting_nothing_moves_no_pts() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    pts = harness.store.state().pts
+    affected = harness.call(DeleteMessages(peer, (2**31 - 1,)))
+    assert (affected.pts, affected.pts_count) == (pts, 0)
+
+
+def test_a_rename_travels_in_a_seq_container() -> None:
+    harness = make_harness()
+    seq = harness.store.state().seq
+    for _ in range(400):
+        harness.service.generate(1)
+        if isinstance(harness.pushes[-1][0], Updates) and harness.pushes[-1][0].seq:
+            break
+    push = harness.pushes[-1][0]
+    assert isinstance(push, Updates)
+    assert (push.seq_start, push.seq) == (seq + 1, seq + 1)
+    (update,) = push.updates
+    assert isinstance(update, UpdatePeer)
+    assert harness.store.peer(update.peer.id) == update.peer
+
+
+def test_full_peer_and_peers(harness) -> None:
+    group = busiest(harness, PeerKind.GROUP)
+    full = harness.call(GetFullPeer(group))
+    assert full.peer.id == group
+    assert full.members and full.participant_count == len(full.members) + 1
+    users = [p for p, _ in harness.store.chat_sizes() if peer_kind(p) is PeerKind.USER]
+    answer = harness.call(GetPeers(tuple(users)))
+    assert [p.id for p in answer.peers] == sorted(users)
+    assert {p.user for p in answer.presences} <= set(users)
+
+
+def test_the_same_seed_and_requests_give_the_same_server() -> None:
+    def run(seed: int):
+        harness = make_harness(seed=seed)
+        rng = random.Random(seed)
+        for _ in range(150):
+            random_action(harness, rng)
+        return harness.store.digest(), [p for p, _ in harness.pushes], harness.call(GetState())
+
+    assert run(4) == run(4)
+    assert run(4)[0] != run(5)[0]
+
+
+def test_fault_decisions_repeat_under_a_seed() -> None:
+    harness = make_harness()
+    config = FaultConfig(drop=0.2, duplicate=0.2, reorder=3, too_long=0.05, channel_too_long=0.3)
+    for _ in range(200):
+        harness.service.generate(1)
+    pushes = [p for p, _ in harness.pushes]
+
+    def deliveries(number: int):
+        injector = FaultInjector.for_connection(config, seed=9, number=number)
+        sent = [d.updates for push in pushes for d in injector.plan(push)]
+        return sent + injector.release_held()
+
+    assert deliveries(1) == deliveries(1)
+    assert deliveries(1) != deliveries(2)
+    sent = deliveries(1)
+    assert any(isinstance(p, UpdatesTooLong) for p in sent)
+    assert len(sent) != len(pushes) or sent != pushes
+
+
+def test_faults_off_pass_every_push_through_unchanged() -> None:
+    injector = FaultInjector.for_connection(FaultConfig(), seed=1, number=1)
+    harness = make_harness()
+    harness.service.generate(30)
+    for push, _ in harness.pushes:
+        assert [d.updates for d in injector.plan(push)] == [push]
+        assert not injector.count_sent()
+
+
+def test_truth_survives_a_reopen(tmp_path) -> None:
+    from sync.server.generator import generate_dataset
+    from sync.server.store import ServerStore
+
+    path = tmp_path / "server.db"
+    store = ServerStore(path, clock=lambda: 1_800_000_000)
+    store.import_dataset(generate_dataset(3, 10, 200, 10))
+    store.add_message(busiest_of(store), out=False, author=None, text="kept")
+    before = truth(store), store.digest()
+    store.close()
+    reopened = ServerStore(path, clock=lambda: 1_800_000_000)
+    assert (truth(reopened), reopened.digest()) == before
+    with pytest.raises(ValueError, match="already holds"):
+        reopened.import_dataset(generate_dataset(3, 10, 200, 10))
+    reopened.close()
+
+
+def busiest_of(store) -> int:
+    return max((count, peer) for peer, count in store.chat_sizes())[1]
