@@ -35,13 +35,13 @@ from sync.protocol import (
     request_id_of,
 )
 from sync.server.config import ServerConfig, is_loopback
-from sync.server.dataset_files import read_dataset
+from sync.server.dataset_files import iter_message_rows, message_from_row, read_dataset
 from sync.server.faults import FaultInjector
 from sync.server.generator import DemoDataset, generate_dataset
 from sync.server.service import Service, Session
 from sync.server.store import ServerStore
 
-__all__ = ["EmbeddedServer", "MockServer", "load_dataset"]
+__all__ = ["EmbeddedServer", "MockServer", "import_into"]
 
 log = logging.getLogger("postbox.server")
 
@@ -54,11 +54,17 @@ _READ_CHUNK = 64 * 1024
 T = TypeVar("T")
 
 
-def load_dataset(config: ServerConfig) -> DemoDataset:
-    """The dataset ``config`` names: a dataset directory, or one generated from the seed."""
+def import_into(store: ServerStore, config: ServerConfig) -> None:
+    """Fill an empty store with the dataset ``config`` names: a directory's (streamed) or
+    one generated from the seed."""
     if config.dataset is not None:
-        return read_dataset(config.dataset)
-    return generate_dataset(config.seed, config.peers, config.messages, config.days)
+        small = read_dataset(config.dataset, with_messages=False)
+        rows = iter_message_rows(config.dataset)
+        store.import_dataset(small, (message_from_row(row) for row in rows))
+    else:
+        store.import_dataset(
+            generate_dataset(config.seed, config.peers, config.messages, config.days)
+        )
 
 
 class _Connection:
@@ -229,7 +235,10 @@ class MockServer:
         try:
             if store.is_empty:
                 started = time.perf_counter()
-                store.import_dataset(dataset or load_dataset(config))
+                if dataset is not None:
+                    store.import_dataset(dataset)
+                else:
+                    import_into(store, config)
                 log.info("dataset loaded in %.1f s", time.perf_counter() - started)
             self._service = Service(
                 store, token=config.token, seed=config.seed, publish=self.publish

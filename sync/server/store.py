@@ -14,6 +14,7 @@ All methods run on one thread (the server's event loop).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any
 import apsw
 import msgpack
 
+from postbox import MessageFlags, StoreMessage
 from sync.protocol import (
     AnyChannelDifference,
     AnyDifference,
@@ -75,6 +77,8 @@ DEFAULT_LOG_WINDOW = 10_000
 #: pts points one getDifference answer covers when the client sets no limit.
 DIFFERENCE_LIMIT = 1_000
 _INT32_MAX = 2**31 - 1
+#: Messages inserted per executemany when importing a dataset.
+_IMPORT_BATCH = 20_000
 
 _MEDIA_KIND_NAMES = {0: "photo", 1: "video", 2: "file", 3: "voice", 4: "link"}
 _PRESENCE_NAMES = {0: "offline", 1: "online", 2: "recently", 3: "long_ago"}
@@ -235,8 +239,14 @@ class ServerStore:
 
     # -- loading a dataset -----------------------------------------------------------
 
-    def import_dataset(self, dataset: DemoDataset) -> None:
-        """Fill an empty store from ``dataset``, its dates moved so its "now" is today."""
+    def import_dataset(
+        self, dataset: DemoDataset, messages: Iterable[StoreMessage] | None = None
+    ) -> None:
+        """Fill an empty store from ``dataset``, its dates moved so its "now" is today.
+
+        ``messages`` replaces ``dataset.messages`` when given, so a large dataset can be
+        streamed from its files instead of held in memory.
+        """
         if not self.is_empty:
             raise ValueError("the server database already holds an account")
         now = self.now()
@@ -247,32 +257,10 @@ class ServerStore:
         with self._db:
             for peer in (dataset.self_peer, *dataset.peers):
                 self._insert_peer(peer, members.get(peer.id), presences.get(peer.id), rng, shift)
-            self._db.executemany(
-                f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (
-                        int(m.peer_id),
-                        m.id,
-                        m.timestamp + shift,
-                        0 if m.flags & 1 else 1,
-                        None if m.author_id is None else int(m.author_id),
-                        m.text,
-                        _media_to_db([_wire_media(item) for item in m.media]),
-                        m.reply_to_id,
-                        None if m.edit_timestamp is None else m.edit_timestamp + shift,
-                    )
-                    for m in dataset.messages
-                ),
-            )
-            self._db.executemany(
-                "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)",
-                (
-                    (int(m.peer_id), _MEDIA_KIND_NAMES[int(item.kind)], m.id)
-                    for m in dataset.messages
-                    for item in m.media
-                ),
-            )
-            self._import_dialogs(dataset, shift, now)
+            source = iter(dataset.messages if messages is None else messages)
+            while batch := list(itertools.islice(source, _IMPORT_BATCH)):
+                self._insert_messages(batch, shift)
+            self._import_dialogs(dataset, shift)
             global_ids = self._one(
                 "SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,)
             )
@@ -281,6 +269,33 @@ class ServerStore:
             for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
                 self._set_meta(key, value)
             self._set_meta("date", now)
+
+    def _insert_messages(self, batch: Sequence[StoreMessage], shift: int) -> None:
+        rows = []
+        media_rows: list[tuple[int, str, int | None]] = []
+        for m in batch:
+            peer_id = int(m.peer_id)
+            media = [_wire_media(item) for item in m.media]
+            rows.append(
+                (
+                    peer_id,
+                    m.id,
+                    m.timestamp + shift,
+                    0 if m.flags & MessageFlags.INCOMING else 1,
+                    None if m.author_id is None else int(m.author_id),
+                    m.text,
+                    _media_to_db(media),
+                    m.reply_to_id,
+                    None if m.edit_timestamp is None else m.edit_timestamp + shift,
+                )
+            )
+            media_rows.extend((peer_id, str(item.kind), m.id) for item in media)
+        self._db.executemany(
+            f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        )
+        self._db.executemany(
+            "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
+        )
 
     def _insert_peer(
         self,
@@ -320,7 +335,7 @@ class ServerStore:
             ),
         )
 
-    def _import_dialogs(self, dataset: DemoDataset, shift: int, now: int) -> None:
+    def _import_dialogs(self, dataset: DemoDataset, shift: int) -> None:
         read_states = dict(dataset.read_states)
         pinned = {peer_id: order for order, peer_id in enumerate(dataset.pinned)}
         archived = set(dataset.archived)
@@ -469,7 +484,7 @@ class ServerStore:
 
         limit = request.limit
         offset_id = request.offset_id or _INT32_MAX
-        if request.add_offset >= 0 or not request.offset_id:
+        if request.add_offset >= 0:
             ids = older(offset_id, max(0, request.add_offset), limit)
         else:
             reach = -request.add_offset

@@ -1,0 +1,131 @@
+"""``postbox-server``: flags, errors, a real process, and serving a dataset directory."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from sync.connection import ServerConnection
+from sync.protocol import Auth, GetDialogs, GetHistory, GetState, PeerKind, RpcError, peer_kind
+from sync.server.cli import parse_config
+from sync.server.config import FaultConfig, ServerConfig
+from sync.server.dataset_files import write_dataset
+from sync.server.generator import generate_dataset
+from sync.server.server import EmbeddedServer
+
+
+def test_flags_become_a_config(tmp_path) -> None:
+    config, verbose = parse_config(
+        ["--port", "7001", "--token", "s3", "--db", str(tmp_path / "s.db"), "--seed", "5"]
+        + ["--rate", "2.5", "--drop", "0.1", "--dup", "0.2", "--reorder", "4", "--delay", "0.3"]
+        + ["--disconnect-every", "50", "--too-long", "0.01", "--channel-too-long", "0.02", "-v"]
+    )
+    assert verbose
+    assert (config.port, config.token, config.seed, config.rate) == (7001, "s3", 5, 2.5)
+    assert config.db == tmp_path / "s.db"
+    assert config.faults == FaultConfig(0.1, 0.2, 4, 0.3, 50, 0.01, 0.02)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--drop", "1.5"], "--drop: 1.5 is outside 0..1"),
+        (["--port", "http"], "--port: 'http' is not a whole number"),
+        (["--port", "70000"], "--port: 70000 is outside 0..65535"),
+        (["--reorder", "-1"], "--reorder: -1 is outside"),
+        (["--peers", "0"], "--peers: 0 is outside"),
+        (["--token", ""], "the token must not be empty"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_flags_are_refused_with_a_clear_message(argv, message, capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_config(argv)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_directory_without_a_manifest_is_refused(tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit):
+        parse_config(["--dataset", str(tmp_path)])
+    assert "not a dataset directory" in capsys.readouterr().err
+
+
+def test_help_describes_every_flag(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_config(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--port", "--token", "--db", "--dataset", "--seed", "--rate", "--drop"):
+        assert flag in out
+    for flag in ("--dup", "--reorder", "--delay", "--disconnect-every", "--too-long"):
+        assert flag in out
+
+
+async def _history_of(port: int, token: str) -> tuple[int, list[int]]:
+    connection = await ServerConnection.open("127.0.0.1", port)
+    try:
+        await connection.call(Auth(token))
+        dialogs = await connection.call(GetDialogs(limit=100))
+        peer = dialogs.dialogs[0].peer
+        page = await connection.call(GetHistory(peer, limit=50))
+        return peer, [m.id for m in page.messages]
+    finally:
+        await connection.close()
+
+
+def test_a_real_server_process_serves_and_stops_on_sigterm(tmp_path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sync.server.cli", "--token", "tok", "--peers", "20"]
+        + ["--messages", "400", "--db", str(tmp_path / "server.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "listening on 127.0.0.1:" in line, line
+        port = int(line.split("127.0.0.1:")[1].split()[0])
+        peer, ids = asyncio.run(_history_of(port, "tok"))
+        assert ids
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "stopped" in err
+
+
+def test_a_dataset_directory_is_served_as_generated(tmp_path) -> None:
+    dataset = generate_dataset(21, 25, 1_500, 20)
+    write_dataset(dataset, tmp_path / "data", rows_per_part=300)
+    now = dataset.now
+    with EmbeddedServer(
+        ServerConfig(token="t", dataset=tmp_path / "data", clock=lambda: now)
+    ) as server:
+
+        async def check() -> None:
+            connection = await ServerConnection.open("127.0.0.1", server.port)
+            try:
+                await connection.call(Auth("t"))
+                for peer in dataset.peers:
+                    expected = sorted(
+                        (m for m in dataset.messages if m.peer_id == peer.id),
+                        key=lambda m: -(m.id or 0),
+                    )[:100]
+                    page = await connection.call(GetHistory(int(peer.id), limit=100))
+                    got = [(m.id, m.date, m.text, m.out) for m in page.messages]
+                    assert got == [(m.id, m.timestamp, m.text, not m.flags & 1) for m in expected]
+                state = await connection.call(GetState())
+                assert state.pts == 1
+                with pytest.raises(RpcError):
+                    await connection.call(GetHistory((PeerKind.USER << 56) | 1))
+            finally:
+                await connection.close()
+
+        asyncio.run(check())
+    assert any(peer_kind(int(p.id)) is PeerKind.CHANNEL for p in dataset.peers)
