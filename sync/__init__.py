@@ -1,3 +1,4 @@
-"""Wire protocol, mock server and the client sync engine."""
+"""Wire protocol (``sync.protocol``), mock server (``sync.server``) and the client's side
+of the connection (``sync.connection``)."""
 
 __all__: list[str] = []
