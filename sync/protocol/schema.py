@@ -173,10 +173,16 @@ def decode_union(by_tag: dict[str, type[R]], value: Any, path: str) -> R:
     return kind._decode(value, path)
 
 
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes})
+
+
 def _encode_value(value: Any) -> Any:
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, WireRecord):
         return value.to_wire()
-    if isinstance(value, tuple | list):
+    if kind is tuple or kind is list:
         return [_encode_value(item) for item in value]
     if isinstance(value, enum.Enum):
         return value.value
@@ -225,6 +231,7 @@ class WireRecord:
 
     TAG: ClassVar[str] = ""
     _plan: ClassVar[tuple[tuple[str, _Decoder, bool], ...] | None] = None
+    _names: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def _build_plan(cls) -> tuple[tuple[str, _Decoder, bool], ...]:
@@ -258,7 +265,16 @@ class WireRecord:
 
     def to_wire(self) -> dict[str, Any]:
         """This record as a msgpack-ready map (with ``_`` set to ``TAG`` if it has one)."""
+        names = type(self).__dict__.get("_names") or type(self)._build_names()
         encoded: dict[str, Any] = {"_": self.TAG} if self.TAG else {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            encoded[f.name] = _encode_value(getattr(self, f.name))
+        plain = _PLAIN
+        for name in names:
+            value = getattr(self, name)
+            encoded[name] = value if type(value) in plain else _encode_value(value)
         return encoded
+
+    @classmethod
+    def _build_names(cls) -> tuple[str, ...]:
+        names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        cls._names = names
+        return names
