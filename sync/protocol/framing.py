@@ -36,7 +36,7 @@ MAX_DEPTH = 16
 #: Most items a single list or map may have.
 MAX_COLLECTION_LENGTH = 100_000
 
-_SCALARS = (type(None), bool, int, float, str, bytes)
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
 
 
 def _refuse_extension(code: int, data: bytes) -> Any:
@@ -79,23 +79,26 @@ def decode_body(body: bytes, max_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str
 
 
 def _check_shape(root: dict[str, Any]) -> None:
-    """Refuse deep nesting and values of types the protocol never sends (e.g. timestamps)."""
+    """Refuse deep nesting, non-string keys and values of types the protocol never sends
+    (e.g. msgpack timestamps). Only containers go on the stack; scalars are checked in place."""
     stack: list[tuple[Any, int]] = [(root, 1)]
+    scalars = _SCALARS
     while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            if not all(type(key) is str for key in value):
-                raise MalformedFrameError("map keys must be strings")
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        elif isinstance(value, _SCALARS):
-            continue
-        else:
-            raise MalformedFrameError(f"values of type {type(value).__name__} are not allowed")
+        container, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise MalformedFrameError(f"frame nests deeper than {MAX_DEPTH} levels")
-        stack.extend((child, depth + 1) for child in children)
+        if type(container) is dict:
+            if not all(type(key) is str for key in container):
+                raise MalformedFrameError("map keys must be strings")
+            children: Any = container.values()
+        else:
+            children = container
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind not in scalars:
+                raise MalformedFrameError(f"values of type {kind.__name__} are not allowed")
 
 
 class FrameDecoder:
@@ -116,7 +119,9 @@ class FrameDecoder:
         """Add ``data``; return the bodies of the frames it completes, in order.
 
         Raises ``FrameTooLargeError`` as soon as a length prefix exceeds the limit,
-        before the body arrives, so a hostile peer cannot make the buffer grow.
+        before the body arrives, so a hostile peer cannot make the buffer grow. Frames
+        completed before such a prefix are returned first; the next call raises (call
+        ``feed(b"")`` to find out at once).
         """
         self._buffer += data
         bodies: list[bytes] = []
@@ -126,6 +131,8 @@ class FrameDecoder:
             (length,) = _LENGTH.unpack_from(buffer, offset)
             if length > self.max_size:
                 del buffer[:offset]
+                if bodies:  # hand these over first; the next feed raises
+                    return bodies
                 raise FrameTooLargeError(
                     f"frame of {length} bytes exceeds the limit of {self.max_size}"
                 )

@@ -54,7 +54,10 @@ class FaultConfig:
 
     @property
     def any(self) -> bool:
-        return self != FaultConfig()
+        return self != _NO_FAULTS
+
+
+_NO_FAULTS = FaultConfig()
 
 
 def _wall_clock() -> int:

@@ -50,6 +50,8 @@ REORDER_FLUSH_SECONDS = 0.05
 #: Malformed frames in a row after which a connection is taken for a non-protocol peer.
 MAX_MALFORMED_IN_A_ROW = 16
 _READ_CHUNK = 64 * 1024
+#: Frames queued for one connection are written together, at the latest at this size.
+_WRITE_CHUNK = 32 * 1024
 
 T = TypeVar("T")
 
@@ -81,11 +83,29 @@ class _Connection:
         self.session = session
         self.closed = False
         self._flush_timer: asyncio.TimerHandle | None = None
+        self._outbox: list[bytes] = []
+        self._queued = 0
+        self._flush_scheduled = False
 
     def _write(self, payload: dict[str, Any]) -> None:
+        """Queue a frame; the frames queued in one pass of the loop go out in one write."""
         if self.closed:
             return
-        self.writer.write(encode_frame(payload))
+        self._outbox.append(encode_frame(payload))
+        self._queued += len(self._outbox[-1])
+        if self._queued >= _WRITE_CHUNK:
+            self._flush()  # hands the bytes to the socket now and checks for a stall
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self.closed or not self._outbox:
+            return
+        self.writer.write(b"".join(self._outbox))
+        self._outbox.clear()
+        self._queued = 0
         waiting = self.writer.transport.get_write_buffer_size()
         if waiting > self.server.config.max_write_buffer:
             self.close(f"stalled: {waiting} bytes left unread", stalled=True)
@@ -93,6 +113,8 @@ class _Connection:
     def close(self, reason: str, *, stalled: bool = False) -> None:
         if self.closed:
             return
+        if not stalled:
+            self._flush()
         self.closed = True
         if self._flush_timer is not None:
             self._flush_timer.cancel()
@@ -147,20 +169,20 @@ class _Connection:
                     self.close("the client hung up")
                     break
                 try:
-                    bodies = decoder.feed(data)
+                    for body in decoder.feed(data):
+                        if self.closed:
+                            break
+                        if self._answer(body):
+                            malformed_in_a_row = 0
+                            continue
+                        malformed_in_a_row += 1
+                        if malformed_in_a_row >= MAX_MALFORMED_IN_A_ROW:
+                            self.close(f"{malformed_in_a_row} malformed frames in a row")
+                    decoder.feed(b"")  # an oversized length after good frames raises now
                 except FramingError as error:
                     self._write(encode_error(None, error))
                     self.close(f"not a frame stream: {error.message}")
                     break
-                for body in bodies:
-                    if self.closed:
-                        break
-                    if self._answer(body):
-                        malformed_in_a_row = 0
-                        continue
-                    malformed_in_a_row += 1
-                    if malformed_in_a_row >= MAX_MALFORMED_IN_A_ROW:
-                        self.close(f"{malformed_in_a_row} malformed frames in a row")
                 await asyncio.sleep(0)
         except (ConnectionError, OSError) as error:
             self.close(f"connection error: {error}")

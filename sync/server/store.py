@@ -120,6 +120,7 @@ _SCHEMA = (
         pts INTEGER NOT NULL, pts_count INTEGER NOT NULL)""",
 )
 _MESSAGE_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
+_JOINED_COLUMNS = ", ".join(f"m.{column}" for column in _MESSAGE_COLUMNS.split(", "))
 
 
 class StoreError(ProtocolError):
@@ -148,7 +149,13 @@ def _media_to_db(media: Sequence[Media]) -> bytes | None:
 
 
 def _media_from_db(data: bytes | None) -> tuple[Media, ...]:
-    return tuple(Media.from_wire(item) for item in _unpack(data)) if data else ()
+    """Media the server stored itself: trusted, so built without the wire checks."""
+    if not data:
+        return ()
+    return tuple(
+        Media(MediaKind(item["kind"]), item["id"], item["size"], item["url"], item["title"])
+        for item in _unpack(data)
+    )
 
 
 def _message_from_row(row: Sequence[Any]) -> Message:
@@ -461,45 +468,51 @@ class ServerStore:
         self.require_peer(request.peer)
         base: list[Any]
         if request.filter is None:
-            source, base = "messages WHERE peer = ?", [request.peer]
+            columns, source = _MESSAGE_COLUMNS, "messages WHERE peer = ?"
+            base = [request.peer]
+            count_source = source
         else:
-            source, base = "media_index WHERE peer = ? AND kind = ?", [request.peer, request.filter]
+            columns = _JOINED_COLUMNS
+            source = (
+                "media_index i JOIN messages m ON m.peer = i.peer AND m.id = i.id"
+                " WHERE i.peer = ? AND i.kind = ?"
+            )
+            base = [request.peer, request.filter]
+            count_source = "media_index WHERE peer = ? AND kind = ?"
+        id_column = "id" if request.filter is None else "i.id"
         bounds, bound_args = "", []
         if request.min_id:
-            bounds += " AND id > ?"
+            bounds += f" AND {id_column} > ?"
             bound_args.append(request.min_id)
         if request.max_id:
-            bounds += " AND id < ?"
+            bounds += f" AND {id_column} < ?"
             bound_args.append(request.max_id)
-        (count,) = self._one(f"SELECT count(*) FROM {source}", base) or (0,)  # noqa: S608
+        (count,) = self._one(f"SELECT count(*) FROM {count_source}", base) or (0,)  # noqa: S608
+        select = f"SELECT {columns} FROM {source}{bounds}"  # noqa: S608
 
-        def older(below: int, skip: int, take: int) -> list[int]:
+        def older(below: int, skip: int, take: int) -> list[tuple[Any, ...]]:
             if take <= 0:
                 return []
-            rows = self._execute(
-                f"SELECT id FROM {source}{bounds} AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?",  # noqa: S608
+            return self._execute(
+                f"{select} AND {id_column} < ? ORDER BY {id_column} DESC LIMIT ? OFFSET ?",
                 (*base, *bound_args, below, take, skip),
             )
-            return [row[0] for row in rows]
 
         limit = request.limit
         offset_id = request.offset_id or _INT32_MAX
         if request.add_offset >= 0:
-            ids = older(offset_id, max(0, request.add_offset), limit)
+            rows = older(offset_id, request.add_offset, limit)
         else:
             reach = -request.add_offset
-            newer = [
-                row[0]
-                for row in self._execute(
-                    f"SELECT id FROM {source}{bounds} AND id >= ? ORDER BY id ASC LIMIT ?",  # noqa: S608
-                    (*base, *bound_args, offset_id, reach),
-                )
-            ]
+            newer = self._execute(
+                f"{select} AND {id_column} >= ? ORDER BY {id_column} ASC LIMIT ?",
+                (*base, *bound_args, offset_id, reach),
+            )
             found = len(newer)
             newer.reverse()
-            ids = newer[max(found - reach, 0) : max(0, min(found - reach + limit, found))]
-            ids += older(offset_id, 0, limit - reach)
-        messages = self._messages(request.peer, ids)
+            rows = newer[max(found - reach, 0) : max(0, min(found - reach + limit, found))]
+            rows += older(offset_id, 0, limit - reach)
+        messages = [_message_from_row(row) for row in rows]
         return MessagesSlice(tuple(messages), self._peers_of(messages, (request.peer,)), count)
 
     def _dialog(self, row: Sequence[Any]) -> Dialog:
