@@ -115,6 +115,8 @@ class _Connection:
             return
         if not stalled:
             self._flush()
+            if self.closed:  # the flush found the client stalled and closed it
+                return
         self.closed = True
         if self._flush_timer is not None:
             self._flush_timer.cancel()
