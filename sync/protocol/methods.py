@@ -121,9 +121,9 @@ class GetChannelDifference(WireRecord):
 
 @dataclass(frozen=True, slots=True)
 class GetDialogs(WireRecord):
-    """Dialogs older than the chat-list index (offset_date, offset_id, offset_peer).
-
-    All zero means from the top; the first page also lists the pinned chats.
+    """Unpinned dialogs older than the chat-list index (offset_date, offset_id,
+    offset_peer), newest first. All zero means from the top, and then the answer starts
+    with every pinned dialog (beyond ``limit``), as on Telegram.
     """
 
     offset_date: Counter = 0

@@ -536,28 +536,33 @@ class ServerStore:
         return self._dialog(row)
 
     def dialogs(self, request: GetDialogs) -> Dialogs:
-        """Chat-list entries by (top date, top id, peer), newest first, after the offset."""
-        where, args = "", []
-        if request.offset_date or request.offset_id or request.offset_peer:
-            where = "WHERE (top_date, top_id, peer) < (?, ?, ?)"
+        """The chat list after an offset, as Telegram pages it.
+
+        The first page (no offset) starts with every pinned chat in pinning order; then,
+        on every page, up to ``limit`` unpinned chats by (top date, top id, peer),
+        newest first, older than the offset.
+        """
+        where, args = "WHERE pinned IS NULL", []
+        first_page = not (request.offset_date or request.offset_id or request.offset_peer)
+        if not first_page:
+            where += " AND (top_date, top_id, peer) < (?, ?, ?)"
             args = [request.offset_date, request.offset_id, request.offset_peer]
         rows = self._execute(
             f"SELECT {self._DIALOG_COLUMNS} FROM dialogs {where}"  # noqa: S608
             " ORDER BY top_date DESC, top_id DESC, peer DESC LIMIT ?",
             (*args, request.limit),
         )
-        dialogs = tuple(self._dialog(row) for row in rows)
+        pinned_rows = []
+        if first_page:
+            pinned_rows = self._execute(
+                f"SELECT {self._DIALOG_COLUMNS} FROM dialogs"  # noqa: S608
+                " WHERE pinned IS NOT NULL ORDER BY pinned"
+            )
+        dialogs = tuple(self._dialog(row) for row in (*pinned_rows, *rows))
         tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
         messages = tuple(m for m in tops if m is not None)
         (count,) = self._one("SELECT count(*) FROM dialogs") or (0,)
-        pinned: tuple[int, ...] = ()
-        if not where:
-            pinned = tuple(
-                row[0]
-                for row in self._execute(
-                    "SELECT peer FROM dialogs WHERE pinned IS NOT NULL ORDER BY pinned"
-                )
-            )
+        pinned = tuple(row[0] for row in pinned_rows)
         peers = self._peers_of(messages, (d.peer for d in dialogs))
         return Dialogs(dialogs, messages, peers, count, pinned)
 

@@ -109,20 +109,23 @@ def test_history_of_an_unknown_peer_is_a_typed_error(harness) -> None:
 def test_dialogs_page_through_the_whole_chat_list_in_order(harness) -> None:
     first = harness.call(GetDialogs(limit=7))
     assert first.pinned  # the dataset pins a few chats
-    seen = list(first.dialogs)
+    assert [d.peer for d in first.dialogs[: len(first.pinned)]] == list(first.pinned)
+    assert all(d.pinned for d in first.dialogs[: len(first.pinned)])
+    unpinned = list(first.dialogs[len(first.pinned) :])
     page = first
-    while len(page.dialogs) == 7:
+    while len(page.dialogs) - len(page.pinned) == 7:
         last = page.dialogs[-1]
         top = next(m for m in page.messages if (m.peer, m.id) == (last.peer, last.top_message))
         page = harness.call(
             GetDialogs(offset_date=top.date, offset_id=top.id, offset_peer=last.peer, limit=7)
         )
         assert page.pinned == ()
-        seen.extend(page.dialogs)
-    assert len(seen) == first.count == len({d.peer for d in seen})
+        unpinned.extend(page.dialogs)
+    seen = [*first.pinned, *(d.peer for d in unpinned)]
+    assert len(seen) == first.count == len(set(seen))
+    assert not any(d.pinned for d in unpinned)
     tops = {(m.peer, m.id): m.date for m in first.messages}
-    assert all(d.top_message for d in first.dialogs)
-    dates = [tops[(d.peer, d.top_message)] for d in first.dialogs]
+    dates = [tops[(d.peer, d.top_message)] for d in first.dialogs[len(first.pinned) :]]
     assert dates == sorted(dates, reverse=True)
 
 

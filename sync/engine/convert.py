@@ -1,0 +1,95 @@
+"""Wire records to postbox values: messages, peers, presences, read states, dialogs."""
+
+from __future__ import annotations
+
+import postbox
+from postbox import (
+    MessageFlags,
+    MessageNamespace,
+    MessageTags,
+    PeerId,
+    PeerPresence,
+    PeerReadState,
+    StoreMessage,
+)
+from sync.protocol import Dialog, Media, MediaKind, Message, Peer, Presence, PresenceStatus
+
+__all__ = [
+    "CLOUD",
+    "media_from_wire",
+    "message_from_wire",
+    "peer_from_wire",
+    "presence_from_wire",
+    "read_state_from_dialog",
+    "tags_of",
+]
+
+CLOUD = int(MessageNamespace.CLOUD)
+
+_MEDIA_KINDS = {
+    MediaKind.PHOTO: postbox.MediaKind.PHOTO,
+    MediaKind.VIDEO: postbox.MediaKind.VIDEO,
+    MediaKind.FILE: postbox.MediaKind.FILE,
+    MediaKind.VOICE: postbox.MediaKind.VOICE,
+    MediaKind.LINK: postbox.MediaKind.LINK,
+}
+_MEDIA_TAGS = {
+    MediaKind.PHOTO: MessageTags.PHOTO,
+    MediaKind.VIDEO: MessageTags.VIDEO,
+    MediaKind.FILE: MessageTags.FILE,
+    MediaKind.VOICE: MessageTags.VOICE,
+    MediaKind.LINK: MessageTags.LINK,
+}
+_PRESENCE = {
+    PresenceStatus.ONLINE: postbox.PresenceStatus.ONLINE,
+    PresenceStatus.OFFLINE: postbox.PresenceStatus.OFFLINE,
+    PresenceStatus.RECENTLY: postbox.PresenceStatus.RECENTLY,
+    PresenceStatus.LONG_AGO: postbox.PresenceStatus.LONG_AGO,
+}
+
+
+def tags_of(media: tuple[Media, ...]) -> int:
+    """The shared-media tags of a message with ``media``."""
+    tags = 0
+    for item in media:
+        tags |= _MEDIA_TAGS[item.kind]
+    return tags
+
+
+def media_from_wire(item: Media) -> postbox.Media:
+    return postbox.Media(_MEDIA_KINDS[item.kind], item.id, item.size, item.url, item.title)
+
+
+def message_from_wire(message: Message) -> StoreMessage:
+    """The message as postbox stores it, in the cloud namespace."""
+    return StoreMessage(
+        PeerId(message.peer),
+        CLOUD,
+        message.id,
+        message.date,
+        flags=0 if message.out else int(MessageFlags.INCOMING),
+        tags=tags_of(message.media),
+        author_id=None if message.author is None else PeerId(message.author),
+        text=message.text,
+        media=tuple(media_from_wire(item) for item in message.media),
+        reply_to_id=message.reply_to,
+        edit_timestamp=message.edit_date,
+    )
+
+
+def peer_from_wire(peer: Peer) -> postbox.Peer:
+    return postbox.Peer(PeerId(peer.id), peer.name, peer.username, peer.access_hash, peer.flags)
+
+
+def presence_from_wire(presence: Presence) -> tuple[PeerId, PeerPresence]:
+    return PeerId(presence.user), PeerPresence(_PRESENCE[presence.status], presence.timestamp)
+
+
+def read_state_from_dialog(dialog: Dialog) -> PeerReadState:
+    return PeerReadState(
+        dialog.read_inbox_max_id,
+        dialog.read_outbox_max_id,
+        dialog.top_message,
+        dialog.unread_count,
+        False,
+    )

@@ -1,0 +1,318 @@
+"""The hole filler: fetch exactly the history and chat list that open views show as holes.
+
+It follows the two singleton views (the first hole of every open history view, the
+boundary holes of every open chat list). One fetch runs at a time per (peer,
+namespace, space) or chat-list group; a completed fetch is not repeated for a cooldown;
+after each completion the current holes are looked at again; a fetch whose hole left
+the views is let finish for a short grace period in case the view comes back, then
+cancelled. A fill stores the messages and removes exactly the range the answer covers,
+in one transaction (the whole requested range when the server has nothing there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChannelState,
+    ChatListHole,
+    ChatListHolesEntry,
+    ChatListHolesView,
+    ChatListHolesViewKey,
+    ChatListInclusion,
+    HoleDirection,
+    MessageHistoryHolesEntry,
+    MessageHistoryHolesView,
+    MessageHistoryHolesViewKey,
+    MessageId,
+    MessageIndex,
+    MessageTags,
+    PeerGroupId,
+    PeerId,
+    Postbox,
+    Transaction,
+)
+from sync.engine.convert import (
+    CLOUD,
+    message_from_wire,
+    peer_from_wire,
+    read_state_from_dialog,
+)
+from sync.engine.replay import replace_range
+from sync.engine.state_manager import Timeouts
+from sync.protocol import Dialogs, GetDialogs, GetHistory, MediaKind, MessagesSlice
+
+__all__ = ["HoleFiller"]
+
+log = logging.getLogger("postbox.sync")
+
+_TAG_FILTERS = {
+    int(MessageTags.PHOTO): MediaKind.PHOTO,
+    int(MessageTags.VIDEO): MediaKind.VIDEO,
+    int(MessageTags.FILE): MediaKind.FILE,
+    int(MessageTags.LINK): MediaKind.LINK,
+    int(MessageTags.VOICE): MediaKind.VOICE,
+}
+#: Most messages or dialogs one fill asks for.
+FILL_LIMIT = 100
+
+Entry = MessageHistoryHolesEntry | ChatListHolesEntry
+
+
+def _slot(entry: Entry) -> tuple[Any, ...]:
+    """Fetches that must not run at the same time share a slot."""
+    if isinstance(entry, ChatListHolesEntry):
+        return ("chat list", entry.group_id)
+    return ("history", entry.peer_id, entry.namespace, entry.space.tag)
+
+
+@dataclass(slots=True)
+class _Fetch:
+    entry: Entry
+    task: asyncio.Task[None]
+    left_at: float | None = None
+
+
+class HoleFiller:
+    def __init__(
+        self,
+        postbox: Postbox,
+        call: Callable[[Any], Any],
+        *,
+        timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+        on_channel_behind: Callable[[int], None] = lambda _channel: None,
+    ) -> None:
+        self.postbox = postbox
+        self._call = call
+        self.timeouts = timeouts
+        self._on_channel_behind = on_channel_behind
+        self._wanted: frozenset[Entry] = frozenset()
+        self._running: dict[tuple[Any, ...], _Fetch] = {}
+        self._done_at: dict[Entry, float] = {}
+        self._wake = asyncio.Event()
+        self.fills = 0
+        self.messages_filled = 0
+        self.dialogs_filled = 0
+
+    @property
+    def idle(self) -> bool:
+        return not self._running and not self._due()
+
+    def in_flight(self) -> list[Entry]:
+        """What is being fetched now (for the inspector)."""
+        return [fetch.entry for fetch in self._running.values()]
+
+    async def run(self) -> None:
+        """Follow the holes views and fetch; for ever (cancel to stop)."""
+        keys = [MessageHistoryHolesViewKey(), ChatListHolesViewKey()]
+        subscription = self.postbox.combined_view(keys)
+        watcher = asyncio.create_task(self._follow(subscription, keys))
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                self._evaluate()
+        finally:
+            watcher.cancel()
+            subscription.dispose()
+            for fetch in list(self._running.values()):
+                fetch.task.cancel()
+
+    async def _follow(self, subscription: Any, keys: list[Any]) -> None:
+        async for snapshot in subscription:
+            history = snapshot[keys[0]]
+            chat_list = snapshot[keys[1]]
+            assert isinstance(history, MessageHistoryHolesView)
+            assert isinstance(chat_list, ChatListHolesView)
+            self._wanted = frozenset(history.entries) | frozenset(chat_list.entries)
+            self._wake.set()
+
+    def _due(self) -> list[Entry]:
+        now = time.monotonic()
+        cooldown = self.timeouts.fill_cooldown
+        return [
+            entry
+            for entry in self._wanted
+            if _slot(entry) not in self._running
+            and now - self._done_at.get(entry, -cooldown) >= cooldown
+        ]
+
+    def _evaluate(self) -> None:
+        now = time.monotonic()
+        for slot, fetch in list(self._running.items()):
+            if fetch.entry in self._wanted:
+                fetch.left_at = None
+            elif fetch.left_at is None:
+                fetch.left_at = now
+                asyncio.get_running_loop().call_later(self.timeouts.fill_grace, self._wake.set)
+            elif now - fetch.left_at >= self.timeouts.fill_grace:
+                fetch.task.cancel()
+                del self._running[slot]
+        for entry in sorted(self._due(), key=repr):
+            slot = _slot(entry)
+            if slot in self._running:
+                continue
+            task = asyncio.create_task(self._fetch(entry))
+            self._running[slot] = _Fetch(entry, task)
+
+    async def _fetch(self, entry: Entry) -> None:
+        try:
+            if isinstance(entry, ChatListHolesEntry):
+                await self._fill_chat_list(entry)
+            else:
+                await self._fill_history(entry)
+            self.fills += 1
+        except ConnectionError as error:
+            log.info("hole fill interrupted: %s", error)
+            await asyncio.sleep(self.timeouts.reconnect_min)
+        except Exception:
+            log.exception("hole fill failed: %r", entry)
+            await asyncio.sleep(self.timeouts.retry_min)
+        finally:
+            self._done_at[entry] = time.monotonic()
+            self._running.pop(_slot(entry), None)
+            self._wake.set()
+            loop = asyncio.get_running_loop()
+            loop.call_later(self.timeouts.fill_cooldown, self._wake.set)
+
+    async def _write(self, fn: Callable[[Transaction], Any]) -> Any:
+        return await asyncio.wrap_future(self.postbox.transaction(fn))
+
+    # -- history ------------------------------------------------------------------------
+
+    async def _fill_history(self, entry: MessageHistoryHolesEntry) -> None:
+        lower, upper = entry.hole.lower, entry.hole.upper
+        limit = max(1, min(FILL_LIMIT, entry.count))
+        tag_filter = None if entry.space.is_everywhere else _TAG_FILTERS.get(entry.space.tag)
+        bounds = {"min_id": max(0, lower - 1), "max_id": min(MAX_MESSAGE_ID, upper) + 1}
+        peer = int(entry.peer_id)
+        if entry.direction is HoleDirection.OLDER:
+            request = GetHistory(
+                peer, offset_id=upper + 1, limit=limit, **bounds, filter=tag_filter
+            )
+        elif entry.direction is HoleDirection.NEWER:
+            request = GetHistory(
+                peer, offset_id=lower, add_offset=-limit, limit=limit, **bounds, filter=tag_filter
+            )
+        else:
+            half = limit // 2
+            request = GetHistory(
+                peer,
+                offset_id=max(lower, min(entry.anchor_id, upper)),
+                add_offset=-half,
+                limit=limit,
+                **bounds,
+                filter=tag_filter,
+            )
+        page: MessagesSlice = await self._call(request)
+        ids = sorted(m.id for m in page.messages)
+        covered_lower, covered_upper = lower, upper
+        full = len(ids) >= limit
+        if full and entry.direction is HoleDirection.OLDER:
+            covered_lower = ids[0]
+        elif full and entry.direction is HoleDirection.NEWER:
+            covered_upper = ids[-1]
+        elif full:
+            anchor = request.offset_id
+            older = [i for i in ids if i < anchor]
+            newer = [i for i in ids if i >= anchor]
+            if len(older) >= limit - half and older:
+                covered_lower = older[0]
+            if len(newer) >= half and newer:
+                covered_upper = newer[-1]
+        messages = [message_from_wire(m) for m in page.messages]
+        peers = [peer_from_wire(p) for p in page.peers]
+        space = entry.space
+
+        def fill(tx: Transaction) -> None:
+            tx.update_peers(peers)
+            if space.is_everywhere:
+                replace_range(tx, entry.peer_id, covered_lower, covered_upper, messages)
+            else:
+                new = [
+                    m
+                    for m in messages
+                    if not tx.message_exists(MessageId(m.peer_id, CLOUD, m.id or 0))
+                ]
+                if new:
+                    tx.add_messages(new)
+                tx.remove_hole(entry.peer_id, entry.namespace, space, covered_lower, covered_upper)
+
+        await self._write(fill)
+        self.messages_filled += len(messages)
+
+    # -- chat list ----------------------------------------------------------------------
+
+    async def _fill_chat_list(self, entry: ChatListHolesEntry) -> None:
+        hole = entry.hole
+        if hole == ChatListHole.top():
+            request = GetDialogs(limit=FILL_LIMIT)
+        else:
+            index = hole.index
+            request = GetDialogs(
+                offset_date=max(0, index.timestamp),
+                offset_id=max(0, index.id.id),
+                offset_peer=int(index.id.peer_id),
+                limit=FILL_LIMIT,
+            )
+        page: Dialogs = await self._call(request)
+        behind = await self._write(functools.partial(_store_dialogs, page=page, hole=hole))
+        self.dialogs_filled += len(page.dialogs)
+        for channel in behind:
+            self._on_channel_behind(channel)
+
+
+def _store_dialogs(tx: Transaction, page: Dialogs, hole: ChatListHole) -> list[int]:
+    """Store a getDialogs page and move the chat-list holes; the channels found behind."""
+    tops = {(m.peer, m.id): m for m in page.messages}
+    tx.update_peers(peer_from_wire(p) for p in page.peers)
+    behind: list[int] = []
+    pinned = {peer: position for position, peer in enumerate(page.pinned)}
+    groups: dict[int, list[PeerId]] = {}
+    for dialog in page.dialogs:
+        peer_id = PeerId(dialog.peer)
+        group = PeerGroupId.ARCHIVE if dialog.folder else PeerGroupId.ROOT
+        current = tx.get_chat_list_inclusion(peer_id)
+        tx.update_chat_list_inclusion(
+            peer_id,
+            ChatListInclusion(
+                group,
+                current.pinning_index if current and current.group_id == group else None,
+                current.min_timestamp if current else None,
+            ),
+        )
+        if dialog.peer in pinned:
+            groups.setdefault(int(group), []).append(peer_id)
+        top = tops.get((dialog.peer, dialog.top_message))
+        if top is not None:
+            replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, [message_from_wire(top)])
+        tx.reset_read_state(peer_id, CLOUD, read_state_from_dialog(dialog))
+        if dialog.pts is not None:
+            stored = tx.get_peer_chat_state(peer_id)
+            if stored is None:
+                tx.set_peer_chat_state(peer_id, ChannelState(dialog.pts))
+            elif stored.pts != dialog.pts:
+                behind.append(dialog.peer)
+    for pinned_group, peers in groups.items():
+        peers.sort(key=lambda p: pinned[int(p)])
+        tx.set_pinned_peer_ids(pinned_group, peers)
+    unpinned = [dialog for dialog in page.dialogs if dialog.peer not in pinned]
+    for group_id in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+        if hole in tx.get_chat_list_holes(group_id):
+            tx.remove_chat_list_hole(group_id, hole)
+            if len(unpinned) >= FILL_LIMIT:
+                last = unpinned[-1]
+                top = tops.get((last.peer, last.top_message))
+                timestamp = top.date if top else 0
+                below = MessageIndex(
+                    MessageId(PeerId(last.peer), CLOUD, last.top_message), timestamp
+                )
+                tx.add_chat_list_hole(group_id, ChatListHole(below))
+    return behind

@@ -1,0 +1,283 @@
+"""The accumulator between the server's answers and one Postbox transaction.
+
+``AccountMutableState`` starts from what Postbox holds (the cursor and channel pts
+read in phase one), takes updates and difference results, and records what they mean
+as an ordered list of mutation operations (phase two). ``optimized`` folds that list
+(an add followed by an edit becomes one add; an add followed by a delete, nothing), and
+``sync.engine.replay`` applies it in one transaction (phase three). Channels work on a
+``branch`` whose new operations are ``merge``d back, as in the seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from postbox import Peer as StoredPeer
+from postbox import PeerId, PeerPresence, PeerReadState, StateCursor, StoreMessage
+from sync.engine.convert import (
+    message_from_wire,
+    peer_from_wire,
+    presence_from_wire,
+)
+from sync.protocol import (
+    AnyUpdate,
+    Dialog,
+    Message,
+    Peer,
+    Presence,
+    UpdateChannelTooLong,
+    UpdateDeleteChannelMessages,
+    UpdateDeleteMessages,
+    UpdateEditChannelMessage,
+    UpdateEditMessage,
+    UpdateNewChannelMessage,
+    UpdateNewMessage,
+    UpdatePeer,
+    UpdateReadChannelInbox,
+    UpdateReadHistoryInbox,
+    UpdateReadHistoryOutbox,
+    UpdateUserStatus,
+)
+
+__all__ = [
+    "AccountMutableState",
+    "AddMessages",
+    "DeleteMessages",
+    "EditMessage",
+    "MergePeers",
+    "MergePresences",
+    "Operation",
+    "ReadInbox",
+    "ReadOutbox",
+    "ResetChannel",
+    "ResetHistories",
+    "UpdateChannelState",
+    "optimized",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AddMessages:
+    """Store messages. ``upper_block``: they are the newest of their chats, so the
+    hole above them (if the chat was never loaded) ends below the lowest one."""
+
+    messages: tuple[StoreMessage, ...]
+    upper_block: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EditMessage:
+    message: StoreMessage
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMessages:
+    peer_id: PeerId
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadInbox:
+    peer_id: PeerId
+    max_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOutbox:
+    peer_id: PeerId
+    max_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class MergePeers:
+    peers: tuple[StoredPeer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MergePresences:
+    presences: tuple[tuple[PeerId, PeerPresence], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateChannelState:
+    peer_id: PeerId
+    pts: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResetChannel:
+    """Channel too long: keep the newest messages, make the rest of the history a hole,
+    take the server's read state and pts."""
+
+    peer_id: PeerId
+    messages: tuple[StoreMessage, ...]
+    read_state: PeerReadState
+    pts: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResetHistories:
+    """Difference too long: every known history and the chat list become holes again
+    (their stored messages stay), to be filled from the server on demand."""
+
+
+Operation = (
+    AddMessages
+    | EditMessage
+    | DeleteMessages
+    | ReadInbox
+    | ReadOutbox
+    | MergePeers
+    | MergePresences
+    | UpdateChannelState
+    | ResetChannel
+    | ResetHistories
+)
+
+
+@dataclass(slots=True)
+class AccountMutableState:
+    """Phase two's state: the cursor and channel pts as they advance, and the operations.
+
+    ``initial_cursor`` is what Postbox held when phase one read it; replay refuses to
+    apply the operations if the stored cursor has moved since.
+    """
+
+    initial_cursor: StateCursor | None
+    cursor: StateCursor
+    channel_pts: dict[PeerId, int] = field(default_factory=dict)
+    operations: list[Operation] = field(default_factory=list)
+    branch_index: int = 0
+    #: Channels whose updates showed a gap: getChannelDifference after this state.
+    channels_to_poll: set[PeerId] = field(default_factory=set)
+
+    def branch(self) -> AccountMutableState:
+        """A copy to work on separately; ``merge`` takes back only what it adds."""
+        return AccountMutableState(
+            self.initial_cursor,
+            self.cursor,
+            dict(self.channel_pts),
+            list(self.operations),
+            len(self.operations),
+            set(self.channels_to_poll),
+        )
+
+    def merge(self, other: AccountMutableState) -> None:
+        self.operations.extend(other.operations[other.branch_index :])
+        self.channel_pts.update(other.channel_pts)
+        self.channels_to_poll |= other.channels_to_poll
+
+    # -- recording -------------------------------------------------------------------
+
+    def merge_peers(self, peers: Iterable[Peer]) -> None:
+        stored = tuple(peer_from_wire(peer) for peer in peers)
+        if stored:
+            self.operations.append(MergePeers(stored))
+
+    def merge_presences(self, presences: Iterable[Presence]) -> None:
+        stored = tuple(presence_from_wire(presence) for presence in presences)
+        if stored:
+            self.operations.append(MergePresences(stored))
+
+    def add_messages(self, messages: Sequence[Message], *, upper_block: bool = True) -> None:
+        if messages:
+            stored = tuple(message_from_wire(message) for message in messages)
+            self.operations.append(AddMessages(stored, upper_block))
+
+    def set_channel_pts(self, channel: PeerId, pts: int) -> None:
+        self.channel_pts[channel] = pts
+        self.operations.append(UpdateChannelState(channel, pts))
+
+    def reset_channel(self, dialog: Dialog, messages: Sequence[Message]) -> None:
+        channel = PeerId(dialog.peer)
+        stored = tuple(message_from_wire(message) for message in messages)
+        read_state = PeerReadState(
+            dialog.read_inbox_max_id,
+            dialog.read_outbox_max_id,
+            dialog.top_message,
+            dialog.unread_count,
+            False,
+        )
+        self.operations.append(ResetChannel(channel, stored, read_state, dialog.pts or 0))
+        self.channel_pts[channel] = dialog.pts or 0
+
+    def reset_histories(self) -> None:
+        self.operations.append(ResetHistories())
+
+    def apply(self, update: AnyUpdate) -> None:
+        """Record what ``update`` means; its counters were checked by the caller."""
+        if isinstance(update, UpdateNewMessage | UpdateNewChannelMessage):
+            self.add_messages((update.message,))
+        elif isinstance(update, UpdateEditMessage | UpdateEditChannelMessage):
+            self.operations.append(EditMessage(message_from_wire(update.message)))
+        elif isinstance(update, UpdateDeleteMessages):
+            self.operations.append(DeleteMessages(PeerId(update.peer), update.ids))
+        elif isinstance(update, UpdateDeleteChannelMessages):
+            self.operations.append(DeleteMessages(PeerId(update.channel), update.ids))
+        elif isinstance(update, UpdateReadHistoryInbox):
+            self.operations.append(ReadInbox(PeerId(update.peer), update.max_id))
+        elif isinstance(update, UpdateReadChannelInbox):
+            self.operations.append(ReadInbox(PeerId(update.channel), update.max_id))
+        elif isinstance(update, UpdateReadHistoryOutbox):
+            self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
+        elif isinstance(update, UpdateUserStatus):
+            self.merge_presences((update.presence,))
+        elif isinstance(update, UpdatePeer):
+            self.merge_peers((update.peer,))
+        elif isinstance(update, UpdateChannelTooLong):
+            self.channels_to_poll.add(PeerId(update.channel))
+
+
+def optimized(operations: Sequence[Operation]) -> list[Operation]:
+    """The same effect in fewer operations: adds merged, an edit of a message added in
+    the same batch folded into the add, a delete of one dropped from it."""
+    result: list[Operation] = []
+    pending: dict[tuple[int, int], StoreMessage] = {}
+    order: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        if order:
+            kept = tuple(pending[key] for key in order if key in pending)
+            if kept:
+                result.append(AddMessages(kept))
+            pending.clear()
+            order.clear()
+
+    for operation in operations:
+        if isinstance(operation, AddMessages) and operation.upper_block:
+            for message in operation.messages:
+                key = (int(message.peer_id), message.id or 0)
+                if key not in pending:
+                    order.append(key)
+                pending[key] = message
+            continue
+        if isinstance(operation, EditMessage):
+            key = (int(operation.message.peer_id), operation.message.id or 0)
+            if key in pending:
+                pending[key] = operation.message
+                continue
+        if isinstance(operation, DeleteMessages):
+            keys = [(int(operation.peer_id), message_id) for message_id in operation.ids]
+            folded = [key for key in keys if key in pending]
+            for key in folded:
+                del pending[key]
+            if len(folded) == len(keys):
+                continue
+            remaining = tuple(k[1] for k in keys if k not in folded)
+            operation = replace(operation, ids=remaining)
+        flush()
+        result.append(operation)
+    flush()
+    return result
+
+
+def describe(operation: Operation) -> dict[str, Any]:
+    """A short, loggable description of an operation."""
+    name = type(operation).__name__
+    if isinstance(operation, AddMessages):
+        return {"op": name, "messages": len(operation.messages)}
+    if isinstance(operation, DeleteMessages):
+        return {"op": name, "peer": int(operation.peer_id), "ids": len(operation.ids)}
+    return {"op": name}

@@ -1,0 +1,190 @@
+"""Phase three: apply a final state's operations to Postbox in one transaction.
+
+``replay_final_state`` first checks that the stored cursor (and each touched channel's
+pts) is still the one phase one read; if another writer moved it, it applies nothing
+and returns ``False`` so the caller starts over. Otherwise it applies the optimized
+operations and moves the cursor, all in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChannelState,
+    ChatListHole,
+    ChatListInclusion,
+    MessageHistoryHoleSpace,
+    MessageId,
+    MessageIndex,
+    PeerGroupId,
+    PeerId,
+    StoreMessage,
+    Transaction,
+)
+from sync.engine.convert import CLOUD
+from sync.engine.mutable_state import (
+    AccountMutableState,
+    AddMessages,
+    DeleteMessages,
+    EditMessage,
+    MergePeers,
+    MergePresences,
+    Operation,
+    ReadInbox,
+    ReadOutbox,
+    ResetChannel,
+    ResetHistories,
+    UpdateChannelState,
+    optimized,
+)
+
+__all__ = ["ensure_listed", "replace_range", "replay_final_state"]
+
+_EVERYWHERE = MessageHistoryHoleSpace.everywhere()
+INT32_MIN = -(2**31)
+
+
+def replay_final_state(
+    tx: Transaction, state: AccountMutableState, initial_channel_pts: dict[PeerId, int]
+) -> bool:
+    """Apply ``state`` if Postbox still holds the cursor it started from."""
+    if tx.get_state() != state.initial_cursor:
+        return False
+    for channel, pts in initial_channel_pts.items():
+        stored = tx.get_peer_chat_state(channel)
+        if (stored.pts if stored else 0) != pts:
+            return False
+    for operation in optimized(state.operations):
+        apply_operation(tx, operation)
+    tx.set_state(state.cursor)
+    return True
+
+
+def ensure_listed(tx: Transaction, peer_ids: Iterable[PeerId]) -> None:
+    """List chats the chat list has never seen (in the main list, unpinned)."""
+    for peer_id in peer_ids:
+        if tx.get_chat_list_inclusion(peer_id) is None:
+            tx.update_chat_list_inclusion(peer_id, ChatListInclusion(PeerGroupId.ROOT))
+
+
+def replace_range(
+    tx: Transaction, peer_id: PeerId, lower: int, upper: int, messages: Iterable[StoreMessage]
+) -> None:
+    """Make ids ``lower..upper`` of a chat's cloud history exactly ``messages`` (the
+    server's answer for that range): store new ones, update changed ones, delete what
+    the server no longer has, and remove the hole over the range."""
+    fresh = {message.id or 0: message for message in messages}
+    stored = _stored_ids(tx, peer_id, lower, upper, fresh.values())
+    stale = [MessageId(peer_id, CLOUD, id_) for id_ in stored if id_ not in fresh]
+    if stale:
+        tx.delete_messages(stale)
+    for id_, message in fresh.items():
+        if id_ in stored:
+            tx.update_message(MessageId(peer_id, CLOUD, id_), message)
+    new = [message for id_, message in fresh.items() if id_ not in stored]
+    if new:
+        ensure_listed(tx, (peer_id,))
+        tx.add_messages(new)
+    tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, lower, upper)
+
+
+_SCAN_CHUNK = 256
+
+
+def _stored_ids(
+    tx: Transaction,
+    peer_id: PeerId,
+    lower: int,
+    upper: int,
+    fresh: Iterable[StoreMessage],
+) -> set[int]:
+    """The ids in ``lower..upper`` stored for a chat.
+
+    History is keyed by time, and a chat's ids grow with time, so the scan starts at
+    the oldest message of the server's answer (or at the chat's start) and reads
+    forward in chunks until it passes ``upper``.
+    """
+    oldest = min(fresh, key=lambda m: m.id or 0, default=None)
+    if oldest is None:
+        start = MessageIndex.absolute_lower_bound(peer_id, CLOUD)
+    else:
+        start = MessageIndex(MessageId(peer_id, CLOUD, INT32_MIN), oldest.timestamp - 1)
+    found: set[int] = set()
+    while True:
+        chunk = tx.get_messages(peer_id, CLOUD, lower=start, limit=_SCAN_CHUNK)
+        for message in chunk:
+            id_ = message.id.id
+            if id_ > upper:
+                return found
+            if id_ >= lower:
+                found.add(id_)
+        if len(chunk) < _SCAN_CHUNK:
+            return found
+        last = chunk[-1].index
+        start = MessageIndex(MessageId(peer_id, CLOUD, last.id.id + 1), last.timestamp)
+
+
+def apply_operation(tx: Transaction, operation: Operation) -> None:
+    if isinstance(operation, AddMessages):
+        _add_messages(tx, operation)
+    elif isinstance(operation, EditMessage):
+        message = operation.message
+        message_id = MessageId(message.peer_id, CLOUD, message.id or 0)
+        if tx.message_exists(message_id):
+            tx.update_message(message_id, message)
+        else:
+            ensure_listed(tx, (message.peer_id,))
+            tx.add_messages([message])
+    elif isinstance(operation, DeleteMessages):
+        tx.delete_messages(MessageId(operation.peer_id, CLOUD, i) for i in operation.ids)
+    elif isinstance(operation, ReadInbox):
+        tx.apply_incoming_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
+    elif isinstance(operation, ReadOutbox):
+        tx.apply_outgoing_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
+    elif isinstance(operation, MergePeers):
+        tx.update_peers(operation.peers)
+    elif isinstance(operation, MergePresences):
+        tx.update_peer_presences(dict(operation.presences))
+    elif isinstance(operation, UpdateChannelState):
+        tx.set_peer_chat_state(operation.peer_id, ChannelState(operation.pts))
+    elif isinstance(operation, ResetChannel):
+        _reset_channel(tx, operation)
+    elif isinstance(operation, ResetHistories):
+        _reset_histories(tx)
+
+
+def _add_messages(tx: Transaction, operation: AddMessages) -> None:
+    lowest: dict[PeerId, int] = {}
+    for message in operation.messages:
+        id_ = message.id or 0
+        if message.peer_id not in lowest or id_ < lowest[message.peer_id]:
+            lowest[message.peer_id] = id_
+    ensure_listed(tx, lowest)
+    tx.add_messages(operation.messages)
+    if operation.upper_block:
+        # Everything above the newest messages' lowest id is known: later ones come as
+        # updates too. A chat never loaded keeps the hole below.
+        for peer_id, lowest_id in lowest.items():
+            tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, lowest_id, MAX_MESSAGE_ID)
+
+
+def _reset_channel(tx: Transaction, operation: ResetChannel) -> None:
+    peer_id = operation.peer_id
+    ensure_listed(tx, (peer_id,))
+    tx.add_hole(peer_id, CLOUD, _EVERYWHERE, 1, MAX_MESSAGE_ID)
+    if operation.messages:
+        lowest = min(message.id or 0 for message in operation.messages)
+        replace_range(tx, peer_id, lowest, MAX_MESSAGE_ID, operation.messages)
+    tx.reset_read_state(peer_id, CLOUD, operation.read_state)
+    tx.set_peer_chat_state(peer_id, ChannelState(operation.pts))
+
+
+def _reset_histories(tx: Transaction) -> None:
+    peers: set[PeerId] = set(tx.get_all_read_states())
+    for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+        peers.update(entry.peer_id for entry in tx.get_chat_list(group) if entry.peer_id)
+        tx.add_chat_list_hole(group, ChatListHole.top())
+    for peer_id in peers:
+        tx.add_hole(peer_id, CLOUD, _EVERYWHERE, 1, MAX_MESSAGE_ID)

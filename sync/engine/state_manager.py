@@ -1,0 +1,459 @@
+"""The state manager: one serial queue between the server's pushes and Postbox.
+
+Operations run one at a time, as in the seeds' AccountStateManager: a requested
+``pollDifference`` goes first, then the collected pushes (all that arrived while the
+previous operation ran, processed together), then channel polls. Every operation
+follows the three phases: read the stored cursor, build the final state (a list of
+mutation operations), replay it in one transaction that also moves the cursor.
+
+Gaps: an update that starts beyond the stored pts is held; if the missing update has
+not come within ``Timeouts.gap`` the manager asks for the difference. A reconnect and
+``updatesTooLong`` count as gaps. A quiet connection is polled every
+``Timeouts.quiet_poll`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from postbox import PeerId, Postbox, StateCursor, Transaction
+from sync.engine.mutable_state import AccountMutableState
+from sync.engine.replay import replay_final_state
+from sync.engine.updates import Grouped, Sequencer, group_push, pts_of
+from sync.protocol import (
+    AnyUpdate,
+    AnyUpdates,
+    ChannelDifference,
+    ChannelDifferenceEmpty,
+    ChannelDifferenceTooLong,
+    ChannelPts,
+    Difference,
+    DifferenceEmpty,
+    DifferenceSlice,
+    DifferenceTooLong,
+    GetChannelDifference,
+    GetDifference,
+    GetState,
+    State,
+)
+
+__all__ = ["StateManager", "Timeouts"]
+
+log = logging.getLogger("postbox.sync")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long the engine waits; tests shorten them."""
+
+    #: Wait for a missing update before asking for the difference (the known clients: 0.5-1 s).
+    gap: float = 0.5
+    #: Poll the difference after this long without any push.
+    quiet_poll: float = 15 * 60
+    #: Reconnect back-off, doubling from the first to the last.
+    reconnect_min: float = 0.1
+    reconnect_max: float = 5.0
+    #: A fetch whose result was used is not repeated for this long (hole filler).
+    fill_cooldown: float = 20.0
+    #: A fetch whose hole left the view is kept this long in case it comes back.
+    fill_grace: float = 2.0
+    #: First and last pause between retries of an outgoing operation.
+    retry_min: float = 0.2
+    retry_max: float = 30.0
+
+
+Call = Callable[[Any], "asyncio.Future[Any] | Any"]
+
+
+def _cursor(state: State) -> StateCursor:
+    return StateCursor(state.pts, state.qts, state.seq, state.date)
+
+
+@dataclass(slots=True)
+class Counters:
+    """What the engine has done, for progress output and the inspector."""
+
+    pushes: int = 0
+    updates_applied: int = 0
+    differences: int = 0
+    slices: int = 0
+    too_long: int = 0
+    channel_differences: int = 0
+    channel_too_long: int = 0
+    gaps: int = 0
+    replays: int = 0
+    replay_retries: int = 0
+    last_activity: float = field(default_factory=time.monotonic)
+
+
+class StateManager:
+    """Keeps the stored cursor, histories and channel states in step with the server.
+
+    ``call`` sends one request over the current connection (and waits for it to come
+    back after a reconnect). ``self_id`` is the account's user, for the short form.
+    """
+
+    def __init__(
+        self,
+        postbox: Postbox,
+        call: Callable[[Any], Any],
+        *,
+        self_id: int,
+        timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+        difference_limit: int = 1_000,
+    ) -> None:
+        self.postbox = postbox
+        self._call = call
+        self.self_id = self_id
+        self.timeouts = timeouts
+        self.difference_limit = difference_limit
+        self.counters = Counters()
+        self._incoming: list[Grouped] = []
+        self._poll_requested = False
+        self._channels_to_poll: set[int] = set()
+        self._pts = Sequencer[AnyUpdate](0)
+        self._seq = Sequencer[list[AnyUpdate]](0)
+        self._channel_seqs: dict[int, Sequencer[AnyUpdate]] = {}
+        self._gap_timers: dict[int | None, asyncio.TimerHandle] = {}
+        self._wake = asyncio.Event()
+        self._busy = False
+        self.current_operation = "idle"
+
+    # -- input -----------------------------------------------------------------------
+
+    def push(self, push: AnyUpdates) -> None:
+        """A push from the server; processed with whatever else arrives meanwhile."""
+        self.counters.pushes += 1
+        self.counters.last_activity = time.monotonic()
+        self._incoming.append(group_push(push, self.self_id))
+        self._wake.set()
+
+    def request_poll(self, reason: str) -> None:
+        """Ask for the difference before anything else (a gap, a reconnect, too long)."""
+        if not self._poll_requested:
+            log.debug("poll requested: %s", reason)
+        self._poll_requested = True
+        self._wake.set()
+
+    def request_channel_poll(self, channel: int) -> None:
+        self._channels_to_poll.add(channel)
+        self._wake.set()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued, nothing held waiting for a missing update, nothing running."""
+        return not (
+            self._busy
+            or self._incoming
+            or self._poll_requested
+            or self._channels_to_poll
+            or self._pts.held
+            or self._seq.held
+            or any(s.held for s in self._channel_seqs.values())
+        )
+
+    def queue_description(self) -> list[str]:
+        """The queue as the inspector shows it, first to run first."""
+        queued = []
+        if self._poll_requested:
+            queued.append("pollDifference")
+        if self._incoming:
+            queued.append(f"processUpdateGroups ({len(self._incoming)} pushes)")
+        queued.extend(f"pollChannel {channel}" for channel in sorted(self._channels_to_poll))
+        return queued
+
+    # -- the serial queue --------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run operations one at a time, for ever (cancel to stop)."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while await self._run_one():
+                pass
+
+    async def _run_one(self) -> bool:
+        if self._poll_requested:
+            self._poll_requested = False
+            await self._operation("pollDifference", self._poll_difference())
+            return True
+        if self._incoming:
+            batch, self._incoming = self._incoming, []
+            await self._operation("processUpdateGroups", self._process(batch))
+            return True
+        if self._channels_to_poll:
+            channel = min(self._channels_to_poll)
+            self._channels_to_poll.discard(channel)
+            await self._operation(f"pollChannel {channel}", self._poll_channel(channel))
+            return True
+        return False
+
+    async def _operation(self, name: str, work: Any) -> None:
+        self._busy = True
+        self.current_operation = name
+        try:
+            await work
+        except ConnectionError as error:
+            # The connection loop reconnects and asks for the difference again.
+            log.info("%s interrupted: %s", name, error)
+        finally:
+            self._busy = False
+            self.current_operation = "idle"
+
+    async def _read(self, fn: Callable[[Transaction], T]) -> T:
+        return await asyncio.wrap_future(self.postbox.transaction(fn))
+
+    async def _replay(self, state: AccountMutableState, channels: dict[PeerId, int]) -> bool:
+        """Phase three; ``False`` if the stored cursor moved since phase one."""
+        replay = functools.partial(replay_final_state, state=state, initial_channel_pts=channels)
+        return await self._read(replay)
+
+    # -- pushes ------------------------------------------------------------------------
+
+    async def _process(self, batch: list[Grouped]) -> None:
+        channels = {channel for grouped in batch for channel in grouped.channels}
+
+        def phase_one(tx: Transaction) -> tuple[StateCursor | None, dict[int, int | None]]:
+            states = {ch: tx.get_peer_chat_state(PeerId(ch)) for ch in channels}
+            return tx.get_state(), {ch: (s.pts if s else None) for ch, s in states.items()}
+
+        stored, channel_pts = await self._read(phase_one)
+        if stored is None:
+            self.request_poll("no stored state yet")
+            return
+        self._pts.reset(stored.pts)
+        self._seq.reset(stored.seq)
+        state = AccountMutableState(stored, stored)
+        for grouped in batch:
+            state.merge_peers(grouped.peers)
+            if grouped.too_long:
+                self.request_poll("updatesTooLong")
+            for update in grouped.unordered:
+                state.apply(update)
+            for hint in grouped.channel_hints:
+                self._channels_to_poll.add(hint.channel)
+        pts_items = []
+        for grouped in batch:
+            for update in grouped.pts:
+                pts, count = pts_of(update) or (0, 0)
+                pts_items.append((pts, count, update))
+        result = self._pts.offer(pts_items)
+        for update in result.ready:
+            state.apply(update)
+        self.counters.updates_applied += len(result.ready)
+        self._watch_gap(None, result.gap, result.inconsistent)
+        seq_items = [
+            (grouped.seq[1], grouped.seq[1] - grouped.seq[0] + 1, grouped.seq[2])
+            for grouped in batch
+            if grouped.seq is not None
+        ]
+        seq_result = self._seq.offer(seq_items)
+        for updates in seq_result.ready:
+            for update in updates:
+                state.apply(update)
+        self._watch_gap(-1, seq_result.gap, seq_result.inconsistent)
+        state.cursor = replace(stored, pts=self._pts.position, seq=self._seq.position)
+        initial_channels: dict[PeerId, int] = {}
+        for channel in sorted(channels):
+            local = channel_pts[channel]
+            if local is None:
+                self._channels_to_poll.add(channel)  # never synced: start from the server
+                continue
+            initial_channels[PeerId(channel)] = local
+            sequencer = self._channel_seqs.setdefault(channel, Sequencer[AnyUpdate](local))
+            sequencer.reset(local)
+            items = []
+            for grouped in batch:
+                for update in grouped.channels.get(channel, ()):
+                    pts, count = pts_of(update) or (0, 0)
+                    items.append((pts, count, update))
+            channel_result = sequencer.offer(items)
+            for update in channel_result.ready:
+                state.apply(update)
+            self.counters.updates_applied += len(channel_result.ready)
+            if sequencer.position != local:
+                state.set_channel_pts(PeerId(channel), sequencer.position)
+            self._watch_gap(channel, channel_result.gap, channel_result.inconsistent)
+        self._channels_to_poll |= {int(c) for c in state.channels_to_poll}
+        if not state.operations and state.cursor == stored:
+            return
+        replayed = await self._replay(state, initial_channels)
+        self.counters.replays += 1
+        if not replayed:
+            # The cursor moved under us (a send applied its pts): start this batch over.
+            self.counters.replay_retries += 1
+            self._incoming[:0] = batch
+            self._wake.set()
+
+    def _watch_gap(self, counter: int | None, gap: bool, inconsistent: bool) -> None:
+        """Start the wait for a missing update, or stop it when the gap has closed.
+
+        ``counter``: ``None`` for the account's pts, -1 for seq, else a channel id.
+        """
+        timer = self._gap_timers.get(counter)
+        if inconsistent:
+            self._expire_gap(counter)
+            return
+        if not gap:
+            if timer is not None:
+                timer.cancel()
+                del self._gap_timers[counter]
+            return
+        if timer is None:
+            self.counters.gaps += 1
+            loop = asyncio.get_running_loop()
+            self._gap_timers[counter] = loop.call_later(
+                self.timeouts.gap, self._expire_gap, counter
+            )
+
+    def _expire_gap(self, counter: int | None) -> None:
+        timer = self._gap_timers.pop(counter, None)
+        if timer is not None:
+            timer.cancel()
+        if counter is None or counter == -1:
+            self.request_poll("a gap in pts or seq was not filled in time")
+        else:
+            self._channel_seqs.pop(counter, None)
+            self.request_channel_poll(counter)
+
+    def _requeue_held(self, channel: int | None) -> None:
+        """After a difference, updates still held (newer than it) go round again."""
+        if channel is None:
+            held = list(self._pts.held.values())
+            self._pts.held.clear()
+            seq_held = list(self._seq.held.items())
+            self._seq.held.clear()
+            if held or seq_held:
+                grouped = Grouped(pts=held)
+                self._incoming.insert(0, grouped)
+                for (start, end), updates in seq_held:
+                    self._incoming.insert(1, Grouped(seq=(start + 1, end, updates)))
+                self._wake.set()
+            return
+        sequencer = self._channel_seqs.pop(channel, None)
+        self._watch_gap(channel, False, False)
+        if sequencer is not None and sequencer.held:
+            self._incoming.insert(0, Grouped(channels={channel: list(sequencer.held.values())}))
+            self._wake.set()
+
+    # -- the difference ---------------------------------------------------------------
+
+    async def _poll_difference(self) -> None:
+        hints: list[ChannelPts] = []
+        while True:
+            stored = await self._read(lambda tx: tx.get_state())
+            if stored is None:
+                server = await self._call(GetState())
+                await self._read(functools.partial(_set_initial_state, cursor=_cursor(server)))
+                stored = _cursor(server)
+            answer = await self._call(
+                GetDifference(stored.pts, stored.qts, stored.date, self.difference_limit)
+            )
+            self.counters.differences += 1
+            state = AccountMutableState(stored, stored)
+            final = True
+            if isinstance(answer, DifferenceEmpty):
+                state.cursor = replace(stored, date=answer.date, seq=answer.seq)
+            elif isinstance(answer, DifferenceTooLong):
+                self.counters.too_long += 1
+                log.info("difference too long: histories become holes, pts %s", answer.pts)
+                state.reset_histories()
+                state.cursor = replace(stored, pts=answer.pts)
+                final = False
+            else:
+                assert isinstance(answer, Difference | DifferenceSlice)
+                state.merge_peers(answer.peers)
+                state.add_messages(answer.new_messages)
+                for update in answer.other_updates:
+                    state.apply(update)
+                self.counters.updates_applied += len(answer.new_messages)
+                self.counters.updates_applied += len(answer.other_updates)
+                if isinstance(answer, DifferenceSlice):
+                    self.counters.slices += 1
+                    state.cursor = _cursor(answer.intermediate_state)
+                    final = False
+                else:
+                    state.merge_presences(answer.presences)
+                    state.cursor = _cursor(answer.state)
+                    hints.extend(answer.channels)
+            replayed = await self._replay(state, {})
+            self.counters.replays += 1
+            if not replayed:
+                self.counters.replay_retries += 1
+                continue
+            self._channels_to_poll |= {int(c) for c in state.channels_to_poll}
+            if final:
+                break
+        self._pts.reset(state.cursor.pts)
+        self._seq.reset(state.cursor.seq)
+        for counter in (None, -1):
+            self._watch_gap(counter, False, False)
+        self._requeue_held(None)
+        self.counters.last_activity = time.monotonic()
+        if hints:
+            known = await self._read(
+                lambda tx: {
+                    hint.channel: tx.get_peer_chat_state(PeerId(hint.channel)) for hint in hints
+                }
+            )
+            for hint in hints:
+                local = known[hint.channel]
+                if local is None or local.pts != hint.pts:
+                    self._channels_to_poll.add(hint.channel)
+
+    async def _poll_channel(self, channel: int) -> None:
+        peer_id = PeerId(channel)
+        while True:
+
+            def phase_one(tx: Transaction) -> tuple[StateCursor | None, int | None]:
+                channel_state = tx.get_peer_chat_state(peer_id)
+                return tx.get_state(), (channel_state.pts if channel_state else None)
+
+            stored, local = await self._read(phase_one)
+            if stored is None:
+                self.request_poll("no stored state yet")
+                return
+            answer = await self._call(GetChannelDifference(channel, local or 0, 100))
+            self.counters.channel_differences += 1
+            state = AccountMutableState(stored, stored)
+            final = True
+            if isinstance(answer, ChannelDifferenceEmpty):
+                if answer.pts == local:
+                    break
+                state.set_channel_pts(peer_id, answer.pts)
+            elif isinstance(answer, ChannelDifferenceTooLong):
+                self.counters.channel_too_long += 1
+                state.merge_peers(answer.peers)
+                state.reset_channel(answer.dialog, answer.messages)
+            else:
+                assert isinstance(answer, ChannelDifference)
+                state.merge_peers(answer.peers)
+                state.add_messages(answer.new_messages)
+                for update in answer.other_updates:
+                    state.apply(update)
+                self.counters.updates_applied += len(answer.new_messages)
+                self.counters.updates_applied += len(answer.other_updates)
+                state.set_channel_pts(peer_id, answer.pts)
+                final = answer.final
+            initial = {} if local is None else {peer_id: local}
+            replayed = await self._replay(state, initial)
+            self.counters.replays += 1
+            if not replayed:
+                self.counters.replay_retries += 1
+                continue
+            if final:
+                break
+        self._requeue_held(channel)
+
+
+def _set_initial_state(tx: Transaction, cursor: StateCursor) -> None:
+    if tx.get_state() is None:
+        tx.set_state(cursor)
