@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from client.storage_demo import run_demo
+from client.sync_commands import add_sync_commands
 from postbox import PostboxError
 from sync.server.generator import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 
@@ -72,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         description="A desktop chat client over Telegram-style Postbox storage.",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    add_sync_commands(commands)
     demo = commands.add_parser(
         "demo",
         help="build a Postbox database from a generated dataset and show what it holds",

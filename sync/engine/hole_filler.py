@@ -45,9 +45,10 @@ from sync.engine.convert import (
     peer_from_wire,
     read_state_from_dialog,
 )
+from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
 from sync.engine.state_manager import Timeouts
-from sync.protocol import Dialogs, GetDialogs, GetHistory, MediaKind, MessagesSlice
+from sync.protocol import Dialogs, GetDialogs, GetHistory, MediaKind, MessagesSlice, RpcError
 
 __all__ = ["HoleFiller"]
 
@@ -88,14 +89,18 @@ class HoleFiller:
         *,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         on_channel_behind: Callable[[int], None] = lambda _channel: None,
+        recent: RecentChanges | None = None,
     ) -> None:
         self.postbox = postbox
+        self.recent = recent or RecentChanges()
         self._call = call
         self.timeouts = timeouts
         self._on_channel_behind = on_channel_behind
         self._wanted: frozenset[Entry] = frozenset()
         self._running: dict[tuple[Any, ...], _Fetch] = {}
         self._done_at: dict[Entry, float] = {}
+        self._retry_at: dict[Entry, float] = {}
+        self._failures: dict[Entry, int] = {}
         self._wake = asyncio.Event()
         self.fills = 0
         self.messages_filled = 0
@@ -142,6 +147,7 @@ class HoleFiller:
             for entry in self._wanted
             if _slot(entry) not in self._running
             and now - self._done_at.get(entry, -cooldown) >= cooldown
+            and now >= self._retry_at.get(entry, 0.0)
         ]
 
     def _evaluate(self) -> None:
@@ -163,24 +169,34 @@ class HoleFiller:
             self._running[slot] = _Fetch(entry, task)
 
     async def _fetch(self, entry: Entry) -> None:
+        loop = asyncio.get_running_loop()
         try:
             if isinstance(entry, ChatListHolesEntry):
                 await self._fill_chat_list(entry)
             else:
                 await self._fill_history(entry)
+        except _StaleFetchError:
+            pass  # fetch again at once
+        except Exception as error:
+            failures = self._failures.get(entry, 0) + 1
+            self._failures[entry] = failures
+            pause = min(self.timeouts.retry_max, self.timeouts.retry_min * 2 ** (failures - 1))
+            self._retry_at[entry] = time.monotonic() + pause
+            loop.call_later(pause, self._wake.set)
+            if isinstance(error, ConnectionError):
+                log.info("hole fill interrupted: %s", error)
+            elif isinstance(error, RpcError):
+                log.warning("hole fill refused (retry in %.1f s): %s", pause, error)
+            else:
+                log.exception("hole fill failed: %r", entry)
+        else:
             self.fills += 1
-        except ConnectionError as error:
-            log.info("hole fill interrupted: %s", error)
-            await asyncio.sleep(self.timeouts.reconnect_min)
-        except Exception:
-            log.exception("hole fill failed: %r", entry)
-            await asyncio.sleep(self.timeouts.retry_min)
-        finally:
+            self._failures.pop(entry, None)
             self._done_at[entry] = time.monotonic()
+            loop.call_later(self.timeouts.fill_cooldown, self._wake.set)
+        finally:
             self._running.pop(_slot(entry), None)
             self._wake.set()
-            loop = asyncio.get_running_loop()
-            loop.call_later(self.timeouts.fill_cooldown, self._wake.set)
 
     async def _write(self, fn: Callable[[Transaction], Any]) -> Any:
         return await asyncio.wrap_future(self.postbox.transaction(fn))
@@ -211,6 +227,7 @@ class HoleFiller:
                 **bounds,
                 filter=tag_filter,
             )
+        generation = self.recent.generation
         page: MessagesSlice = await self._call(request)
         ids = sorted(m.id for m in page.messages)
         covered_lower, covered_upper = lower, upper
@@ -232,14 +249,18 @@ class HoleFiller:
         space = entry.space
 
         def fill(tx: Transaction) -> None:
+            skip = self.recent.changed_since(generation, entry.peer_id)
+            if skip is None:
+                raise _StaleFetchError
             tx.update_peers(peers)
             if space.is_everywhere:
-                replace_range(tx, entry.peer_id, covered_lower, covered_upper, messages)
+                replace_range(tx, entry.peer_id, covered_lower, covered_upper, messages, skip=skip)
             else:
                 new = [
                     m
                     for m in messages
-                    if not tx.message_exists(MessageId(m.peer_id, CLOUD, m.id or 0))
+                    if m.id not in skip
+                    and not tx.message_exists(MessageId(m.peer_id, CLOUD, m.id or 0))
                 ]
                 if new:
                     tx.add_messages(new)
@@ -262,14 +283,28 @@ class HoleFiller:
                 offset_peer=int(index.id.peer_id),
                 limit=FILL_LIMIT,
             )
+        generation = self.recent.generation
         page: Dialogs = await self._call(request)
-        behind = await self._write(functools.partial(_store_dialogs, page=page, hole=hole))
+        store = functools.partial(
+            _store_dialogs, page=page, hole=hole, recent=self.recent, generation=generation
+        )
+        behind = await self._write(store)
         self.dialogs_filled += len(page.dialogs)
         for channel in behind:
             self._on_channel_behind(channel)
 
 
-def _store_dialogs(tx: Transaction, page: Dialogs, hole: ChatListHole) -> list[int]:
+class _StaleFetchError(Exception):
+    """More changes happened during a fetch than are remembered: fetch again."""
+
+
+def _store_dialogs(
+    tx: Transaction,
+    page: Dialogs,
+    hole: ChatListHole,
+    recent: RecentChanges,
+    generation: int,
+) -> list[int]:
     """Store a getDialogs page and move the chat-list holes; the channels found behind."""
     tops = {(m.peer, m.id): m for m in page.messages}
     tx.update_peers(peer_from_wire(p) for p in page.peers)
@@ -292,7 +327,11 @@ def _store_dialogs(tx: Transaction, page: Dialogs, hole: ChatListHole) -> list[i
             groups.setdefault(int(group), []).append(peer_id)
         top = tops.get((dialog.peer, dialog.top_message))
         if top is not None:
-            replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, [message_from_wire(top)])
+            skip = recent.changed_since(generation, dialog.peer)
+            if skip is None:
+                raise _StaleFetchError
+            stored_top = [message_from_wire(top)]
+            replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, stored_top, skip=skip)
         tx.reset_read_state(peer_id, CLOUD, read_state_from_dialog(dialog))
         if dialog.pts is not None:
             stored = tx.get_peer_chat_state(peer_id)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from postbox import PeerId, Postbox, StateCursor, Transaction
-from sync.engine.mutable_state import AccountMutableState
+from sync.engine.mutable_state import AccountMutableState, DeleteMessages, EditMessage
+from sync.engine.recent import RecentChanges
 from sync.engine.replay import replay_final_state
 from sync.engine.updates import Grouped, Sequencer, group_push, pts_of
 from sync.protocol import (
@@ -109,8 +110,10 @@ class StateManager:
         self_id: int,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         difference_limit: int = 1_000,
+        recent: RecentChanges | None = None,
     ) -> None:
         self.postbox = postbox
+        self.recent = recent or RecentChanges()
         self._call = call
         self.self_id = self_id
         self.timeouts = timeouts
@@ -213,6 +216,11 @@ class StateManager:
 
     async def _replay(self, state: AccountMutableState, channels: dict[PeerId, int]) -> bool:
         """Phase three; ``False`` if the stored cursor moved since phase one."""
+        for operation in state.operations:
+            if isinstance(operation, DeleteMessages):
+                self.recent.record(operation.peer_id, operation.ids)
+            elif isinstance(operation, EditMessage):
+                self.recent.record(operation.message.peer_id, (operation.message.id or 0,))
         replay = functools.partial(replay_final_state, state=state, initial_channel_pts=channels)
         return await self._read(replay)
 

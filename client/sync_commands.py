@@ -1,0 +1,195 @@
+"""``postbox-chat sync`` and ``postbox-chat verify``: the sync engine without a window.
+
+``sync`` opens the views a user would look at (the chat list, and the history of each
+``--open`` peer), so the hole filler fetches what they show, runs the engine, reports
+progress on stderr and prints a JSON summary. ``verify`` compares the database with the
+server (``sync.verify``) and exits 1 if they diverge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from postbox import (
+    ChatListViewKey,
+    HistoryAnchor,
+    MessageHistoryViewKey,
+    PeerGroupId,
+    PeerId,
+    Postbox,
+)
+from sync.connection import ConnectionLostError, ServerConnection
+from sync.engine import AuthorizationError, SyncEngine, Timeouts
+from sync.protocol import Auth, RpcError
+from sync.verify import verify
+
+__all__ = ["add_sync_commands", "parse_address"]
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` as a pair; ``argparse.ArgumentTypeError`` if it is not one."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:7000)")
+    return host, int(port)
+
+
+def _peer(text: str) -> PeerId:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a peer id (a number)") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text} is outside the peer id range")
+    return PeerId(value)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text} is outside 0..86400 seconds")
+    return value
+
+
+def add_sync_commands(commands: Any) -> None:
+    """Register ``sync`` and ``verify`` on an ``argparse`` subparsers object."""
+    for name, help_text in (
+        ("sync", "sync a database with a server, without a window"),
+        ("verify", "compare a database with the server; exit 1 on any divergence"),
+    ):
+        parser = commands.add_parser(name, help=help_text, description=help_text)
+        parser.add_argument("--server", type=parse_address, required=True, metavar="HOST:PORT")
+        parser.add_argument("--token", required=True, help="the server's token")
+        parser.add_argument("--db", type=Path, required=True, help="the Postbox database file")
+        if name == "sync":
+            parser.add_argument(
+                "--until-idle", action="store_true", help="stop once nothing is left to do"
+            )
+            parser.add_argument(
+                "--open", type=_peer, nargs="*", default=[], metavar="PEER",
+                help="open these chats' history, so their holes are filled",
+            )  # fmt: skip
+            parser.add_argument(
+                "--timeout", type=_seconds, default=600.0, help="give up after this long"
+            )
+            parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+            parser.set_defaults(command=_sync_command)
+        else:
+            parser.set_defaults(command=_verify_command)
+
+
+def _sync_command(args: argparse.Namespace, out: TextIO) -> int:
+    return asyncio.run(_sync(args, out))
+
+
+async def _sync(args: argparse.Namespace, out: TextIO) -> int:
+    host, port = args.server
+    started = time.monotonic()
+    postbox = Postbox(args.db)
+    keys: list[Any] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
+    keys += [
+        MessageHistoryViewKey(peer_id, HistoryAnchor.upper_bound(), 50) for peer_id in args.open
+    ]
+    subscription = postbox.combined_view(keys)
+    engine = SyncEngine(postbox, host, port, args.token, timeouts=Timeouts())
+    task = asyncio.create_task(engine.run())
+    progress = None if args.quiet else asyncio.create_task(_progress(engine))
+    status = 0
+    try:
+        if args.until_idle:
+            waiter = asyncio.create_task(engine.wait_idle(settle=0.5, timeout=args.timeout))
+            done, _ = await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if task in done:
+                task.result()
+            if not waiter.result():
+                print(f"postbox-chat: not idle after {args.timeout:g} s", file=sys.stderr)
+                status = 1
+        else:
+            await asyncio.wait_for(task, args.timeout)
+    except AuthorizationError as error:
+        print(f"postbox-chat: error: {error}", file=sys.stderr)
+        status = 1
+    except TimeoutError:
+        pass
+    finally:
+        if progress is not None:
+            progress.cancel()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, AuthorizationError):
+            await task
+        subscription.dispose()
+        summary = _summary(engine, postbox, time.monotonic() - started)
+        postbox.close()
+    print(json.dumps(summary, indent=2), file=out)
+    return status
+
+
+def _summary(engine: SyncEngine, postbox: Postbox, elapsed: float) -> dict[str, Any]:
+    cursor = postbox.run(lambda tx: tx.get_state())
+    status = engine.status()
+    return {
+        "connection": status.connection,
+        "elapsed_seconds": round(elapsed, 3),
+        "cursor": None if cursor is None else {
+            "pts": cursor.pts, "qts": cursor.qts, "seq": cursor.seq, "date": cursor.date,
+        },
+        "counters": status.counters,
+        "pending_outgoing": status.outgoing,
+    }  # fmt: skip
+
+
+async def _progress(engine: SyncEngine) -> None:
+    while True:
+        await asyncio.sleep(0.5)
+        status = engine.status()
+        counters = status.counters
+        print(
+            f"\r{status.connection:<12} {status.operation:<22} "
+            f"updates {counters['updates_applied']:>7}  fills {counters['fills']:>5}  "
+            f"dialogs {counters['dialogs_filled']:>5}  sent {counters['sent']:>4}",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _verify_command(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.db.exists():
+        print(f"postbox-chat: error: {args.db} does not exist", file=sys.stderr)
+        return 2
+    return asyncio.run(_verify(args, out))
+
+
+async def _verify(args: argparse.Namespace, out: TextIO) -> int:
+    host, port = args.server
+    postbox = Postbox(args.db)
+    try:
+        try:
+            connection = await ServerConnection.open(host, port)
+        except OSError as error:
+            print(f"postbox-chat: error: cannot reach {host}:{port}: {error}", file=sys.stderr)
+            return 1
+        try:
+            await connection.call(Auth(args.token))
+            report = await verify(postbox, connection.call)
+        except (RpcError, ConnectionLostError) as error:
+            print(f"postbox-chat: error: {error}", file=sys.stderr)
+            return 1
+        finally:
+            await connection.close()
+    finally:
+        postbox.close()
+    for divergence in report.divergences:
+        print(divergence, file=out)
+    print(json.dumps(report.summary(), indent=2), file=out)
+    return 0 if report.ok else 1

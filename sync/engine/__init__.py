@@ -1,0 +1,22 @@
+"""The client's sync engine: state manager, difference pipeline, hole filler, outbound.
+
+``SyncEngine`` (or ``SyncWorker`` on a thread of its own) keeps a Postbox converged
+with the server. The pipeline follows the seeds: pushes are grouped by counter and
+checked (``updates``), turned into mutation operations (``mutable_state``) and
+replayed in one transaction with the cursor (``replay``).
+"""
+
+from sync.engine.engine import AuthorizationError, EngineStatus, SyncEngine, SyncWorker
+from sync.engine.outbound import enqueue_edit, enqueue_read, enqueue_send
+from sync.engine.state_manager import Timeouts
+
+__all__ = [
+    "AuthorizationError",
+    "EngineStatus",
+    "SyncEngine",
+    "SyncWorker",
+    "Timeouts",
+    "enqueue_edit",
+    "enqueue_read",
+    "enqueue_send",
+]

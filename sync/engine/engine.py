@@ -1,0 +1,277 @@
+"""The sync engine: one connection to the server, and the parts that share it.
+
+``SyncEngine.run`` keeps a connection up (reconnecting with a growing pause), feeds
+pushes to the ``StateManager``, and runs the ``HoleFiller`` and ``Outbound`` beside it.
+Every (re)connection counts as a gap: the state manager asks for the difference. A
+request interrupted by a lost connection is sent again once the connection is back.
+``SyncWorker`` runs an engine on a thread with its own event loop, for the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from postbox import Postbox
+from sync.connection import ConnectionLostError, ServerConnection
+from sync.engine.hole_filler import HoleFiller
+from sync.engine.outbound import Outbound
+from sync.engine.recent import RecentChanges
+from sync.engine.state_manager import StateManager, Timeouts
+from sync.protocol import Auth, ErrorCode, RpcError
+
+__all__ = ["AuthorizationError", "EngineStatus", "SyncEngine", "SyncWorker"]
+
+log = logging.getLogger("postbox.sync")
+
+T = TypeVar("T")
+
+
+class AuthorizationError(Exception):
+    """The server refused the token: reconnecting will not help."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    """A snapshot for progress output and the inspector."""
+
+    connection: str
+    operation: str
+    queue: tuple[str, ...]
+    fills_in_flight: int
+    outgoing: int
+    counters: dict[str, int]
+
+
+class SyncEngine:
+    def __init__(
+        self,
+        postbox: Postbox,
+        host: str,
+        port: int,
+        token: str,
+        *,
+        timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+        difference_limit: int = 1_000,
+    ) -> None:
+        self.postbox = postbox
+        self.host, self.port, self.token = host, port, token
+        self.timeouts = timeouts
+        recent = RecentChanges()
+        self.state_manager = StateManager(
+            postbox, self.call, self_id=0, timeouts=timeouts,
+            difference_limit=difference_limit, recent=recent,
+        )  # fmt: skip
+        self.hole_filler = HoleFiller(
+            postbox, self.call, timeouts=timeouts, recent=recent,
+            on_channel_behind=self.state_manager.request_channel_poll,
+        )  # fmt: skip
+        self.outbound = Outbound(
+            postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts
+        )
+        self.connection_state = "connecting"
+        self.connections = 0
+        self._connection: ServerConnection | None = None
+        self._connected = asyncio.Event()
+        self._fatal: BaseException | None = None
+
+    # -- requests ----------------------------------------------------------------------
+
+    async def call(self, params: Any) -> Any:
+        """Send a request on the current connection; again after a reconnect if it was
+        cut (every request here is safe to repeat)."""
+        while True:
+            if self._fatal is not None:
+                raise self._fatal
+            await self._connected.wait()
+            connection = self._connection
+            if connection is None:
+                continue
+            try:
+                return await connection.call(params)
+            except ConnectionLostError:
+                if self._connection is connection:
+                    self._connected.clear()
+                await asyncio.sleep(0)
+
+    # -- running -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until cancelled; raises ``AuthorizationError`` if the token is refused."""
+        parts = [
+            asyncio.create_task(self.state_manager.run(), name="state-manager"),
+            asyncio.create_task(self.hole_filler.run(), name="hole-filler"),
+            asyncio.create_task(self.outbound.run(), name="outbound"),
+            asyncio.create_task(self._poll_when_quiet(), name="quiet-poll"),
+        ]
+        try:
+            await self._keep_connected()
+        finally:
+            for task in parts:
+                task.cancel()
+            await asyncio.gather(*parts, return_exceptions=True)
+            if self._connection is not None:
+                await self._connection.close()
+
+    async def _keep_connected(self) -> None:
+        pause = self.timeouts.reconnect_min
+        while True:
+            try:
+                connection = await ServerConnection.open(self.host, self.port)
+            except OSError as error:
+                self.connection_state = f"waiting to reconnect ({error.strerror or error})"
+                await asyncio.sleep(pause)
+                pause = min(self.timeouts.reconnect_max, pause * 2)
+                continue
+            try:
+                authorization = await connection.call(Auth(self.token))
+            except RpcError as error:
+                await connection.close()
+                if error.code is ErrorCode.AUTH_FAILED:
+                    self._fatal = AuthorizationError(f"the server refused the token: {error}")
+                    self.connection_state = "token refused"
+                    raise self._fatal from error
+                await asyncio.sleep(pause)
+                continue
+            except ConnectionLostError:
+                await asyncio.sleep(pause)
+                continue
+            pause = self.timeouts.reconnect_min
+            self.connections += 1
+            self.state_manager.self_id = authorization.user.id
+            self._connection = connection
+            self.connection_state = "connected"
+            self._connected.set()
+            self.state_manager.request_poll("connected")
+            while True:
+                push = await connection.pushes.get()
+                if push is None:
+                    break
+                self.state_manager.push(push)
+            self._connected.clear()
+            self._connection = None
+            self.connection_state = f"reconnecting ({connection.closed_reason})"
+            await connection.close()
+
+    async def _poll_when_quiet(self) -> None:
+        quiet = self.timeouts.quiet_poll
+        while True:
+            idle_for = time.monotonic() - self.state_manager.counters.last_activity
+            if idle_for >= quiet:
+                self.state_manager.request_poll("quiet for a while")
+                self.state_manager.counters.last_activity = time.monotonic()
+                idle_for = 0.0
+            await asyncio.sleep(quiet - idle_for)
+
+    # -- observing ---------------------------------------------------------------------
+
+    @property
+    def idle(self) -> bool:
+        """Connected, with nothing queued, held, being fetched or waiting to be sent."""
+        return (
+            self._connected.is_set()
+            and self.state_manager.idle
+            and self.hole_filler.idle
+            and self.outbound.idle
+        )
+
+    async def wait_idle(self, *, settle: float = 0.2, timeout: float = 60.0) -> bool:
+        """Wait until the engine has been idle for ``settle`` seconds in a row."""
+        deadline = time.monotonic() + timeout
+        idle_since: float | None = None
+        while time.monotonic() < deadline:
+            if self._fatal is not None:
+                raise self._fatal
+            if self.idle:
+                idle_since = idle_since or time.monotonic()
+                if time.monotonic() - idle_since >= settle:
+                    return True
+            else:
+                idle_since = None
+            await asyncio.sleep(0.02)
+        return False
+
+    def status(self) -> EngineStatus:
+        source = self.state_manager.counters
+        counters = {name: getattr(source, name) for name in source.__slots__}
+        counters.pop("last_activity", None)
+        counters["fills"] = self.hole_filler.fills
+        counters["messages_filled"] = self.hole_filler.messages_filled
+        counters["dialogs_filled"] = self.hole_filler.dialogs_filled
+        counters["sent"] = self.outbound.sent
+        counters["connections"] = self.connections
+        return EngineStatus(
+            self.connection_state,
+            self.state_manager.current_operation,
+            tuple(self.state_manager.queue_description()),
+            len(self.hole_filler.in_flight()),
+            self.outbound.pending,
+            counters,
+        )
+
+
+class SyncWorker:
+    """A ``SyncEngine`` on its own thread and event loop (the app's sync worker)."""
+
+    def __init__(self, engine_factory: Callable[[], SyncEngine]) -> None:
+        self._factory = engine_factory
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.engine: SyncEngine | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.error: BaseException | None = None
+
+    def start(self) -> SyncWorker:
+        started: Future[None] = Future()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            self.engine = self._factory()
+            self._task = loop.create_task(self.engine.run())
+            started.set_result(None)
+            try:
+                loop.run_until_complete(self._task)
+            except asyncio.CancelledError:
+                pass
+            except BaseException as error:  # noqa: BLE001 - kept for the owner to read
+                self.error = error
+                log.error("sync worker stopped: %s", error)
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="sync-worker", daemon=True)
+        self._thread.start()
+        started.result()
+        return self
+
+    def call(self, fn: Callable[[SyncEngine], Any], timeout: float = 30.0) -> Any:
+        """Run ``fn(engine)`` (a coroutine function or a plain one) on the worker's loop."""
+        loop, engine = self._loop, self.engine
+        if loop is None or engine is None:
+            raise RuntimeError("the sync worker is not running")
+
+        async def invoke() -> Any:
+            result = fn(engine)
+            if asyncio.iscoroutine(result):
+                return await result
+            return result
+
+        return asyncio.run_coroutine_threadsafe(invoke(), loop).result(timeout)
+
+    def stop(self) -> None:
+        loop, task, thread = self._loop, self._task, self._thread
+        if loop is None or task is None or thread is None:
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout=30)
+        self._loop = self._task = self._thread = None

@@ -1,0 +1,319 @@
+"""Outgoing changes: written locally first, then delivered to the server exactly once.
+
+``enqueue_send``, ``enqueue_read`` and ``enqueue_edit`` run inside a Postbox
+transaction: each changes the local data at once (a pending message in the local
+namespace, a read mark, a new text) and adds an operation-log entry in the same
+transaction, so the intent survives a crash. ``Outbound`` drains the log in merged
+order: it sends each entry (a message with its ``random_id``, so a resend after a
+crash returns the same message), then, in one transaction, replaces the local message
+by the server's, removes the entry and applies the answer's pts if it is the next one
+(else it asks the state manager for the difference). Failures that cannot succeed mark
+the message failed; the rest are retried with a growing pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChannelState,
+    MessageFlags,
+    MessageHistoryHoleSpace,
+    MessageId,
+    MessageNamespace,
+    OperationLogViewKey,
+    PeerId,
+    PeerNamespace,
+    PeerOperationLogEntry,
+    Postbox,
+    StoreMessage,
+    Transaction,
+)
+from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.replay import ensure_listed
+from sync.engine.state_manager import Timeouts
+from sync.protocol import (
+    AffectedMessages,
+    EditMessage,
+    ErrorCode,
+    ReadHistory,
+    RpcError,
+    SendMessage,
+    SentMessage,
+)
+
+__all__ = [
+    "EDIT_TAG",
+    "READ_TAG",
+    "SEND_TAG",
+    "Outbound",
+    "enqueue_edit",
+    "enqueue_read",
+    "enqueue_send",
+]
+
+log = logging.getLogger("postbox.sync")
+
+#: Operation-log tags of the three kinds of outgoing change.
+SEND_TAG = 1
+READ_TAG = 2
+EDIT_TAG = 3
+_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG)
+_LOCAL = int(MessageNamespace.LOCAL)
+_EVERYWHERE = MessageHistoryHoleSpace.everywhere()
+#: Errors a retry cannot cure.
+_FINAL_ERRORS = frozenset(
+    {
+        ErrorCode.PEER_ID_INVALID,
+        ErrorCode.MESSAGE_ID_INVALID,
+        ErrorCode.MESSAGE_EMPTY,
+        ErrorCode.INVALID_PARAMS,
+        ErrorCode.CHANNEL_INVALID,
+    }
+)
+
+
+def enqueue_send(
+    tx: Transaction,
+    peer_id: PeerId,
+    text: str,
+    *,
+    timestamp: int,
+    author_id: PeerId | None = None,
+    reply_to: int | None = None,
+    random_id: int | None = None,
+) -> MessageId:
+    """Store a pending message in the local namespace and queue its sending."""
+    random_id = random.getrandbits(63) if random_id is None else random_id
+    message = StoreMessage(
+        peer_id,
+        _LOCAL,
+        None,
+        timestamp,
+        flags=int(MessageFlags.UNSENT),
+        author_id=author_id,
+        text=text,
+        reply_to_id=reply_to,
+    )
+    ensure_listed(tx, (peer_id,))
+    (index,) = tx.add_messages([message])
+    contents = {"random_id": random_id, "local_id": index.id.id, "text": text, "reply_to": reply_to}
+    tx.add_operation_log_entry(peer_id, SEND_TAG, contents)
+    return index.id
+
+
+def enqueue_read(tx: Transaction, peer_id: PeerId, max_id: int) -> bool:
+    """Mark a chat read up to ``max_id`` here, and queue telling the server."""
+    if not tx.apply_incoming_read_max_id(MessageId(peer_id, CLOUD, max_id)):
+        return False
+    for entry in tx.get_operation_log_entries(peer_id, READ_TAG):
+        tx.update_operation_log_entry(
+            peer_id,
+            READ_TAG,
+            entry.tag_local_index,
+            {"max_id": max(max_id, entry.contents["max_id"])},
+        )
+        return True
+    tx.add_operation_log_entry(peer_id, READ_TAG, {"max_id": max_id})
+    return True
+
+
+def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
+    """Change one of our sent messages' text here, and queue the edit."""
+    message = tx.get_message(message_id)
+    if message is None or message.incoming or message_id.namespace != CLOUD:
+        return False
+    stored = StoreMessage(
+        message_id.peer_id,
+        CLOUD,
+        message_id.id,
+        message.timestamp,
+        message.flags,
+        message.tags,
+        message.author_id,
+        text,
+        message.media,
+        message.reply_to_id,
+        message.edit_timestamp,
+    )
+    tx.update_message(message_id, stored)
+    tx.add_operation_log_entry(message_id.peer_id, EDIT_TAG, {"id": message_id.id, "text": text})
+    return True
+
+
+class Outbound:
+    """Drains the outgoing operation log; ``on_gap`` asks for the difference."""
+
+    def __init__(
+        self,
+        postbox: Postbox,
+        call: Callable[[Any], Any],
+        *,
+        on_gap: Callable[[str], None],
+        timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+    ) -> None:
+        self.postbox = postbox
+        self._call = call
+        self._on_gap = on_gap
+        self.timeouts = timeouts
+        self._wake = asyncio.Event()
+        self.pending = 0
+        self.sent = 0
+        self.failed = 0
+
+    @property
+    def idle(self) -> bool:
+        return self.pending == 0
+
+    async def run(self) -> None:
+        keys = [OperationLogViewKey(tag) for tag in _TAGS]
+        subscription = self.postbox.combined_view(keys)
+        watcher = asyncio.create_task(self._follow(subscription, keys))
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                await self._drain()
+        finally:
+            watcher.cancel()
+            subscription.dispose()
+
+    async def _follow(self, subscription: Any, keys: list[OperationLogViewKey]) -> None:
+        async for snapshot in subscription:
+            self.pending = sum(len(snapshot[key].entries) for key in keys)
+            if self.pending:
+                self._wake.set()
+
+    async def _read(self, fn: Callable[[Transaction], Any]) -> Any:
+        return await asyncio.wrap_future(self.postbox.transaction(fn))
+
+    async def _drain(self) -> None:
+        pause = self.timeouts.retry_min
+        while True:
+            entries: list[PeerOperationLogEntry] = await self._read(
+                lambda tx: [
+                    entry
+                    for tag in _TAGS
+                    for entry in tx.get_merged_operation_log_entries(tag, limit=1)
+                ]
+            )
+            if not entries:
+                return
+            entry = min(entries, key=lambda e: (_TAGS.index(e.tag), e.merged_index or 0))
+            try:
+                await self._deliver(entry)
+                pause = self.timeouts.retry_min
+            except RpcError as error:
+                if error.code in _FINAL_ERRORS:
+                    log.warning(
+                        "giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error
+                    )
+                    await self._read(functools.partial(_give_up, entry=entry))
+                    self.failed += 1
+                    continue
+                log.info("retrying %s in %.1f s: %s", _tag_name(entry.tag), pause, error)
+                await asyncio.sleep(pause)
+                pause = min(self.timeouts.retry_max, pause * 2)
+            except ConnectionError as error:
+                log.info("retrying %s in %.1f s: %s", _tag_name(entry.tag), pause, error)
+                await asyncio.sleep(pause)
+                pause = min(self.timeouts.retry_max, pause * 2)
+
+    async def _deliver(self, entry: PeerOperationLogEntry) -> None:
+        peer = int(entry.peer_id)
+        contents = entry.contents
+        if entry.tag == SEND_TAG:
+            sent: SentMessage = await self._call(
+                SendMessage(peer, contents["text"], contents["random_id"], contents["reply_to"])
+            )
+            gap = await self._read(lambda tx: _sent(tx, entry, sent))
+            self.sent += 1
+        elif entry.tag == READ_TAG:
+            affected: AffectedMessages = await self._call(ReadHistory(peer, contents["max_id"]))
+            gap = await self._read(lambda tx: _done(tx, entry, affected.pts, affected.pts_count))
+        else:
+            edited: SentMessage = await self._call(
+                EditMessage(peer, contents["id"], contents["text"])
+            )
+            gap = await self._read(lambda tx: _edited(tx, entry, edited))
+        if gap:
+            self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
+
+
+def _tag_name(tag: int) -> str:
+    return {SEND_TAG: "sendMessage", READ_TAG: "readHistory", EDIT_TAG: "editMessage"}[tag]
+
+
+def _apply_pts(tx: Transaction, peer_id: PeerId, pts: int, count: int) -> bool:
+    """Move the account's (or the channel's) pts if the answer is the next; ``True`` if
+    it was not (a gap the difference will close)."""
+    if count == 0:
+        return False
+    if peer_id.namespace == PeerNamespace.CHANNEL:
+        state = tx.get_peer_chat_state(peer_id)
+        if state is not None and state.pts + count == pts:
+            tx.set_peer_chat_state(peer_id, ChannelState(pts))
+            return False
+        return state is None or state.pts < pts
+    cursor = tx.get_state()
+    if cursor is not None and cursor.pts + count == pts:
+        tx.set_state(replace(cursor, pts=pts))
+        return False
+    return cursor is None or cursor.pts < pts
+
+
+def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> bool:
+    peer_id = entry.peer_id
+    tx.delete_messages([MessageId(peer_id, _LOCAL, entry.contents["local_id"])])
+    message = message_from_wire(sent.message)
+    if not tx.message_exists(MessageId(peer_id, CLOUD, message.id or 0)):
+        tx.add_messages([message])
+    tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, MAX_MESSAGE_ID)
+    tx.remove_operation_log_entry(peer_id, SEND_TAG, entry.tag_local_index)
+    return _apply_pts(tx, peer_id, sent.pts, sent.pts_count)
+
+
+def _edited(tx: Transaction, entry: PeerOperationLogEntry, edited: SentMessage) -> bool:
+    message = message_from_wire(edited.message)
+    message_id = MessageId(entry.peer_id, CLOUD, message.id or 0)
+    if tx.message_exists(message_id):
+        tx.update_message(message_id, message)
+    tx.remove_operation_log_entry(entry.peer_id, EDIT_TAG, entry.tag_local_index)
+    return _apply_pts(tx, entry.peer_id, edited.pts, edited.pts_count)
+
+
+def _done(tx: Transaction, entry: PeerOperationLogEntry, pts: int, count: int) -> bool:
+    tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
+    return _apply_pts(tx, entry.peer_id, pts, count)
+
+
+def _give_up(tx: Transaction, entry: PeerOperationLogEntry) -> None:
+    tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
+    if entry.tag != SEND_TAG:
+        return
+    message_id = MessageId(entry.peer_id, _LOCAL, entry.contents["local_id"])
+    message = tx.get_message(message_id)
+    if message is not None:
+        flags = (message.flags & ~int(MessageFlags.UNSENT)) | int(MessageFlags.FAILED)
+        tx.update_message(
+            message_id,
+            StoreMessage(
+                entry.peer_id,
+                _LOCAL,
+                message_id.id,
+                message.timestamp,
+                flags,
+                message.tags,
+                message.author_id,
+                message.text,
+                message.media,
+                message.reply_to_id,
+            ),
+        )
