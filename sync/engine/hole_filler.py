@@ -231,18 +231,22 @@ class HoleFiller:
         page: MessagesSlice = await self._call(request)
         ids = sorted(m.id for m in page.messages)
         covered_lower, covered_upper = lower, upper
+        # A side that came back full may have more beyond it: the range covered ends
+        # at its last message. A side that came back short reached the hole's end.
         full = len(ids) >= limit
-        if full and entry.direction is HoleDirection.OLDER:
-            covered_lower = ids[0]
-        elif full and entry.direction is HoleDirection.NEWER:
-            covered_upper = ids[-1]
-        elif full:
+        if entry.direction is HoleDirection.OLDER:
+            if full:
+                covered_lower = ids[0]
+        elif entry.direction is HoleDirection.NEWER:
+            if full:
+                covered_upper = ids[-1]
+        else:
             anchor = request.offset_id
             older = [i for i in ids if i < anchor]
             newer = [i for i in ids if i >= anchor]
-            if len(older) >= limit - half and older:
+            if older and len(older) >= limit - half:
                 covered_lower = older[0]
-            if len(newer) >= half and newer:
+            if newer and len(newer) >= half:
                 covered_upper = newer[-1]
         messages = [message_from_wire(m) for m in page.messages]
         peers = [peer_from_wire(p) for p in page.peers]
