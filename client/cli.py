@@ -184,3 +184,7 @@ def _run_demo_command(args: argparse.Namespace, path: Path, out: TextIO, *, temp
         prog=PROG,
         temporary=temporary,
     )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The state manager against a scripted server: gap timing, too long, replays."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pytest
+
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChatListInclusion,
+    MessageHistoryHoleSpace,
+    MessageId,
+    PeerId,
+    PeerNamespace,
+    Postbox,
+    StateCursor,
+)
+from postbox import Peer as StoredPeer
+from sync.engine.convert import message_from_wire
+from sync.engine.state_manager import StateManager, Timeouts
+from sync.protocol import (
+    Difference,
+    DifferenceEmpty,
+    DifferenceTooLong,
+    GetDifference,
+    Message,
+    State,
+    UpdateNewMessage,
+    Updates,
+    UpdatesTooLong,
+)
+
+USER = PeerId.make(PeerNamespace.USER, 5)
+ME = PeerId.make(PeerNamespace.USER, 1)
+GAP = 0.3
+
+
+def message(id_: int) -> Message:
+    return Message(int(USER), id_, 1_000 + id_, False, f"m{id_}", int(USER))
+
+
+def new_message(pts: int) -> Updates:
+    return Updates((UpdateNewMessage(message(100 + pts), pts, 1),), (), 0)
+
+
+class ScriptedServer:
+    """Answers getDifference with whatever the test says; records every call."""
+
+    def __init__(self, answer: Callable[[GetDifference], object]) -> None:
+        self.answer = answer
+        self.calls: list[object] = []
+
+    async def call(self, params: object) -> object:
+        self.calls.append(params)
+        assert isinstance(params, GetDifference)
+        return self.answer(params)
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.005)
+
+
+@pytest.fixture
+def postbox(tmp_path):
+    box = Postbox(tmp_path / "client.db")
+    box.run(lambda tx: tx.set_state(StateCursor(10, 0, 1, 500)))
+    box.run(lambda tx: tx.update_peers([StoredPeer(USER, "Ann"), StoredPeer(ME, "Me")]))
+    yield box
+    box.close()
+
+
+def stored_pts(postbox: Postbox) -> int:
+    cursor = postbox.run(lambda tx: tx.get_state())
+    return cursor.pts
+
+
+async def with_manager(postbox: Postbox, server: ScriptedServer, body) -> None:
+    manager = StateManager(postbox, server.call, self_id=int(ME), timeouts=Timeouts(gap=GAP))
+    task = asyncio.create_task(manager.run())
+    try:
+        await body(manager)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+def test_a_missing_update_that_arrives_in_time_needs_no_difference(postbox) -> None:
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+
+    async def body(manager: StateManager) -> None:
+        manager.push(new_message(12))
+        await until(lambda: bool(manager._pts.held))
+        assert stored_pts(postbox) == 10
+        manager.push(new_message(11))
+        await until(lambda: stored_pts(postbox) == 12)
+        await until(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    assert server.calls == []
+    ids = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(USER, 0)])
+    assert ids == [111, 112]
+
+
+def test_a_missing_update_that_never_comes_triggers_exactly_one_difference(postbox) -> None:
+    def answer(request: GetDifference) -> object:
+        assert request.pts == 10
+        return Difference((message(111), message(112)), (), (), State(12, 0, 1, 600))
+
+    server = ScriptedServer(answer)
+
+    async def body(manager: StateManager) -> None:
+        started = time.monotonic()
+        manager.push(new_message(12))
+        await until(lambda: stored_pts(postbox) == 12)
+        assert time.monotonic() - started >= GAP * 0.9  # it waited for the gap first
+        await until(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    assert len(server.calls) == 1
+    assert postbox.run(lambda tx: tx.message_exists(MessageId(USER, 0, 112)))
+
+
+def test_updates_too_long_asks_for_the_difference_at_once(postbox) -> None:
+    server = ScriptedServer(lambda _: DifferenceEmpty(700, 1))
+
+    async def body(manager: StateManager) -> None:
+        manager.push(UpdatesTooLong())
+        await until(lambda: len(server.calls) == 1)
+        await until(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    assert postbox.run(lambda tx: tx.get_state()) == StateCursor(10, 0, 1, 700)
+
+
+def test_a_too_long_difference_resets_histories_to_holes(postbox) -> None:
+    answers = iter([DifferenceTooLong(50), DifferenceEmpty(800, 1)])
+    server = ScriptedServer(lambda _: next(answers))
+
+    def known_chat(tx) -> None:
+        tx.update_chat_list_inclusion(USER, ChatListInclusion())
+        tx.add_messages([message_from_wire(message(5))])
+        tx.remove_hole(USER, 0, MessageHistoryHoleSpace(), 1, MAX_MESSAGE_ID)
+
+    postbox.run(known_chat)
+
+    async def body(manager: StateManager) -> None:
+        manager.request_poll("test")
+        await until(lambda: len(server.calls) == 2)
+        await until(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    assert stored_pts(postbox) == 50
+    holes = postbox.run(lambda tx: tx.get_holes(USER, 0))
+    assert [(h.lower, h.upper) for h in holes] == [(1, MAX_MESSAGE_ID)]
+    # The stored message stays, inside the hole, until a fill replaces it.
+    assert postbox.run(lambda tx: tx.message_exists(MessageId(USER, 0, 5)))
+
+
+def test_old_and_duplicate_updates_are_ignored(postbox) -> None:
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+
+    async def body(manager: StateManager) -> None:
+        for pts in (11, 11, 9, 12, 11):
+            manager.push(new_message(pts))
+        await until(lambda: stored_pts(postbox) == 12)
+        await until(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    ids = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(USER, 0)])
+    assert ids == [111, 112]
