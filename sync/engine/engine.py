@@ -74,8 +74,9 @@ class SyncEngine:
             on_channel_behind=self.state_manager.request_channel_poll,
         )  # fmt: skip
         self.outbound = Outbound(
-            postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts
-        )
+            postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
+            recent=recent,
+        )  # fmt: skip
         self.connection_state = "connecting"
         self.connections = 0
         self._connection: ServerConnection | None = None

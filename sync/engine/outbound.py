@@ -37,6 +37,7 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.recent import RecentChanges
 from sync.engine.replay import ensure_listed
 from sync.engine.state_manager import Timeouts
 from sync.protocol import (
@@ -158,8 +159,10 @@ class Outbound:
         *,
         on_gap: Callable[[str], None],
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+        recent: RecentChanges | None = None,
     ) -> None:
         self.postbox = postbox
+        self.recent = recent or RecentChanges()
         self._call = call
         self._on_gap = on_gap
         self.timeouts = timeouts
@@ -233,6 +236,7 @@ class Outbound:
             sent: SentMessage = await self._call(
                 SendMessage(peer, contents["text"], contents["random_id"], contents["reply_to"])
             )
+            self.recent.record(entry.peer_id, (sent.message.id,))
             gap = await self._read(lambda tx: _sent(tx, entry, sent))
             self.sent += 1
         elif entry.tag == READ_TAG:
@@ -242,6 +246,7 @@ class Outbound:
             edited: SentMessage = await self._call(
                 EditMessage(peer, contents["id"], contents["text"])
             )
+            self.recent.record(entry.peer_id, (edited.message.id,))
             gap = await self._read(lambda tx: _edited(tx, entry, edited))
         if gap:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")

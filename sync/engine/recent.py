@@ -1,9 +1,10 @@
-"""Deletions and edits the engine applied recently, for fills racing with them.
+"""Messages the engine added, edited or deleted recently, for fills racing with them.
 
 A hole fill asks the server for a page, and by the time it stores that page a push may
-have deleted or edited one of its messages. The fill notes ``generation`` before its
-request and, when it stores the page, leaves out what was deleted or edited since, so
-it never brings back a deleted message or an old text.
+have deleted, edited or added a message in its range. The fill notes ``generation``
+before its request and, when it stores the page, leaves alone what changed since: it
+never brings back a deleted message or an old text, and never takes a message that
+arrived meanwhile for one the server no longer has.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Iterable
+
+from postbox import StoreMessage
 
 __all__ = ["RecentChanges"]
 
@@ -37,8 +40,14 @@ class RecentChanges:
                 self._generation += 1
                 self._changes.append((self._generation, int(peer_id), message_id))
 
+    def record_messages(self, messages: Iterable[StoreMessage]) -> None:
+        with self._lock:
+            for message in messages:
+                self._generation += 1
+                self._changes.append((self._generation, int(message.peer_id), message.id or 0))
+
     def changed_since(self, generation: int, peer_id: int) -> set[int] | None:
-        """Ids of ``peer_id`` deleted or edited after ``generation``; ``None`` if the
+        """Ids of ``peer_id`` changed after ``generation``; ``None`` if the
         changes since then are no longer all remembered."""
         with self._lock:
             if self._changes and generation < self._changes[0][0] - 1:

@@ -82,17 +82,13 @@ def replace_range(
     range: store new messages, update changed ones, delete what the server no longer
     has, and remove the hole over the range.
 
-    ``skip``: ids changed by updates since the answer was asked for; they are left as
-    they are. A range open to the top (``upper`` is ``MAX_MESSAGE_ID``) deletes only up
-    to the newest message of the answer: anything newer came as an update meanwhile.
+    ``skip``: ids added, edited or deleted by updates since the answer was asked for;
+    they are left as they are.
     """
     fresh = {message.id or 0: message for message in messages if message.id not in skip}
-    stale_upper = max(fresh, default=lower - 1) if upper >= MAX_MESSAGE_ID else upper
     stored = _stored_ids(tx, peer_id, lower, upper, fresh.values())
     stale = [
-        MessageId(peer_id, CLOUD, id_)
-        for id_ in stored
-        if id_ not in fresh and id_ <= stale_upper and id_ not in skip
+        MessageId(peer_id, CLOUD, id_) for id_ in stored if id_ not in fresh and id_ not in skip
     ]
     if stale:
         tx.delete_messages(stale)

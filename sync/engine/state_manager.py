@@ -23,7 +23,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from postbox import PeerId, Postbox, StateCursor, Transaction
-from sync.engine.mutable_state import AccountMutableState, DeleteMessages, EditMessage
+from sync.engine.mutable_state import (
+    AccountMutableState,
+    AddMessages,
+    DeleteMessages,
+    EditMessage,
+    ResetChannel,
+)
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replay_final_state
 from sync.engine.updates import Grouped, Sequencer, group_push, pts_of
@@ -221,6 +227,8 @@ class StateManager:
                 self.recent.record(operation.peer_id, operation.ids)
             elif isinstance(operation, EditMessage):
                 self.recent.record(operation.message.peer_id, (operation.message.id or 0,))
+            elif isinstance(operation, AddMessages | ResetChannel):
+                self.recent.record_messages(operation.messages)
         replay = functools.partial(replay_final_state, state=state, initial_channel_pts=channels)
         return await self._read(replay)
 

@@ -103,6 +103,10 @@ class _Connection:
         self._flush_scheduled = False
         if self.closed or not self._outbox:
             return
+        if self.writer.transport.is_closing():  # the peer is gone; nothing can be sent
+            self._outbox.clear()
+            self.close("the client went away")
+            return
         self.writer.write(b"".join(self._outbox))
         self._outbox.clear()
         self._queued = 0
