@@ -363,51 +363,48 @@ class StateManager:
     # -- the difference ---------------------------------------------------------------
 
     async def _poll_difference(self) -> None:
+        """getDifference until final; each answer replayed in its own transaction.
+
+        While one slice is replayed, the next is already being fetched from the cursor
+        the slice leads to: if the replay finds the stored cursor moved, that prefetch
+        is dropped and the loop starts again from what is stored.
+        """
         hints: list[ChannelPts] = []
-        while True:
-            stored = await self._read(lambda tx: tx.get_state())
-            if stored is None:
-                server = await self._call(GetState())
-                await self._read(functools.partial(_set_initial_state, cursor=_cursor(server)))
-                stored = _cursor(server)
-            answer = await self._call(
-                GetDifference(stored.pts, stored.qts, stored.date, self.difference_limit)
-            )
-            self.counters.differences += 1
-            state = AccountMutableState(stored, stored)
-            final = True
-            if isinstance(answer, DifferenceEmpty):
-                state.cursor = replace(stored, date=answer.date, seq=answer.seq)
-            elif isinstance(answer, DifferenceTooLong):
-                self.counters.too_long += 1
-                log.info("difference too long: histories become holes, pts %s", answer.pts)
-                state.reset_histories()
-                state.cursor = replace(stored, pts=answer.pts)
-                final = False
-            else:
-                assert isinstance(answer, Difference | DifferenceSlice)
-                state.merge_peers(answer.peers)
-                state.add_messages(answer.new_messages)
-                for update in answer.other_updates:
-                    state.apply(update)
-                self.counters.updates_applied += len(answer.new_messages)
-                self.counters.updates_applied += len(answer.other_updates)
-                if isinstance(answer, DifferenceSlice):
-                    self.counters.slices += 1
-                    state.cursor = _cursor(answer.intermediate_state)
-                    final = False
+        prefetch: asyncio.Task[Any] | None = None
+        try:
+            while True:
+                stored = await self._read(lambda tx: tx.get_state())
+                if stored is None:
+                    server = await self._call(GetState())
+                    initial = functools.partial(_set_initial_state, cursor=_cursor(server))
+                    await self._read(initial)
+                    stored = _cursor(server)
+                if prefetch is not None and prefetch.get_name() == _request_name(stored):
+                    answer = await prefetch
                 else:
-                    state.merge_presences(answer.presences)
-                    state.cursor = _cursor(answer.state)
-                    hints.extend(answer.channels)
-            replayed = await self._replay(state, {})
-            self.counters.replays += 1
-            if not replayed:
-                self.counters.replay_retries += 1
-                continue
-            self._channels_to_poll |= {int(c) for c in state.channels_to_poll}
-            if final:
-                break
+                    if prefetch is not None:
+                        prefetch.cancel()
+                    answer = await self._call(self._difference_request(stored))
+                prefetch = None
+                self.counters.differences += 1
+                state = AccountMutableState(stored, stored)
+                final = self._build_difference(state, answer, hints)
+                if not final:
+                    prefetch = asyncio.create_task(
+                        self._call(self._difference_request(state.cursor)),
+                        name=_request_name(state.cursor),
+                    )
+                replayed = await self._replay(state, {})
+                self.counters.replays += 1
+                if not replayed:
+                    self.counters.replay_retries += 1
+                    continue
+                self._channels_to_poll |= {int(c) for c in state.channels_to_poll}
+                if final:
+                    break
+        finally:
+            if prefetch is not None:
+                prefetch.cancel()
         self._pts.reset(state.cursor.pts)
         self._seq.reset(state.cursor.seq)
         for counter in (None, -1):
@@ -424,6 +421,38 @@ class StateManager:
                 local = known[hint.channel]
                 if local is None or local.pts != hint.pts:
                     self._channels_to_poll.add(hint.channel)
+
+    def _difference_request(self, cursor: StateCursor) -> GetDifference:
+        return GetDifference(cursor.pts, cursor.qts, cursor.date, self.difference_limit)
+
+    def _build_difference(
+        self, state: AccountMutableState, answer: Any, hints: list[ChannelPts]
+    ) -> bool:
+        """Phase two for one difference answer; ``True`` if it was the final one."""
+        stored = state.cursor
+        if isinstance(answer, DifferenceEmpty):
+            state.cursor = replace(stored, date=answer.date, seq=answer.seq)
+            return True
+        if isinstance(answer, DifferenceTooLong):
+            self.counters.too_long += 1
+            log.info("difference too long: histories become holes, pts %s", answer.pts)
+            state.reset_histories()
+            state.cursor = replace(stored, pts=answer.pts)
+            return False
+        assert isinstance(answer, Difference | DifferenceSlice)
+        state.merge_peers(answer.peers)
+        state.add_messages(answer.new_messages)
+        for update in answer.other_updates:
+            state.apply(update)
+        self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
+        if isinstance(answer, DifferenceSlice):
+            self.counters.slices += 1
+            state.cursor = _cursor(answer.intermediate_state)
+            return False
+        state.merge_presences(answer.presences)
+        state.cursor = _cursor(answer.state)
+        hints.extend(answer.channels)
+        return True
 
     async def _poll_channel(self, channel: int) -> None:
         peer_id = PeerId(channel)
@@ -468,6 +497,10 @@ class StateManager:
             if final:
                 break
         self._requeue_held(channel)
+
+
+def _request_name(cursor: StateCursor) -> str:
+    return f"getDifference {cursor.pts} {cursor.qts} {cursor.date}"
 
 
 def _set_initial_state(tx: Transaction, cursor: StateCursor) -> None:
