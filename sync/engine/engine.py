@@ -24,7 +24,7 @@ from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
 from sync.engine.recent import RecentChanges
-from sync.engine.state_manager import StateManager, Timeouts
+from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts
 from sync.protocol import Auth, ErrorCode, RpcError
 
 __all__ = ["AuthorizationError", "EngineStatus", "SyncEngine", "SyncWorker"]
@@ -59,7 +59,7 @@ class SyncEngine:
         token: str,
         *,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
-        difference_limit: int = 1_000,
+        difference_limit: int = DIFFERENCE_SLICE,
     ) -> None:
         self.postbox = postbox
         self.host, self.port, self.token = host, port, token

@@ -50,11 +50,16 @@ from sync.protocol import (
     State,
 )
 
-__all__ = ["StateManager", "Timeouts"]
+__all__ = ["DIFFERENCE_SLICE", "StateManager", "Timeouts"]
 
 log = logging.getLogger("postbox.sync")
 
 T = TypeVar("T")
+
+#: pts points one getDifference answer may cover: big enough that a slice touching a
+#: few hundred chats amortizes their per-chat work, small enough to stay one short
+#: transaction.
+DIFFERENCE_SLICE = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +120,7 @@ class StateManager:
         *,
         self_id: int,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
-        difference_limit: int = 1_000,
+        difference_limit: int = DIFFERENCE_SLICE,
         recent: RecentChanges | None = None,
     ) -> None:
         self.postbox = postbox
