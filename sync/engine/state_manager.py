@@ -1,8 +1,10 @@
 """The state manager: one serial queue between the server's pushes and Postbox.
 
 Operations run one at a time, as in the seeds' AccountStateManager: a requested
-``pollDifference`` goes first, then the collected pushes (all that arrived while the
-previous operation ran, processed together), then channel polls. Every operation
+``pollDifference`` goes first (its waiters are told when it completes), then the
+collected pushes (all that arrived while the previous operation ran, processed
+together; with nothing running they go at once), then channel polls, ``custom``
+operations, and last the events of what was replayed (``processEvents``). Every operation
 follows the three phases: read the stored cursor, build the final state (a list of
 mutation operations), replay it in one transaction that also moves the cursor.
 
@@ -18,11 +20,11 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from postbox import PeerId, Postbox, StateCursor, Transaction
+from postbox import MessageFlags, MessageId, PeerId, Postbox, StateCursor, Transaction
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
@@ -50,7 +52,7 @@ from sync.protocol import (
     State,
 )
 
-__all__ = ["DIFFERENCE_SLICE", "StateManager", "Timeouts"]
+__all__ = ["DIFFERENCE_SLICE", "StateManager", "SyncEvents", "Timeouts"]
 
 log = logging.getLogger("postbox.sync")
 
@@ -87,6 +89,31 @@ Call = Callable[[Any], "asyncio.Future[Any] | Any"]
 
 def _cursor(state: State) -> StateCursor:
     return StateCursor(state.pts, state.qts, state.seq, state.date)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncEvents:
+    """What one replay brought, for notifications: new incoming messages, deletions."""
+
+    added_incoming: tuple[MessageId, ...]
+    deleted: tuple[MessageId, ...]
+
+
+def _resolve(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
+
+
+async def _settle(work: Callable[[], Awaitable[T]], done: asyncio.Future[T]) -> None:
+    try:
+        result = await work()
+    except Exception as error:  # handed to the caller of custom()
+        if not done.done():
+            done.set_exception(error)
+    else:
+        if not done.done():
+            done.set_result(result)
 
 
 @dataclass(slots=True)
@@ -140,6 +167,10 @@ class StateManager:
         self._wake = asyncio.Event()
         self._busy = False
         self.current_operation = "idle"
+        self._custom: list[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = []
+        self._poll_waiters: list[asyncio.Future[None]] = []
+        self._listeners: list[Callable[[SyncEvents], None]] = []
+        self._events: list[SyncEvents] = []
 
     # -- input -----------------------------------------------------------------------
 
@@ -169,6 +200,8 @@ class StateManager:
             or self._incoming
             or self._poll_requested
             or self._channels_to_poll
+            or self._custom
+            or self._events
             or self._pts.held
             or self._seq.held
             or any(s.held for s in self._channel_seqs.values())
@@ -182,6 +215,9 @@ class StateManager:
         if self._incoming:
             queued.append(f"processUpdateGroups ({len(self._incoming)} pushes)")
         queued.extend(f"pollChannel {channel}" for channel in sorted(self._channels_to_poll))
+        queued.extend("custom" for _ in self._custom)
+        if self._events:
+            queued.append("processEvents")
         return queued
 
     # -- the serial queue --------------------------------------------------------------
@@ -195,9 +231,15 @@ class StateManager:
                 pass
 
     async def _run_one(self) -> bool:
+        """Run the next operation, in the seeds' order; ``False`` if there is none."""
         if self._poll_requested:
             self._poll_requested = False
+            waiters, self._poll_waiters = self._poll_waiters, []
             await self._operation("pollDifference", self._poll_difference())
+            if self._poll_requested:  # it was cut short; the next poll answers them
+                self._poll_waiters[:0] = waiters
+            else:
+                _resolve(waiters)
             return True
         if self._incoming:
             batch, self._incoming = self._incoming, []
@@ -208,7 +250,62 @@ class StateManager:
             self._channels_to_poll.discard(channel)
             await self._operation(f"pollChannel {channel}", self._poll_channel(channel))
             return True
+        if self._custom:
+            work, done = self._custom.pop(0)
+            await self._operation("custom", _settle(work, done))
+            return True
+        if self._events:
+            events, self._events = self._events, []
+            await self._operation("processEvents", self._emit(events))
+            return True
         return False
+
+    # -- custom operations, poll completion, events -------------------------------------
+
+    async def custom(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work`` as an operation of the queue (nothing else runs meanwhile)."""
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._custom.append((work, done))
+        self._wake.set()
+        return await done
+
+    async def poll_completion(self) -> None:
+        """Ask for the difference and wait until a poll has run to its end."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._poll_waiters.append(done)
+        self.request_poll("a caller waits for a complete poll")
+        await done
+
+    def add_event_listener(self, listener: Callable[[SyncEvents], None]) -> Callable[[], None]:
+        """Call ``listener`` with what each replay brought (new incoming messages,
+        deletions), after it committed. Returns a function that removes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def _emit(self, events: list[SyncEvents]) -> None:
+        for event in events:
+            for listener in list(self._listeners):
+                try:
+                    listener(event)
+                except Exception:
+                    log.exception("a sync event listener failed")
+
+    def _collect_events(self, state: AccountMutableState) -> None:
+        if not self._listeners:
+            return
+        added: list[MessageId] = []
+        deleted: list[MessageId] = []
+        for operation in state.operations:
+            if isinstance(operation, AddMessages):
+                added += [
+                    MessageId(m.peer_id, m.namespace, m.id or 0)
+                    for m in operation.messages
+                    if m.flags & MessageFlags.INCOMING
+                ]
+            elif isinstance(operation, DeleteMessages):
+                deleted += [MessageId(operation.peer_id, 0, i) for i in operation.ids]
+        if added or deleted:
+            self._events.append(SyncEvents(tuple(added), tuple(deleted)))
 
     async def _operation(self, name: str, work: Any) -> None:
         self._busy = True
@@ -235,7 +332,10 @@ class StateManager:
             elif isinstance(operation, AddMessages | ResetChannel):
                 self.recent.record_messages(operation.messages)
         replay = functools.partial(replay_final_state, state=state, initial_channel_pts=channels)
-        return await self._read(replay)
+        replayed = await self._read(replay)
+        if replayed:
+            self._collect_events(state)
+        return replayed
 
     # -- pushes ------------------------------------------------------------------------
 

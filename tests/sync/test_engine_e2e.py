@@ -1,0 +1,216 @@
+"""The engine against a live server: outgoing changes, hole fills, events, the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from postbox import (
+    HistoryAnchor,
+    MessageFlags,
+    MessageHistoryHoleSpace,
+    MessageHistoryViewKey,
+    MessageId,
+    PeerId,
+    PeerNamespace,
+    Postbox,
+)
+from sync.engine import SyncEngine, SyncWorker, enqueue_edit, enqueue_read, enqueue_send
+from sync.protocol import GetHistory
+from sync.server.config import ServerConfig
+from sync.server.server import EmbeddedServer
+from tests.sync.engine_helpers import FAST, TOKEN, running_engine, server_report, wait_quiescent
+
+
+def serve(**options) -> EmbeddedServer:
+    return EmbeddedServer(ServerConfig(token=TOKEN, peers=15, messages=500, seed=4, **options))
+
+
+def busiest_user(server: EmbeddedServer) -> int:
+    sizes = server.call(lambda s: s.store.chat_sizes())
+    return max((n, p) for p, n in sizes if p >> 56 == PeerNamespace.USER)[1]
+
+
+async def until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+def test_a_sent_message_goes_from_pending_to_sent(tmp_path) -> None:
+    with serve() as server:
+        peer = PeerId(busiest_user(server))
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
+                engine,
+                postbox,
+            ):
+                await wait_quiescent(engine)
+                local_id = postbox.run(
+                    lambda tx: enqueue_send(tx, peer, "on its way", timestamp=int(time.time()))
+                )
+                pending = postbox.run(lambda tx: tx.get_message(local_id))
+                assert pending is not None and pending.flags & MessageFlags.UNSENT
+                await until(lambda: postbox.run(lambda tx: tx.get_message(local_id)) is None)
+                top = postbox.run(lambda tx: tx.get_messages(peer, 0, limit=1, newest_first=True))
+                assert top[0].text == "on its way" and not top[0].incoming
+                await wait_quiescent(engine)
+                report = await server_report(server, postbox)
+                assert report.ok, report.divergences
+
+        asyncio.run(run())
+        texts = server.call(lambda s: [m.text for m in s.store.recent_messages(int(peer), 3)])
+        assert texts.count("on its way") == 1
+
+
+def test_reads_and_edits_reach_the_server(tmp_path) -> None:
+    with serve() as server:
+        peer = PeerId(busiest_user(server))
+        own = server.call(
+            lambda s: next(m.id for m in s.store.recent_messages(int(peer), 50) if m.out)
+        )
+        top = server.call(lambda s: s.store.recent_messages(int(peer), 1)[0].id)
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
+                engine,
+                postbox,
+            ):
+                await wait_quiescent(engine)
+                postbox.run(lambda tx: enqueue_read(tx, peer, top))
+                assert postbox.run(lambda tx: enqueue_edit(tx, MessageId(peer, 0, own), "fixed"))
+                await until(lambda: engine.outbound.idle and engine.outbound.sent == 0)
+                await wait_quiescent(engine)
+                report = await server_report(server, postbox)
+                assert report.ok, report.divergences
+
+        asyncio.run(run())
+        assert server.call(lambda s: s.store.read_marks(int(peer)))[0] == top
+        assert server.call(lambda s: s.store.message(int(peer), own).text) == "fixed"
+
+
+def test_a_send_the_server_refuses_is_marked_failed(tmp_path) -> None:
+    with serve() as server:
+        channel = server.call(
+            lambda s: next(p for p, _ in s.store.chat_sizes() if p >> 56 == PeerNamespace.CHANNEL)
+        )
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, postbox):
+                await wait_quiescent(engine)
+                local_id = postbox.run(
+                    lambda tx: enqueue_send(tx, PeerId(channel), "no", timestamp=int(time.time()))
+                )
+                await until(lambda: engine.outbound.failed == 1)
+                message = postbox.run(lambda tx: tx.get_message(local_id))
+                assert message is not None and message.flags & MessageFlags.FAILED
+                assert not message.flags & MessageFlags.UNSENT
+
+        asyncio.run(run())
+
+
+def test_scrolling_a_view_into_a_hole_fills_exactly_that_range(tmp_path) -> None:
+    with serve() as server:
+        peer = PeerId(busiest_user(server))
+        server_ids = server.call(
+            lambda s: [m.id for m in s.store.recent_messages(int(peer), 10**6)]
+        )
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
+                engine,
+                postbox,
+            ):
+                await wait_quiescent(engine)
+                stored = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(peer, 0)])
+                holes = postbox.run(lambda tx: tx.get_holes(peer, 0))
+                # The open view (30 messages from the bottom) got what it shows, no more.
+                assert stored == sorted(server_ids)[-len(stored) :]
+                assert 30 <= len(stored) < len(server_ids)
+                assert [(h.lower, h.upper) for h in holes] == [(1, stored[0] - 1)]
+                # Opening the view further up fetches the next page below.
+                key = MessageHistoryViewKey(
+                    peer, HistoryAnchor.at_message(MessageId(peer, 0, stored[0])), 30
+                )
+                subscription = postbox.combined_view([key])
+                await wait_quiescent(engine)
+                subscription.dispose()
+                more = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(peer, 0)])
+                assert len(more) > len(stored)
+                assert more == sorted(server_ids)[-len(more) :]
+
+        asyncio.run(run())
+
+
+def test_a_fill_the_server_has_nothing_for_removes_the_whole_range(tmp_path) -> None:
+    with serve() as server:
+        peer = PeerId(busiest_user(server))
+        oldest = server.call(lambda s: min(m.id for m in s.store.recent_messages(int(peer), 10**6)))
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, postbox):
+                await wait_quiescent(engine)
+                answer = await engine.call(GetHistory(int(peer), max_id=oldest, limit=10))
+                assert answer.messages == ()
+                key = MessageHistoryViewKey(peer, HistoryAnchor.lower_bound(), 20)
+                subscription = postbox.combined_view([key])
+                await wait_quiescent(engine)
+                subscription.dispose()
+                holes = postbox.run(
+                    lambda tx: tx.get_holes(peer, 0, MessageHistoryHoleSpace.everywhere())
+                )
+                assert all(h.lower >= oldest for h in holes)
+
+        asyncio.run(run())
+
+
+def test_events_report_new_incoming_messages(tmp_path) -> None:
+    with serve() as server:
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, _postbox):
+                await wait_quiescent(engine)
+                seen = []
+                engine.state_manager.add_event_listener(lambda e: seen.extend(e.added_incoming))
+                server.call(lambda s: s.service.generate(40))
+                await wait_quiescent(engine)
+                assert seen and all(m.namespace == 0 for m in seen)
+
+        asyncio.run(run())
+
+
+def test_custom_operations_run_in_the_queue_and_polls_complete(tmp_path) -> None:
+    with serve() as server:
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, _postbox):
+                await wait_quiescent(engine)
+                before = engine.state_manager.counters.differences
+                await engine.state_manager.poll_completion()
+                assert engine.state_manager.counters.differences > before
+
+                async def work() -> str:
+                    assert engine.state_manager.current_operation == "custom"
+                    return "done"
+
+                assert await engine.state_manager.custom(work) == "done"
+
+        asyncio.run(run())
+
+
+def test_the_worker_runs_the_engine_on_its_own_thread(tmp_path) -> None:
+    with serve() as server:
+        postbox = Postbox(tmp_path / "c.db")
+        worker = SyncWorker(
+            lambda: SyncEngine(postbox, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
+        ).start()
+        try:
+            assert worker.call(lambda engine: engine.wait_idle(timeout=20))
+            state = server.call(lambda s: s.store.state())
+            assert postbox.run(lambda tx: tx.get_state()).pts == state.pts
+        finally:
+            worker.stop()
+            postbox.close()
+        assert worker.error is None
