@@ -62,6 +62,10 @@ T = TypeVar("T")
 #: few hundred chats amortizes their per-chat work, small enough to stay one short
 #: transaction.
 DIFFERENCE_SLICE = 5_000
+#: Channels whose differences are fetched together (one branch each, one transaction).
+CHANNELS_AT_ONCE = 16
+#: Most updates one getChannelDifference answer carries.
+CHANNEL_DIFFERENCE_LIMIT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +250,10 @@ class StateManager:
             await self._operation("processUpdateGroups", self._process(batch))
             return True
         if self._channels_to_poll:
-            channel = min(self._channels_to_poll)
-            self._channels_to_poll.discard(channel)
-            await self._operation(f"pollChannel {channel}", self._poll_channel(channel))
+            channels = sorted(self._channels_to_poll)[:CHANNELS_AT_ONCE]
+            self._channels_to_poll.difference_update(channels)
+            name = f"pollChannels ({len(channels)})"
+            await self._operation(name, self._poll_channels(channels))
             return True
         if self._custom:
             work, done = self._custom.pop(0)
@@ -559,49 +564,76 @@ class StateManager:
         hints.extend(answer.channels)
         return True
 
-    async def _poll_channel(self, channel: int) -> None:
-        peer_id = PeerId(channel)
-        while True:
+    async def _poll_channels(self, channels: list[int]) -> None:
+        """getChannelDifference for several channels at once, as the seeds branch: each
+        answer is built on a branch of one state, the branches are merged back, and the
+        whole is replayed in one transaction. Channels not final yet go round again."""
+        peer_ids = [PeerId(channel) for channel in channels]
 
-            def phase_one(tx: Transaction) -> tuple[StateCursor | None, int | None]:
-                channel_state = tx.get_peer_chat_state(peer_id)
-                return tx.get_state(), (channel_state.pts if channel_state else None)
+        def phase_one(tx: Transaction) -> tuple[StateCursor | None, list[int | None]]:
+            states = [tx.get_peer_chat_state(peer_id) for peer_id in peer_ids]
+            return tx.get_state(), [s.pts if s else None for s in states]
 
-            stored, local = await self._read(phase_one)
-            if stored is None:
-                self.request_poll("no stored state yet")
-                return
-            answer = await self._call(GetChannelDifference(channel, local or 0, 100))
-            self.counters.channel_differences += 1
-            state = AccountMutableState(stored, stored)
-            final = True
-            if isinstance(answer, ChannelDifferenceEmpty):
-                if answer.pts == local:
-                    break
-                state.set_channel_pts(peer_id, answer.pts)
-            elif isinstance(answer, ChannelDifferenceTooLong):
-                self.counters.channel_too_long += 1
-                state.merge_peers(answer.peers)
-                state.reset_channel(answer.dialog, answer.messages)
-            else:
-                assert isinstance(answer, ChannelDifference)
-                state.merge_peers(answer.peers)
-                state.add_messages(answer.new_messages)
-                for update in answer.other_updates:
-                    state.apply(update)
-                self.counters.updates_applied += len(answer.new_messages)
-                self.counters.updates_applied += len(answer.other_updates)
-                state.set_channel_pts(peer_id, answer.pts)
-                final = answer.final
-            initial = {} if local is None else {peer_id: local}
+        stored, local = await self._read(phase_one)
+        if stored is None:
+            self.request_poll("no stored state yet")
+            self._channels_to_poll.update(channels)
+            return
+        try:
+            answers = await asyncio.gather(
+                *(
+                    self._call(GetChannelDifference(channel, pts or 0, CHANNEL_DIFFERENCE_LIMIT))
+                    for channel, pts in zip(channels, local, strict=True)
+                )
+            )
+        except BaseException:
+            self._channels_to_poll.update(channels)  # asked again after the reconnect
+            raise
+        self.counters.channel_differences += len(channels)
+        state = AccountMutableState(stored, stored)
+        initial: dict[PeerId, int] = {}
+        unfinished: list[int] = []
+        for peer_id, pts, answer in zip(peer_ids, local, answers, strict=True):
+            branch = state.branch()
+            if not self._build_channel(branch, peer_id, pts, answer):
+                unfinished.append(int(peer_id))
+            state.merge(branch)
+            if pts is not None:
+                initial[peer_id] = pts
+        if state.operations:
             replayed = await self._replay(state, initial)
             self.counters.replays += 1
             if not replayed:
                 self.counters.replay_retries += 1
-                continue
-            if final:
-                break
-        self._requeue_held(channel)
+                self._channels_to_poll.update(channels)
+                self._wake.set()
+                return
+        self._channels_to_poll.update(unfinished)
+        for channel in channels:
+            if channel not in unfinished:
+                self._requeue_held(channel)
+
+    def _build_channel(
+        self, state: AccountMutableState, peer_id: PeerId, local: int | None, answer: Any
+    ) -> bool:
+        """Phase two for one channel difference; ``True`` if the channel is caught up."""
+        if isinstance(answer, ChannelDifferenceEmpty):
+            if answer.pts != local:
+                state.set_channel_pts(peer_id, answer.pts)
+            return True
+        if isinstance(answer, ChannelDifferenceTooLong):
+            self.counters.channel_too_long += 1
+            state.merge_peers(answer.peers)
+            state.reset_channel(answer.dialog, answer.messages)
+            return True
+        assert isinstance(answer, ChannelDifference)
+        state.merge_peers(answer.peers)
+        state.add_messages(answer.new_messages)
+        for update in answer.other_updates:
+            state.apply(update)
+        self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
+        state.set_channel_pts(peer_id, answer.pts)
+        return answer.final
 
 
 def _request_name(cursor: StateCursor) -> str:
