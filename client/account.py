@@ -1,0 +1,106 @@
+"""An account: one Postbox file, and the sync worker that keeps it converged with a server.
+
+The app's screens read the Postbox through live views; what the user does goes through
+the methods here, which write locally first (so the screen changes at once) and leave
+the delivery to the sync worker's outbound queue.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from postbox import MessageId, PeerId, Postbox
+from sync.engine import (
+    EngineStatus,
+    SyncEngine,
+    SyncWorker,
+    Timeouts,
+    enqueue_edit,
+    enqueue_read,
+    enqueue_send,
+)
+
+__all__ = ["Account"]
+
+
+class Account:
+    """``Account(db, host, port, token).start()``; ``close()`` stops syncing and closes."""
+
+    def __init__(
+        self,
+        db: str | Path | None,
+        host: str,
+        port: int,
+        token: str,
+        *,
+        timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+    ) -> None:
+        self.postbox = Postbox(db)
+        self.host, self.port = host, port
+        self._worker = SyncWorker(
+            lambda: SyncEngine(self.postbox, host, port, token, timeouts=timeouts)
+        )
+        self._started = False
+
+    def start(self) -> Self:
+        self._worker.start()
+        self._started = True
+        return self
+
+    @property
+    def worker(self) -> SyncWorker:
+        return self._worker
+
+    def status(self) -> EngineStatus | None:
+        """The sync engine's state, or ``None`` before it runs."""
+        if not self._started or self._worker.engine is None:
+            return None
+        status: EngineStatus = self._worker.call(lambda engine: engine.status())
+        return status
+
+    def send_message(self, peer_id: PeerId, text: str, *, reply_to: int | None = None) -> MessageId:
+        """Show a pending message at once and queue it; returns its local id."""
+        if not text.strip():
+            raise ValueError("a message needs some text")
+        me = self._self_id()
+        return self.postbox.run(
+            lambda tx: enqueue_send(
+                tx, peer_id, text, timestamp=int(time.time()), author_id=me, reply_to=reply_to
+            )
+        )
+
+    def mark_read(self, peer_id: PeerId, max_id: int) -> bool:
+        """Read a chat up to ``max_id`` here, and tell the server."""
+        return bool(self.postbox.run(lambda tx: enqueue_read(tx, peer_id, max_id)))
+
+    def edit_message(self, message_id: MessageId, text: str) -> bool:
+        """Change one of our sent messages; ``False`` if it is not ours or not sent yet."""
+        if not text.strip():
+            raise ValueError("a message needs some text")
+        return bool(self.postbox.run(lambda tx: enqueue_edit(tx, message_id, text)))
+
+    def _self_id(self) -> PeerId | None:
+        engine = self._worker.engine
+        if engine is None or not engine.state_manager.self_id:
+            return None
+        return PeerId(engine.state_manager.self_id)
+
+    def close(self) -> None:
+        if self._started:
+            self._worker.stop()
+            self._started = False
+        self.postbox.close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
