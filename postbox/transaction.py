@@ -135,6 +135,12 @@ class Transaction:
     def get_message_index(self, message_id: MessageId) -> MessageIndex | None:
         return self._check().message_index.get(message_id)
 
+    def get_message_indices_in_id_range(
+        self, peer_id: PeerId, namespace: int, lower: int, upper: int
+    ) -> list[MessageIndex]:
+        """The stored messages with ``lower <= id <= upper``, in id order (the id index)."""
+        return self._check().message_index.ids_between(peer_id, namespace, lower, upper)
+
     def message_exists(self, message_id: MessageId) -> bool:
         return self._check().message_index.exists(message_id)
 

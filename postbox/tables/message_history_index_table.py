@@ -55,6 +55,21 @@ class MessageHistoryIndexTable(Table):
             if value[4] & MessageFlags.INCOMING:
                 yield struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
 
+    def ids_between(
+        self, peer_id: PeerId, namespace: int, lower: int, upper: int
+    ) -> list[MessageIndex]:
+        """The stored messages of a (peer, namespace) with ``lower <= id <= upper``, by id."""
+        peer, ns = peer_id + O64, namespace + O32
+        lower_key = MESSAGE_ID.pack(peer, ns, lower + O32)
+        upper_key = MESSAGE_ID.pack(peer, ns, upper + O32) + b"\x00"
+        result = []
+        for key, value in self._range(lower_key, upper_key):
+            id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+            result.append(
+                MessageIndex(MessageId(peer_id, namespace, id_), INDEX_VALUE.unpack(value)[0] - O32)
+            )
+        return result
+
     def ids(self, peer_id: PeerId, namespace: int) -> list[MessageIndex]:
         """Every stored message of a (peer, namespace), by id."""
         peer, ns = peer_id + O64, namespace + O32

@@ -28,6 +28,7 @@ class RecentChanges:
         self._lock = threading.Lock()
         self._changes: deque[tuple[int, int, int]] = deque(maxlen=_KEPT)
         self._generation = 0
+        self._jump = 0
 
     @property
     def generation(self) -> int:
@@ -40,6 +41,13 @@ class RecentChanges:
                 self._generation += 1
                 self._changes.append((self._generation, int(peer_id), message_id))
 
+    def record_jump(self) -> None:
+        """The cursor jumped over updates it did not apply (first sync, too long): a
+        page fetched before this may miss messages that no update will bring."""
+        with self._lock:
+            self._generation += 1
+            self._jump = self._generation
+
     def record_messages(self, messages: Iterable[StoreMessage]) -> None:
         with self._lock:
             for message in messages:
@@ -47,9 +55,11 @@ class RecentChanges:
                 self._changes.append((self._generation, int(message.peer_id), message.id or 0))
 
     def changed_since(self, generation: int, peer_id: int) -> set[int] | None:
-        """Ids of ``peer_id`` changed after ``generation``; ``None`` if the
-        changes since then are no longer all remembered."""
+        """Ids of ``peer_id`` changed after ``generation``; ``None`` if the changes
+        since then are no longer all remembered, or the cursor jumped since."""
         with self._lock:
+            if self._jump > generation:
+                return None
             if self._changes and generation < self._changes[0][0] - 1:
                 return None
             return {m for g, p, m in self._changes if g > generation and p == int(peer_id)}

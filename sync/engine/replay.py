@@ -17,7 +17,6 @@ from postbox import (
     ChatListInclusion,
     MessageHistoryHoleSpace,
     MessageId,
-    MessageIndex,
     PeerGroupId,
     PeerId,
     StoreMessage,
@@ -86,7 +85,9 @@ def replace_range(
     they are left as they are.
     """
     fresh = {message.id or 0: message for message in messages if message.id not in skip}
-    stored = _stored_ids(tx, peer_id, lower, upper, fresh.values())
+    stored = {
+        index.id.id for index in tx.get_message_indices_in_id_range(peer_id, CLOUD, lower, upper)
+    }
     stale = [
         MessageId(peer_id, CLOUD, id_) for id_ in stored if id_ not in fresh and id_ not in skip
     ]
@@ -100,42 +101,6 @@ def replace_range(
         ensure_listed(tx, (peer_id,))
         tx.add_messages(new)
     tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, lower, upper)
-
-
-_SCAN_CHUNK = 256
-
-
-def _stored_ids(
-    tx: Transaction,
-    peer_id: PeerId,
-    lower: int,
-    upper: int,
-    fresh: Iterable[StoreMessage],
-) -> set[int]:
-    """The ids in ``lower..upper`` stored for a chat.
-
-    History is keyed by time, and a chat's ids grow with time, so the scan starts at
-    the oldest message of the server's answer (or at the chat's start) and reads
-    forward in chunks until it passes ``upper``.
-    """
-    oldest = min(fresh, key=lambda m: m.id or 0, default=None)
-    if oldest is None:
-        start = MessageIndex.absolute_lower_bound(peer_id, CLOUD)
-    else:
-        start = MessageIndex(MessageId(peer_id, CLOUD, INT32_MIN), oldest.timestamp - 1)
-    found: set[int] = set()
-    while True:
-        chunk = tx.get_messages(peer_id, CLOUD, lower=start, limit=_SCAN_CHUNK)
-        for message in chunk:
-            id_ = message.id.id
-            if id_ > upper:
-                return found
-            if id_ >= lower:
-                found.add(id_)
-        if len(chunk) < _SCAN_CHUNK:
-            return found
-        last = chunk[-1].index
-        start = MessageIndex(MessageId(peer_id, CLOUD, last.id.id + 1), last.timestamp)
 
 
 def apply_operation(tx: Transaction, operation: Operation) -> None:

@@ -486,6 +486,7 @@ class StateManager:
                 stored = await self._read(lambda tx: tx.get_state())
                 if stored is None:
                     server = await self._call(GetState())
+                    self.recent.record_jump()  # history before this state comes by fills
                     initial = functools.partial(_set_initial_state, cursor=_cursor(server))
                     await self._read(initial)
                     stored = _cursor(server)
@@ -545,6 +546,7 @@ class StateManager:
             return True
         if isinstance(answer, DifferenceTooLong):
             self.counters.too_long += 1
+            self.recent.record_jump()
             log.info("difference too long: histories become holes, pts %s", answer.pts)
             state.reset_histories()
             state.cursor = replace(stored, pts=answer.pts)
@@ -623,6 +625,7 @@ class StateManager:
             return True
         if isinstance(answer, ChannelDifferenceTooLong):
             self.counters.channel_too_long += 1
+            self.recent.record_jump()
             state.merge_peers(answer.peers)
             state.reset_channel(answer.dialog, answer.messages)
             return True
