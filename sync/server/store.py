@@ -115,9 +115,9 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS channel_log (
         channel INTEGER NOT NULL, pts INTEGER NOT NULL, pts_count INTEGER NOT NULL,
         date INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (channel, pts)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS sent (
+    """CREATE TABLE IF NOT EXISTS sent_messages (
         random_id INTEGER PRIMARY KEY, peer INTEGER NOT NULL, id INTEGER NOT NULL,
-        pts INTEGER NOT NULL, pts_count INTEGER NOT NULL)""",
+        pts INTEGER NOT NULL, pts_count INTEGER NOT NULL, message BLOB NOT NULL)""",
 )
 _MESSAGE_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
 _JOINED_COLUMNS = ", ".join(f"m.{column}" for column in _MESSAGE_COLUMNS.split(", "))
@@ -238,7 +238,7 @@ class ServerStore:
             ("media_index", "peer, kind, id"),
             ("update_log", "pts"),
             ("channel_log", "channel, pts"),
-            ("sent", "random_id"),
+            ("sent_messages", "random_id"),
         ):
             for row in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}"):  # noqa: S608
                 hasher.update(repr(row).encode())
@@ -812,8 +812,15 @@ class ServerStore:
             self._append(channel, update, date)
             if random_id is not None:
                 self._execute(
-                    "INSERT INTO sent VALUES (?, ?, ?, ?, ?)",
-                    (random_id, peer_id, message_id, update.pts, update.pts_count),
+                    "INSERT INTO sent_messages VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        random_id,
+                        peer_id,
+                        message_id,
+                        update.pts,
+                        update.pts_count,
+                        _pack(message.to_wire()),
+                    ),
                 )
         return update
 
@@ -950,16 +957,16 @@ class ServerStore:
     # -- idempotent sending ----------------------------------------------------------
 
     def sent_before(self, random_id: int) -> tuple[Message, int, int] | None:
-        """The message an earlier send with ``random_id`` stored, with its pts and count."""
+        """The message an earlier send with ``random_id`` stored (as it is now, or as it
+        was sent if it has been deleted since), with the pts it took and their count."""
         row = self._one(
-            "SELECT peer, id, pts, pts_count FROM sent WHERE random_id = ?", (random_id,)
+            "SELECT peer, id, pts, pts_count, message FROM sent_messages WHERE random_id = ?",
+            (random_id,),
         )
         if row is None:
             return None
-        peer_id, message_id, pts, pts_count = row
-        message = self.message(peer_id, message_id)
-        if message is None:  # deleted since: the resend still names the original
-            message = Message(peer_id, message_id, 0, True)
+        peer_id, message_id, pts, pts_count, original = row
+        message = self.message(peer_id, message_id) or Message.from_wire(_unpack(original))
         return message, pts, pts_count
 
 

@@ -282,3 +282,12 @@ def test_truth_survives_a_reopen(tmp_path) -> None:
 
 def busiest_of(store) -> int:
     return max((count, peer) for peer, count in store.chat_sizes())[1]
+
+
+def test_a_resend_after_the_message_was_deleted_returns_the_original() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    first = harness.call(SendMessage(peer, "short-lived", random_id=91))
+    harness.store.delete_messages(peer, (first.message.id,))
+    again = harness.call(SendMessage(peer, "short-lived", random_id=91))
+    assert again == first
