@@ -124,6 +124,7 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         if progress is not None:
             progress.cancel()
+            print(file=sys.stderr)  # end the progress line
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, AuthorizationError):
             await task
