@@ -1,0 +1,182 @@
+"""The Qt models over live Postbox views: diffs, never resets; animation only for live rows."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from postbox import (
+    ChatListInclusion,
+    ChatListViewKey,
+    HistoryAnchor,
+    MessageFlags,
+    MessageHistoryHoleSpace,
+    MessageHistoryViewKey,
+    MessageId,
+    MessageNamespace,
+    Peer,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    PeerReadState,
+    Postbox,
+    StoreMessage,
+    UpdateKind,
+)
+from ui.models import ROW_ROLE, ChatListModel, HistoryModel
+from ui.rows import ChatRow, DateRow, LoadingRow, MessageRow, chat_list_rows, history_rows
+
+pytestmark = pytest.mark.gui
+
+NOW = 1_800_000_000
+CLOUD = int(MessageNamespace.CLOUD)
+PEERS = [PeerId.make(PeerNamespace.USER, 100 + i) for i in range(5)]
+
+
+class Snapshots:
+    """The snapshots of one key, collected on the postbox thread."""
+
+    def __init__(self, postbox: Postbox, key) -> None:
+        self.key = key
+        self.items: list = []
+        self._lock = threading.Lock()
+        postbox.combined_view([key], callback=self._record).ready.result()
+
+    def _record(self, combined) -> None:
+        with self._lock:
+            self.items.append(combined[self.key])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self.items)
+
+    @property
+    def latest(self):
+        with self._lock:
+            return self.items[-1]
+
+
+@pytest.fixture
+def postbox(tmp_path):
+    box = Postbox(tmp_path / "ui.db")
+
+    def seed(tx) -> None:
+        tx.update_peers(Peer(peer, f"Person {i}") for i, peer in enumerate(PEERS))
+        for i, peer in enumerate(PEERS):
+            tx.update_chat_list_inclusion(peer, ChatListInclusion(PeerGroupId.ROOT))
+            tx.add_messages(
+                [
+                    StoreMessage(peer, CLOUD, 10 * i + k, NOW - 3_600 * (10 - i) + k,
+                                 flags=int(MessageFlags.INCOMING), author_id=peer, text=f"m{k}")
+                    for k in range(1, 4)
+                ]
+            )  # fmt: skip
+            tx.reset_read_state(peer, CLOUD, PeerReadState(10 * i + 3, 0, 10 * i + 3, 0))
+            tx.remove_hole(peer, CLOUD, MessageHistoryHoleSpace(), 1, 2**31 - 2)
+        for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+            for hole in tx.get_chat_list_holes(group):
+                tx.remove_chat_list_hole(group, hole)
+
+    box.run(seed)
+    yield box
+    box.close()
+
+
+def new_message(postbox: Postbox, peer: PeerId, id_: int, *, incoming: bool = True) -> None:
+    flags = int(MessageFlags.INCOMING) if incoming else 0
+    postbox.run(
+        lambda tx: tx.add_messages(
+            [StoreMessage(peer, CLOUD, id_, NOW + id_, flags=flags, author_id=peer, text="new!")]
+        )
+    )
+
+
+def test_a_new_message_moves_its_chat_to_the_top_with_its_badge(qtbot, qtmodeltester, postbox):
+    snapshots = Snapshots(postbox, ChatListViewKey(PeerGroupId.ROOT, count=20))
+    model = ChatListModel()
+    model.apply(chat_list_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    qtmodeltester.check(model)
+    assert [row.peer_id for row in model.rows] == [int(p) for p in reversed(PEERS)]
+    resets = []
+    model.modelReset.connect(lambda: resets.append(True))
+    new_message(postbox, PEERS[0], 500)
+    qtbot.waitUntil(lambda: len(snapshots) == 2)
+    steps = model.apply(chat_list_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    top = model.data(model.index(0, 0), ROW_ROLE)
+    assert isinstance(top, ChatRow)
+    assert (top.peer_id, top.unread, top.preview) == (int(PEERS[0]), 1, "new!")
+    assert len(steps) == 2  # one removal, one insertion
+    assert resets == []
+    qtmodeltester.check(model)
+
+
+def test_a_live_message_is_animated_and_a_fill_is_not(qtbot, qtmodeltester, postbox):
+    peer = PEERS[2]
+    snapshots = Snapshots(postbox, MessageHistoryViewKey(peer, HistoryAnchor.upper_bound(), 20))
+    model = HistoryModel()
+    live = []
+    model.rows_inserted_live.connect(lambda first, last: live.append((first, last)))
+    model.apply(history_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    assert live == []  # the first snapshot appears in place
+    qtmodeltester.check(model)
+    rows = model.rows
+    assert isinstance(rows[0], DateRow) and [r.id for r in rows if isinstance(r, MessageRow)] == [
+        21,
+        22,
+        23,
+    ]
+    new_message(postbox, peer, 600)
+    qtbot.waitUntil(lambda: len(snapshots) == 2)
+    assert snapshots.latest.update_type.kind is UpdateKind.GENERIC
+    model.apply(history_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    assert live and model.rows[live[-1][1]].id == 600
+    # Older messages arriving as a hole fill appear without animation.
+    before = len(live)
+    postbox.run(lambda tx: tx.add_hole(peer, CLOUD, MessageHistoryHoleSpace(), 1, 20))
+    qtbot.waitUntil(lambda: len(snapshots) == 3)
+    model.apply(history_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    assert isinstance(model.rows[0], LoadingRow)
+    postbox.run(
+        lambda tx: (
+            tx.add_messages([StoreMessage(peer, CLOUD, 19, NOW - 90_000, text="older")]),
+            tx.remove_hole(peer, CLOUD, MessageHistoryHoleSpace(), 1, 20),
+        )
+    )
+    qtbot.waitUntil(lambda: len(snapshots) == 4)
+    assert snapshots.latest.update_type.kind is UpdateKind.FILL_HOLE
+    model.apply(history_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    assert len(live) == before
+    assert not isinstance(model.rows[0], LoadingRow)
+    qtmodeltester.check(model)
+
+
+def test_sending_shows_pending_then_sent_ticks(qtbot, postbox):
+    peer = PEERS[1]
+    local = int(MessageNamespace.LOCAL)
+    snapshots = Snapshots(postbox, MessageHistoryViewKey(peer, HistoryAnchor.upper_bound(), 20))
+    pending = Snapshots(
+        postbox, MessageHistoryViewKey(peer, HistoryAnchor.upper_bound(), 20, namespace=local)
+    )
+    model = HistoryModel()
+    postbox.run(
+        lambda tx: tx.add_messages(
+            [StoreMessage(peer, local, None, NOW, flags=int(MessageFlags.UNSENT), text="hi")]
+        )
+    )
+    qtbot.waitUntil(lambda: len(pending) == 2)
+    rows = history_rows(snapshots.latest, NOW, pending=pending.latest)
+    model.apply(rows, pending.latest.update_type)
+    assert model.rows[-1].delivery == "pending"
+    sent = [r for r in model.rows if isinstance(r, MessageRow) and r.namespace == local][0]
+    postbox.run(
+        lambda tx: (
+            tx.delete_messages([MessageId(peer, local, sent.id)]),
+            tx.add_messages([StoreMessage(peer, CLOUD, 700, NOW, text="hi")]),
+        )
+    )
+    qtbot.waitUntil(lambda: len(snapshots) == 2 and len(pending) == 3)
+    rows = history_rows(snapshots.latest, NOW, pending=pending.latest)
+    model.apply(rows, snapshots.latest.update_type)
+    assert model.rows[-1].delivery == "sent"
+    assert not any(isinstance(r, MessageRow) and r.namespace == local for r in model.rows)

@@ -1,0 +1,110 @@
+"""Qt list models that follow Postbox snapshots by row diffs, never by reset.
+
+A model holds the rows of its current snapshot. ``apply(rows, update_type)`` diffs
+them against the new rows (``ui.diff``) and tells the views exactly what moved:
+``beginRemoveRows``/``beginInsertRows``/``dataChanged``. The update type says how the
+change should look: only ``GENERIC`` changes at the live edge are animated; rows that
+arrive with ``INITIAL``, ``INITIAL_UNREAD`` or ``FILL_HOLE`` appear in place. Models
+are windows over their view: they never hold more rows than the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+
+from postbox import UpdateKind, ViewUpdateType
+from ui.diff import Change, Insert, Remove, RowStep, diff_rows
+from ui.rows import ChatRow, HistoryRow
+
+__all__ = ["ROW_ROLE", "ChatListModel", "HistoryModel", "RowModel"]
+
+#: The role under which a model gives the whole row object to its delegate.
+ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1
+#: Kinds of update whose new rows are shown without animation.
+_SILENT = frozenset(
+    {UpdateKind.INITIAL, UpdateKind.INITIAL_UNREAD, UpdateKind.FILL_HOLE, UpdateKind.UPDATE_VISIBLE}
+)
+
+R = TypeVar("R", ChatRow, HistoryRow)
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class RowModel(QAbstractListModel, Generic[R]):
+    """The rows of one snapshot. ``rows_inserted_live`` names the rows that arrived
+    with a live (``GENERIC``) change, for the delegate to animate."""
+
+    rows_inserted_live = Signal(int, int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: list[R] = []
+        self.last_steps: list[RowStep[R]] = []
+
+    @property
+    def rows(self) -> Sequence[R]:
+        return self._rows
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802 - Qt
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: _Index, role: int = int(Qt.ItemDataRole.DisplayRole)) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if role == ROW_ROLE:
+            return row
+        if role == int(Qt.ItemDataRole.DisplayRole):
+            return self.display_text(row)
+        if role == int(Qt.ItemDataRole.AccessibleTextRole):
+            return self.display_text(row)
+        return None
+
+    def display_text(self, row: R) -> str:
+        return str(getattr(row, "title", "") or getattr(row, "text", ""))
+
+    def apply(self, rows: Sequence[R], update_type: ViewUpdateType) -> list[RowStep[R]]:
+        """Move to ``rows`` by diff; returns the steps (for the inspector and tests)."""
+        steps = diff_rows(self._rows, rows, key=lambda row: row.key)
+        live = update_type.kind not in _SILENT
+        for step in steps:
+            if isinstance(step, Remove):
+                self.beginRemoveRows(QModelIndex(), step.row, step.row + step.count - 1)
+                del self._rows[step.row : step.row + step.count]
+                self.endRemoveRows()
+            elif isinstance(step, Insert):
+                last = step.row + len(step.items) - 1
+                self.beginInsertRows(QModelIndex(), step.row, last)
+                self._rows[step.row : step.row] = step.items
+                self.endInsertRows()
+                if live:
+                    self.rows_inserted_live.emit(step.row, last)
+            elif isinstance(step, Change):
+                self._rows[step.row] = step.item
+                index = self.index(step.row, 0)
+                self.dataChanged.emit(index, index)
+        self.last_steps = steps
+        return steps
+
+    def row_of(self, key: object) -> int | None:
+        for position, row in enumerate(self._rows):
+            if row.key == key:
+                return position
+        return None
+
+
+class ChatListModel(RowModel[ChatRow]):
+    """The chat list, top first."""
+
+    def display_text(self, row: ChatRow) -> str:
+        return "Loading chats…" if row.is_hole else row.title
+
+
+class HistoryModel(RowModel[HistoryRow]):
+    """One chat's history window, oldest first."""
+
+    def display_text(self, row: HistoryRow) -> str:
+        text = getattr(row, "text", None)
+        return "Loading messages…" if text is None else str(text)

@@ -1,0 +1,259 @@
+"""What each row of a screen shows, computed from a Postbox snapshot. Pure Python.
+
+``chat_list_rows`` turns a chat-list snapshot into rows (avatar initials and colour,
+name, preview, time, unread badge, pinned, muted, online); ``history_rows`` turns a
+history snapshot into rows (a loading row where the view has a hole, a date row at
+each new day, message bubbles with their delivery state). Rows compare by value and
+carry a ``key``, so a model can diff two snapshots row by row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from postbox import (
+    ChatListHoleEntry,
+    ChatListMessageEntry,
+    ChatListView,
+    MediaKind,
+    Message,
+    MessageFlags,
+    MessageHistoryView,
+    MessageNamespace,
+    PresenceStatus,
+)
+
+__all__ = [
+    "AVATAR_COLORS",
+    "ChatRow",
+    "DateRow",
+    "DeliveryState",
+    "HistoryRow",
+    "LoadingRow",
+    "MessageRow",
+    "avatar_color",
+    "chat_list_rows",
+    "format_list_time",
+    "history_rows",
+    "initials",
+    "preview_text",
+]
+
+#: Avatar backgrounds, picked by peer id so a chat keeps its colour.
+AVATAR_COLORS = (
+    "#e17076", "#7bc862", "#65aadd", "#a695e7", "#ee7aae", "#6ec9cb", "#faa774", "#5d9fd6",
+)  # fmt: skip
+_MEDIA_LABELS = {
+    MediaKind.PHOTO: "Photo",
+    MediaKind.VIDEO: "Video",
+    MediaKind.FILE: "File",
+    MediaKind.VOICE: "Voice message",
+    MediaKind.LINK: "Link",
+}
+
+
+def avatar_color(peer_id: int) -> str:
+    return AVATAR_COLORS[int(peer_id) % len(AVATAR_COLORS)]
+
+
+def initials(name: str) -> str:
+    """Up to two letters of a name, for an avatar ("Alice Baker" -> "AB")."""
+    letters = [word[0] for word in name.split() if word and word[0].isalnum()]
+    if not letters:
+        return "?"
+    return (letters[0] + (letters[-1] if len(letters) > 1 else "")).upper()
+
+
+def preview_text(message: Message | None) -> str:
+    """One line for the chat list: the text, or what the media is."""
+    if message is None:
+        return ""
+    text = " ".join(message.text.split())
+    if not message.media:
+        return text
+    kind = message.media[0].kind
+    label = _MEDIA_LABELS.get(kind, "Media")
+    if kind is MediaKind.LINK or not text:
+        return text or label
+    return f"{label}, {text}"
+
+
+def format_list_time(timestamp: int, now: int, tz: dt.tzinfo = dt.UTC) -> str:
+    """ "14:05" today, "Tue" within the week, "03.02.24" before."""
+    moment = dt.datetime.fromtimestamp(timestamp, tz)
+    today = dt.datetime.fromtimestamp(now, tz).date()
+    if moment.date() == today:
+        return moment.strftime("%H:%M")
+    if 0 < (today - moment.date()).days < 7:
+        return moment.strftime("%a")
+    return moment.strftime("%d.%m.%y")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    """A chat in the list, or (``is_hole``) the "loading more" row at a hole."""
+
+    key: Hashable
+    peer_id: int
+    title: str
+    initials: str
+    color: str
+    preview: str
+    time: str
+    unread: int
+    pinned: bool
+    muted: bool
+    online: bool
+    outgoing: bool
+    is_hole: bool = False
+
+
+def chat_list_rows(view: ChatListView, now: int) -> list[ChatRow]:
+    rows: list[ChatRow] = []
+    for entry in view.entries:
+        if isinstance(entry, ChatListHoleEntry):
+            index = entry.hole.index
+            key = ("hole", index.timestamp, int(index.id.peer_id), index.id.id)
+            rows.append(ChatRow(key, 0, "", "", "", "", "", 0, False, False, False, False, True))
+            continue
+        assert isinstance(entry, ChatListMessageEntry)
+        peer_id = entry.peer_id
+        name = entry.peer.name if entry.peer is not None else f"Chat {peer_id.id}"
+        message = entry.message
+        settings = entry.notification_settings
+        presence = entry.presence
+        rows.append(
+            ChatRow(
+                key=int(peer_id),
+                peer_id=int(peer_id),
+                title=name,
+                initials=initials(name),
+                color=avatar_color(peer_id),
+                preview=preview_text(message),
+                time=format_list_time(message.timestamp, now) if message else "",
+                unread=entry.read_state.count if entry.read_state else 0,
+                pinned=entry.index.pinning_index is not None,
+                muted=settings is not None and settings.is_muted(now),
+                online=presence is not None
+                and presence.status is PresenceStatus.ONLINE
+                and presence.timestamp > now,
+                outgoing=message is not None and not message.incoming,
+            )
+        )
+    return rows
+
+
+class DeliveryState:
+    """What the ticks of an outgoing message say."""
+
+    PENDING = "pending"
+    FAILED = "failed"
+    SENT = "sent"
+    READ = "read"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadingRow:
+    """Where the view reaches a hole: messages are being fetched."""
+
+    key: Hashable
+
+
+@dataclass(frozen=True, slots=True)
+class DateRow:
+    key: Hashable
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    key: Hashable
+    peer_id: int
+    namespace: int
+    id: int
+    timestamp: int
+    text: str
+    media: str
+    outgoing: bool
+    time: str
+    delivery: str | None
+    edited: bool
+
+
+HistoryRow = LoadingRow | DateRow | MessageRow
+
+
+def _delivery(message: Message, max_outgoing_read: int) -> str | None:
+    if message.incoming:
+        return None
+    if message.flags & MessageFlags.FAILED:
+        return DeliveryState.FAILED
+    if message.flags & MessageFlags.UNSENT or message.id.namespace == MessageNamespace.LOCAL:
+        return DeliveryState.PENDING
+    if message.id.id <= max_outgoing_read:
+        return DeliveryState.READ
+    return DeliveryState.SENT
+
+
+def _day_label(timestamp: int, now: int, tz: dt.tzinfo) -> str:
+    day = dt.datetime.fromtimestamp(timestamp, tz).date()
+    today = dt.datetime.fromtimestamp(now, tz).date()
+    if day == today:
+        return "Today"
+    if (today - day).days == 1:
+        return "Yesterday"
+    if day.year == today.year:
+        return day.strftime("%-d %B")
+    return day.strftime("%-d %B %Y")
+
+
+def history_rows(
+    view: MessageHistoryView,
+    now: int,
+    tz: dt.tzinfo = dt.UTC,
+    *,
+    pending: MessageHistoryView | None = None,
+) -> list[HistoryRow]:
+    """Rows oldest first: a loading row at each hole the window touches, a date row at
+    the start of each day, then the messages. ``pending`` is the view of the chat's
+    local namespace (messages not sent yet), merged in by time."""
+    max_read = 0
+    if view.read_state is not None:
+        for _namespace, state in view.read_state.states:
+            max_read = max(max_read, state.max_outgoing_read_id)
+    rows: list[HistoryRow] = []
+    if view.hole_earlier or (view.is_loading and not view.entries):
+        rows.append(LoadingRow(("loading", "earlier")))
+    last_day: dt.date | None = None
+    messages = list(view.entries)
+    if pending is not None and pending.entries:
+        messages = sorted([*messages, *pending.entries], key=lambda m: m.index.sort_key)
+    for message in messages:
+        day = dt.datetime.fromtimestamp(message.timestamp, tz).date()
+        if day != last_day:
+            rows.append(DateRow(("day", day.toordinal()), _day_label(message.timestamp, now, tz)))
+            last_day = day
+        media = ""
+        if message.media:
+            item = message.media[0]
+            media = item.title or _MEDIA_LABELS.get(item.kind, "Media")
+        rows.append(
+            MessageRow(
+                key=("message", message.id.namespace, message.id.id),
+                peer_id=int(message.peer_id),
+                namespace=message.id.namespace,
+                id=message.id.id,
+                timestamp=message.timestamp,
+                text=message.text,
+                media=media,
+                outgoing=not message.incoming,
+                time=dt.datetime.fromtimestamp(message.timestamp, tz).strftime("%H:%M"),
+                delivery=_delivery(message, max_read),
+                edited=message.edit_timestamp is not None,
+            )
+        )
+    if view.hole_later:
+        rows.append(LoadingRow(("loading", "later")))
+    return rows
