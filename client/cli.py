@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from client.app import add_app_command
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
 from postbox import PostboxError
@@ -74,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     add_sync_commands(commands)
+    add_app_command(commands)
     demo = commands.add_parser(
         "demo",
         help="build a Postbox database from a generated dataset and show what it holds",

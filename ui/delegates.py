@@ -1,0 +1,197 @@
+"""Painting the rows: chat-list entries and history bubbles.
+
+Rows have fixed heights per kind, so views lay out in constant time per row. Colours
+come from the widget's palette (light and dark both work); sizes scale with the font.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from ui.models import ROW_ROLE
+from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow
+
+__all__ = ["ChatListDelegate", "HistoryDelegate"]
+
+_Index = QModelIndex | QPersistentModelIndex
+_ACCENT = QColor("#3390ec")
+_TICKS = {
+    DeliveryState.PENDING: "◷",
+    DeliveryState.FAILED: "⚠",
+    DeliveryState.SENT: "✓",
+    DeliveryState.READ: "✓✓",
+}
+
+
+def _line(option: QStyleOptionViewItem) -> int:
+    return QFontMetrics(option.font).height()
+
+
+class ChatListDelegate(QStyledItemDelegate):
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
+        return QSize(280, int(_line(option) * 3.6))
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        row = index.data(ROW_ROLE)
+        if not isinstance(row, ChatRow):
+            return
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        rect = option.rect
+        palette = option.palette
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if selected:
+            painter.fillRect(rect, _ACCENT)
+        text_color = QColor("white") if selected else palette.color(QPalette.ColorRole.Text)
+        muted_color = (
+            QColor("#e6f0fb") if selected else palette.color(QPalette.ColorRole.PlaceholderText)
+        )
+        line = _line(option)
+        if row.is_hole:
+            painter.setPen(muted_color)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "Loading chats…")
+            painter.restore()
+            return
+        size = int(line * 2.6)
+        avatar = QRect(
+            rect.left() + line // 2, rect.top() + (rect.height() - size) // 2, size, size
+        )
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(row.color))
+        painter.drawEllipse(avatar)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(QColor("white"))
+        painter.drawText(avatar, Qt.AlignmentFlag.AlignCenter, row.initials)
+        if row.online:
+            dot = line // 2 + 2
+            painter.setBrush(QColor("#4dcd5e"))
+            painter.setPen(palette.color(QPalette.ColorRole.Base))
+            painter.drawEllipse(avatar.right() - dot + 2, avatar.bottom() - dot + 2, dot, dot)
+        left = avatar.right() + line // 2 + 2
+        right = rect.right() - line // 2
+        top = rect.top() + int(line * 0.55)
+        painter.setFont(option.font)
+        time_width = QFontMetrics(option.font).horizontalAdvance(row.time) + 4
+        painter.setPen(muted_color)
+        painter.drawText(
+            QRect(right - time_width, top, time_width, line), Qt.AlignmentFlag.AlignRight, row.time
+        )
+        title = row.title + ("  ⊘" if row.muted else "") + ("  ★" if row.pinned else "")
+        painter.setFont(bold)
+        painter.setPen(text_color)
+        metrics = QFontMetrics(bold)
+        title = metrics.elidedText(
+            title, Qt.TextElideMode.ElideRight, right - time_width - left - 6
+        )
+        painter.drawText(QRect(left, top, right - left, line), Qt.AlignmentFlag.AlignLeft, title)
+        second = top + int(line * 1.35)
+        badge_width = 0
+        if row.unread:
+            label = str(row.unread) if row.unread < 1000 else "999+"
+            badge_width = max(line + 4, QFontMetrics(bold).horizontalAdvance(label) + line // 2 + 4)
+            badge = QRect(right - badge_width, second - 1, badge_width, line + 2)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(
+                QColor("#b3b9c0") if row.muted else (QColor("white") if selected else _ACCENT)
+            )
+            painter.drawRoundedRect(badge, badge.height() / 2, badge.height() / 2)
+            painter.setPen(_ACCENT if selected and not row.muted else QColor("white"))
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+        painter.setFont(option.font)
+        painter.setPen(muted_color)
+        preview = ("You: " if row.outgoing else "") + row.preview
+        width = right - left - badge_width - 8
+        preview = QFontMetrics(option.font).elidedText(preview, Qt.TextElideMode.ElideRight, width)
+        painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
+        painter.restore()
+
+
+class HistoryDelegate(QStyledItemDelegate):
+    """Bubbles: incoming on the left, outgoing on the right; date and loading rows."""
+
+    def _bubble_width(self, option: QStyleOptionViewItem) -> int:
+        return max(200, int(option.rect.width() * 0.7))
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
+        row = index.data(ROW_ROLE)
+        line = _line(option)
+        if not isinstance(row, MessageRow):
+            return QSize(200, int(line * 2))
+        metrics = QFontMetrics(option.font)
+        width = max(200, 520) - line * 2
+        text = row.text or row.media
+        lines = metrics.boundingRect(
+            QRect(0, 0, width, 10_000), Qt.TextFlag.TextWordWrap, text
+        ).height()
+        media = line + 4 if row.media and row.text else 0
+        return QSize(200, lines + media + line + int(line * 1.4))
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        row = index.data(ROW_ROLE)
+        rect = option.rect
+        palette = option.palette
+        line = _line(option)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        muted = palette.color(QPalette.ColorRole.PlaceholderText)
+        if isinstance(row, LoadingRow):
+            painter.setPen(muted)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "Loading messages…")
+        elif isinstance(row, DateRow):
+            metrics = QFontMetrics(option.font)
+            width = metrics.horizontalAdvance(row.text) + line * 2
+            pill = QRect(rect.center().x() - width // 2, rect.top() + line // 3, width, line + 6)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(0, 0, 0, 60))
+            painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+            painter.setPen(QColor("white"))
+            painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, row.text)
+        elif isinstance(row, MessageRow):
+            self._paint_message(painter, option, row)
+        painter.restore()
+
+    def _paint_message(
+        self, painter: QPainter, option: QStyleOptionViewItem, row: MessageRow
+    ) -> None:
+        rect = option.rect
+        line = _line(option)
+        metrics = QFontMetrics(option.font)
+        max_width = min(520, self._bubble_width(option)) - line * 2
+        text = row.text or row.media
+        body = metrics.boundingRect(QRect(0, 0, max_width, 10_000), Qt.TextFlag.TextWordWrap, text)
+        footer = row.time + ("  edited" if row.edited else "")
+        if row.delivery:
+            footer += "  " + _TICKS[row.delivery]
+        media_height = line + 4 if row.media and row.text else 0
+        width = max(body.width(), metrics.horizontalAdvance(footer) + line) + line * 2
+        height = rect.height() - line // 2
+        left = rect.right() - width - line if row.outgoing else rect.left() + line
+        bubble = QRect(left, rect.top() + line // 4, width, height)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor("#e1ffc7") if row.outgoing else QColor("#ffffff"))
+        painter.drawRoundedRect(bubble, line * 0.8, line * 0.8)
+        inner = bubble.adjusted(line, line // 2, -line, -line // 2)
+        painter.setPen(QColor("#1a1a1a"))
+        top = inner.top()
+        if media_height:
+            painter.setPen(_ACCENT)
+            painter.drawText(
+                QRect(inner.left(), top, inner.width(), line),
+                Qt.AlignmentFlag.AlignLeft,
+                "▸ " + row.media,
+            )
+            top += media_height
+            painter.setPen(QColor("#1a1a1a"))
+        painter.drawText(
+            QRect(inner.left(), top, inner.width(), body.height()), Qt.TextFlag.TextWordWrap, text
+        )
+        painter.setPen(QColor("#4fae4e") if row.outgoing else QColor("#8a8a8a"))
+        painter.drawText(
+            QRect(inner.left(), top + body.height(), inner.width(), line),
+            Qt.AlignmentFlag.AlignRight,
+            footer,
+        )
