@@ -79,5 +79,7 @@ def _app_command(args: argparse.Namespace, out: TextIO) -> int:
                     loop.run_until_complete(closed.wait())
             finally:
                 window.close_feeds()
+                window.deleteLater()
                 account.close()
+    application.shutdown()  # tear Qt down before the interpreter does
     return 0

@@ -1,0 +1,116 @@
+"""Drive the real app offscreen through a few states and save screenshots.
+
+``python -m client.screenshots [OUT_DIR]`` (default ``resources/screenshots``) starts
+an embedded server with a fixed seed, the sync worker and the window on the offscreen
+platform, waits until the chat list is loaded, opens the busiest chats, sends a message,
+and saves a PNG at each step.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["take_screenshots"]
+
+
+def _wait(app: object, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Run the Qt event loop until ``condition`` holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the app did not reach the expected state")
+        app.processEvents()  # type: ignore[attr-defined]
+        time.sleep(0.005)
+
+
+def take_screenshots(out: Path) -> list[Path]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from client.account import Account
+    from postbox import PeerId
+    from sync.server import EmbeddedServer, ServerConfig
+    from ui.main_window import MainWindow
+    from ui.rows import ChatRow, LoadingRow, MessageRow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    out.mkdir(parents=True, exist_ok=True)
+    saved: list[Path] = []
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        EmbeddedServer(ServerConfig(token="shots", seed=1, rate=0)) as server,
+    ):
+        account = Account(Path(scratch) / "client.db", "127.0.0.1", server.port, "shots")
+        account.start()
+        window = MainWindow(account)
+        window.resize(1100, 720)
+        window.show()
+
+        def chats() -> list[ChatRow]:
+            return [r for r in window.chat_model.rows if isinstance(r, ChatRow) and not r.is_hole]
+
+        def history_settled() -> bool:
+            rows = window.history_model.rows
+            messages = sum(isinstance(r, MessageRow) for r in rows)
+            return messages >= 20 or (messages > 0 and not isinstance(rows[0], LoadingRow))
+
+        def shot(name: str) -> None:
+            app.processEvents()
+            path = out / name
+            window.grab().save(str(path))
+            saved.append(path)
+
+        try:
+            _wait(app, lambda: len(chats()) >= 20)
+            shot("chat-list.png")
+            group = next(r for r in chats() if r.peer_id >> 56 == 1)
+            window.open_chat(PeerId(group.peer_id), group.title)
+            _wait(app, history_settled)
+            shot("group-history.png")
+            user = next(r for r in chats() if r.peer_id >> 56 == 0 and not r.pinned)
+            window.open_chat(PeerId(user.peer_id), user.title)
+            _wait(app, history_settled)
+            window.compose.setText("Sent from the screenshot script")
+            window.send()
+            sent = "Sent from the screenshot script"
+
+            def delivered() -> bool:
+                return any(
+                    isinstance(r, MessageRow) and r.text == sent and r.delivery == "sent"
+                    for r in window.history_model.rows
+                )
+
+            _wait(app, delivered)
+            shot("sent-message.png")
+            before = [(r.key, r.unread) for r in chats()]
+            server.call(lambda s: s.service.generate(30))
+            _wait(app, lambda: [(r.key, r.unread) for r in chats()] != before)
+            shot("live-traffic.png")
+        finally:
+            window.close_feeds()
+            window.close()
+            window.deleteLater()
+            account.close()
+            app.processEvents()
+    return saved
+
+
+def main() -> int:
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("resources/screenshots")
+    for path in take_screenshots(target):
+        print(path)
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None:
+        app.shutdown()  # tear Qt down before the interpreter does
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
