@@ -6,7 +6,9 @@ come from the widget's palette (light and dark both work); sizes scale with the 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from collections.abc import Hashable, Mapping
+
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -111,7 +113,17 @@ class ChatListDelegate(QStyledItemDelegate):
 
 
 class HistoryDelegate(QStyledItemDelegate):
-    """Bubbles: incoming on the left, outgoing on the right; date and loading rows."""
+    """Bubbles: incoming on the left, outgoing on the right; date and loading rows.
+
+    ``progress`` maps the keys of rows that are appearing to how far (0..1): such a row
+    is drawn faded and slid down by what is left of its appearance.
+    """
+
+    def __init__(
+        self, parent: QObject | None = None, progress: Mapping[Hashable, float] | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
 
     def _bubble_width(self, option: QStyleOptionViewItem) -> int:
         return max(200, int(option.rect.width() * 0.7))
@@ -151,6 +163,10 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.setPen(QColor("white"))
             painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, row.text)
         elif isinstance(row, MessageRow):
+            appearing = self._progress.get(row.key)
+            if appearing is not None:
+                painter.setOpacity(appearing)
+                painter.translate(0, (1.0 - appearing) * line)
             self._paint_message(painter, option, row)
         painter.restore()
 

@@ -40,9 +40,10 @@ from postbox import (
     Postbox,
     ViewUpdateType,
 )
-from ui.delegates import ChatListDelegate, HistoryDelegate
+from ui.delegates import ChatListDelegate
 from ui.feed import SnapshotFeed
-from ui.models import ChatListModel, HistoryModel
+from ui.history_view import HistoryListView
+from ui.models import ChatListModel
 from ui.rows import ChatRow, chat_list_rows, history_rows
 
 __all__ = ["AccountLike", "MainWindow"]
@@ -74,13 +75,8 @@ class MainWindow(QMainWindow):
         self.chat_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chat_list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.chat_list.selectionModel().selectionChanged.connect(self._chat_selected)
-        self.history_model = HistoryModel()
-        self.history = QListView()
-        self.history.setObjectName("history")
-        self.history.setModel(self.history_model)
-        self.history.setItemDelegate(HistoryDelegate(self.history))
-        self.history.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.history.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.history = HistoryListView()
+        self.history_model = self.history.history_model
         self.history.setStyleSheet("QListView#history { background: #d7e3ec; border: none; }")
         self.header = QLabel("Select a chat")
         self.header.setObjectName("header")
@@ -167,12 +163,8 @@ class MainWindow(QMainWindow):
         assert isinstance(cloud, MessageHistoryView) and isinstance(local, MessageHistoryView)
         if cloud.peer_id != self.open_peer:
             return
-        scroll = self.history.verticalScrollBar()
-        at_bottom = scroll.value() >= scroll.maximum() - 4
         update = cloud.update_type if cloud_key in combined.update_types else local.update_type
-        self.history_model.apply(history_rows(cloud, self._now(), pending=local), update)
-        if at_bottom:
-            self.history.scrollToBottom()
+        self.history.show_rows(history_rows(cloud, self._now(), pending=local), update)
 
     @Slot()
     def send(self) -> None:

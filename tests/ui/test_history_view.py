@@ -1,0 +1,66 @@
+"""The history list keeps the reader's place and animates only live rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from postbox import ViewUpdateType
+from ui.history_view import HistoryListView
+from ui.rows import DateRow, MessageRow
+
+pytestmark = pytest.mark.gui
+
+
+def message(id_: int, text: str = "") -> MessageRow:
+    body = text or f"message number {id_} " + "words " * (id_ % 7)
+    return MessageRow(
+        ("message", 0, id_), 1, 0, id_, 1_800_000_000 + id_, body, "", id_ % 3 == 0,
+        "12:00", "sent" if id_ % 3 == 0 else None, False,
+    )  # fmt: skip
+
+
+def rows(ids) -> list:
+    return [DateRow(("day", 1), "Today"), *(message(i) for i in ids)]
+
+
+@pytest.fixture
+def view(qtbot):
+    widget = HistoryListView()
+    qtbot.addWidget(widget)
+    widget.resize(480, 360)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.show_rows(rows(range(100, 160)), ViewUpdateType.INITIAL)
+    return widget
+
+
+def test_the_first_load_opens_at_the_bottom_without_animation(view) -> None:
+    assert view.at_bottom()
+    assert not view.animator.running
+
+
+def test_a_fill_above_keeps_the_top_message_in_place(qtbot, view) -> None:
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() // 3)
+    before = view.top_row()
+    assert before is not None
+    view.show_rows(rows(range(60, 160)), ViewUpdateType.FILL_HOLE)
+    assert view.top_row() == before
+    assert not view.animator.running
+
+
+def test_a_live_message_keeps_a_reader_at_the_bottom_and_fades_in(qtbot, view) -> None:
+    view.show_rows(rows(range(100, 161)), ViewUpdateType.GENERIC)
+    assert view.at_bottom()
+    assert ("message", 0, 160) in view.animator.progress
+    qtbot.waitUntil(lambda: not view.animator.running, timeout=2_000)
+    assert view.animator.progress == {}
+
+
+def test_a_live_message_does_not_move_someone_reading_history(view) -> None:
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    before = view.top_row()
+    view.show_rows(rows(range(100, 161)), ViewUpdateType.GENERIC)
+    assert view.top_row() == before
+    assert not view.at_bottom()
