@@ -165,6 +165,21 @@ class MainWindow(QMainWindow):
             return
         update = cloud.update_type if cloud_key in combined.update_types else local.update_type
         self.history.show_rows(history_rows(cloud, self._now(), pending=local), update)
+        self._read_what_is_shown(cloud)
+
+    def _read_what_is_shown(self, view: MessageHistoryView) -> None:
+        """At the bottom of an open chat, everything that arrived has been seen: mark the
+        chat read up to its newest incoming message (locally at once, then the server)."""
+        if self.open_peer is None or view.hole_later or not self.history.at_bottom():
+            return
+        incoming = [m.id.id for m in view.entries if m.incoming]
+        if not incoming:
+            return
+        read = 0
+        if view.read_state is not None:
+            read = max((s.max_incoming_read_id for _, s in view.read_state.states), default=0)
+        if max(incoming) > read:
+            self.account.mark_read(self.open_peer, max(incoming))
 
     @Slot()
     def send(self) -> None:

@@ -52,6 +52,32 @@ def test_the_chat_list_fills_and_a_chat_opens(qtbot, window) -> None:
     assert main.header.text() == rows[0].title
 
 
+def test_opening_a_chat_reads_it(qtbot, window) -> None:
+    main, server = window
+    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
+
+    def unread_chats() -> list[ChatRow]:
+        rows = main.chat_model.rows
+        return [r for r in rows if isinstance(r, ChatRow) and r.unread and r.peer_id >> 56 != 2]
+
+    server.call(lambda s: s.service.generate(20))
+    qtbot.waitUntil(lambda: bool(unread_chats()), timeout=20_000)
+    unread = unread_chats()[0]
+    main.open_chat(PeerId(unread.peer_id), unread.title)
+
+    def badge() -> int:
+        position = main.chat_model.row_of(unread.peer_id)
+        assert position is not None
+        return main.chat_model.rows[position].unread
+
+    qtbot.waitUntil(lambda: badge() == 0, timeout=20_000)
+    top = server.call(lambda s: s.store.recent_messages(unread.peer_id, 1)[0].id)
+    qtbot.waitUntil(
+        lambda: server.call(lambda s: s.store.read_marks(unread.peer_id))[0] == top,
+        timeout=20_000,
+    )
+
+
 def test_sending_goes_pending_then_sent(qtbot, window) -> None:
     main, server = window
     qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
