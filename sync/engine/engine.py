@@ -25,6 +25,7 @@ from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts
+from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, ErrorCode, RpcError
 
 __all__ = ["AuthorizationError", "EngineStatus", "SyncEngine", "SyncWorker"]
@@ -65,17 +66,19 @@ class SyncEngine:
         self.host, self.port, self.token = host, port, token
         self.timeouts = timeouts
         recent = RecentChanges()
+        #: Notified by every part and after every Postbox commit: ``wait_for`` uses it.
+        self.changes = ChangeNotifier()
         self.state_manager = StateManager(
             postbox, self.call, self_id=0, timeouts=timeouts,
-            difference_limit=difference_limit, recent=recent,
+            difference_limit=difference_limit, recent=recent, changes=self.changes,
         )  # fmt: skip
         self.hole_filler = HoleFiller(
-            postbox, self.call, timeouts=timeouts, recent=recent,
+            postbox, self.call, timeouts=timeouts, recent=recent, changes=self.changes,
             on_channel_behind=self.state_manager.request_channel_poll,
         )  # fmt: skip
         self.outbound = Outbound(
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
-            recent=recent,
+            recent=recent, changes=self.changes,
         )  # fmt: skip
         self.connection_state = "connecting"
         self.connections = 0
@@ -104,8 +107,14 @@ class SyncEngine:
 
     # -- running -----------------------------------------------------------------------
 
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+        """Return once ``predicate()`` holds, checking it whenever the engine or the
+        Postbox changes; ``TimeoutError`` after ``timeout`` seconds."""
+        await self.changes.wait_for(predicate, timeout)
+
     async def run(self) -> None:
         """Run until cancelled; raises ``AuthorizationError`` if the token is refused."""
+        remove_listener = self.postbox.add_commit_listener(lambda _record: self.changes.notify())
         parts = [
             asyncio.create_task(self.state_manager.run(), name="state-manager"),
             asyncio.create_task(self.hole_filler.run(), name="hole-filler"),
@@ -115,6 +124,7 @@ class SyncEngine:
         try:
             await self._keep_connected()
         finally:
+            remove_listener()
             for task in parts:
                 task.cancel()
             await asyncio.gather(*parts, return_exceptions=True)
@@ -150,6 +160,7 @@ class SyncEngine:
             self._connection = connection
             self.connection_state = "connected"
             self._connected.set()
+            self.changes.notify()
             self.state_manager.request_poll("connected")
             while True:
                 push = await connection.pushes.get()
@@ -159,6 +170,7 @@ class SyncEngine:
             self._connected.clear()
             self._connection = None
             self.connection_state = f"reconnecting ({connection.closed_reason})"
+            self.changes.notify()
             await connection.close()
 
     async def _poll_when_quiet(self) -> None:

@@ -48,6 +48,7 @@ from sync.engine.convert import (
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
 from sync.engine.state_manager import Timeouts
+from sync.notifier import ChangeNotifier
 from sync.protocol import Dialogs, GetDialogs, GetHistory, MediaKind, MessagesSlice, RpcError
 
 __all__ = ["HoleFiller"]
@@ -90,9 +91,14 @@ class HoleFiller:
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         on_channel_behind: Callable[[int], None] = lambda _channel: None,
         recent: RecentChanges | None = None,
+        changes: ChangeNotifier | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.postbox = postbox
+        self._clock = clock
         self.recent = recent or RecentChanges()
+        #: Notified when a fetch starts or ends.
+        self.changes = changes or ChangeNotifier()
         self._call = call
         self.timeouts = timeouts
         self._on_channel_behind = on_channel_behind
@@ -140,7 +146,7 @@ class HoleFiller:
             self._wake.set()
 
     def _due(self) -> list[Entry]:
-        now = time.monotonic()
+        now = self._clock()
         cooldown = self.timeouts.fill_cooldown
         return [
             entry
@@ -151,7 +157,7 @@ class HoleFiller:
         ]
 
     def _evaluate(self) -> None:
-        now = time.monotonic()
+        now = self._clock()
         for slot, fetch in list(self._running.items()):
             if fetch.entry in self._wanted:
                 fetch.left_at = None
@@ -167,6 +173,7 @@ class HoleFiller:
                 continue
             task = asyncio.create_task(self._fetch(entry))
             self._running[slot] = _Fetch(entry, task)
+            self.changes.notify()
 
     async def _fetch(self, entry: Entry) -> None:
         loop = asyncio.get_running_loop()
@@ -181,7 +188,7 @@ class HoleFiller:
             failures = self._failures.get(entry, 0) + 1
             self._failures[entry] = failures
             pause = min(self.timeouts.retry_max, self.timeouts.retry_min * 2 ** (failures - 1))
-            self._retry_at[entry] = time.monotonic() + pause
+            self._retry_at[entry] = self._clock() + pause
             loop.call_later(pause, self._wake.set)
             if isinstance(error, ConnectionError):
                 log.info("hole fill interrupted: %s", error)
@@ -192,11 +199,12 @@ class HoleFiller:
         else:
             self.fills += 1
             self._failures.pop(entry, None)
-            self._done_at[entry] = time.monotonic()
+            self._done_at[entry] = self._clock()
             loop.call_later(self.timeouts.fill_cooldown, self._wake.set)
         finally:
             self._running.pop(_slot(entry), None)
             self._wake.set()
+            self.changes.notify()
 
     async def _write(self, fn: Callable[[Transaction], Any]) -> Any:
         return await asyncio.wrap_future(self.postbox.transaction(fn))

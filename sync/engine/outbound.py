@@ -40,6 +40,7 @@ from sync.engine.convert import CLOUD, message_from_wire
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import ensure_listed
 from sync.engine.state_manager import Timeouts
+from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AffectedMessages,
     EditMessage,
@@ -160,9 +161,12 @@ class Outbound:
         on_gap: Callable[[str], None],
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         recent: RecentChanges | None = None,
+        changes: ChangeNotifier | None = None,
     ) -> None:
         self.postbox = postbox
         self.recent = recent or RecentChanges()
+        #: Notified when the queue changes or an entry is delivered or given up.
+        self.changes = changes or ChangeNotifier()
         self._call = call
         self._on_gap = on_gap
         self.timeouts = timeouts
@@ -191,6 +195,7 @@ class Outbound:
     async def _follow(self, subscription: Any, keys: list[OperationLogViewKey]) -> None:
         async for snapshot in subscription:
             self.pending = sum(len(snapshot[key].entries) for key in keys)
+            self.changes.notify()
             if self.pending:
                 self._wake.set()
 
@@ -220,6 +225,7 @@ class Outbound:
                     )
                     await self._read(functools.partial(_give_up, entry=entry))
                     self.failed += 1
+                    self.changes.notify()
                     continue
                 log.info("retrying %s in %.1f s: %s", _tag_name(entry.tag), pause, error)
                 await asyncio.sleep(pause)

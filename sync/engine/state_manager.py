@@ -35,6 +35,7 @@ from sync.engine.mutable_state import (
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replay_final_state
 from sync.engine.updates import Grouped, Sequencer, group_push, pts_of
+from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AnyUpdate,
     AnyUpdates,
@@ -153,9 +154,12 @@ class StateManager:
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         difference_limit: int = DIFFERENCE_SLICE,
         recent: RecentChanges | None = None,
+        changes: ChangeNotifier | None = None,
     ) -> None:
         self.postbox = postbox
         self.recent = recent or RecentChanges()
+        #: Notified after every operation, for ``changes.wait_for(...)``.
+        self.changes = changes or ChangeNotifier()
         self._call = call
         self.self_id = self_id
         self.timeouts = timeouts
@@ -323,6 +327,7 @@ class StateManager:
         finally:
             self._busy = False
             self.current_operation = "idle"
+            self.changes.notify()
 
     async def _read(self, fn: Callable[[Transaction], T]) -> T:
         return await asyncio.wrap_future(self.postbox.transaction(fn))

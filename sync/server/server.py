@@ -19,6 +19,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AnyUpdates,
     ErrorCode,
@@ -127,6 +128,7 @@ class _Connection:
         log.info(
             "connection %s (%s) closed: %s", self.session.number, self.session.peer_name, reason
         )
+        self.server.changes.notify()
         if stalled:
             self.writer.transport.abort()  # its unread backlog is dropped, not flushed
         else:
@@ -238,6 +240,8 @@ class MockServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._traffic: asyncio.Task[None] | None = None
         self._connections_made = 0
+        #: Notified when connections come and go and after pushes: ``wait_for`` uses it.
+        self.changes = ChangeNotifier()
 
     @property
     def service(self) -> Service:
@@ -309,6 +313,7 @@ class MockServer:
                 continue
             for updates in pushes:
                 connection.push(updates)
+        self.changes.notify()
 
     def disconnect_all(self, reason: str = "server dropped the connection") -> None:
         for connection in list(self._connections):
@@ -322,6 +327,7 @@ class MockServer:
         session = Session(number, faults, peer_name=f"{peer[0]}:{peer[1]}" if peer else "?")
         connection = _Connection(self, reader, writer, session)
         self._connections.add(connection)
+        self.changes.notify()
         log.info("connection %s from %s", number, session.peer_name)
         task = asyncio.current_task()
         if task is not None:
@@ -407,6 +413,15 @@ class EmbeddedServer:
             return fn(server)
 
         return asyncio.run_coroutine_threadsafe(invoke(), loop).result(timeout)
+
+    def wait_for(self, predicate: Callable[[MockServer], bool], timeout: float = 30.0) -> None:
+        """Block until ``predicate(server)`` holds, checked on the server's loop whenever
+        its connections or pushes change; ``TimeoutError`` after ``timeout`` seconds."""
+        loop, server = self._loop, self._server
+        if loop is None or server is None:
+            raise RuntimeError("the server is not started")
+        waiting = server.changes.wait_for(lambda: predicate(server), timeout)
+        asyncio.run_coroutine_threadsafe(waiting, loop).result(timeout + 5)
 
     def stop(self) -> None:
         loop, thread = self._loop, self._thread

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from client.account import Account
@@ -13,13 +11,6 @@ from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST
 
 TOKEN = "acct"
-
-
-def wait_for(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
 
 
 def test_an_account_syncs_and_sends(tmp_path) -> None:
@@ -32,7 +23,8 @@ def test_an_account_syncs_and_sends(tmp_path) -> None:
             local_id = account.send_message(PeerId(user), "from the account")
             message = account.postbox.run(lambda tx: tx.get_message(local_id))
             assert message is not None and message.flags & MessageFlags.UNSENT
-            wait_for(lambda: account.postbox.run(lambda tx: tx.get_message(local_id)) is None)
+            gone = lambda: account.postbox.run(lambda tx: tx.get_message(local_id)) is None  # noqa: E731
+            account.worker.call(lambda engine: engine.wait_for(gone, 20))
             status = account.status()
             assert status is not None and status.counters["sent"] == 1
             with pytest.raises(ValueError, match="needs some text"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -74,11 +73,9 @@ async def wait_quiescent(engine: SyncEngine, timeout: float = 30.0) -> None:
     """Idle, then idle again after the engine's own quiet-time poll (``FAST``: 0.3 s
     without pushes), so a dropped last push is caught up too."""
     assert await engine.wait_idle(settle=0.05, timeout=timeout), engine.status()
-    before = engine.state_manager.counters.differences
-    deadline = time.monotonic() + timeout
-    while engine.state_manager.counters.differences == before:
-        assert time.monotonic() < deadline, engine.status()
-        await asyncio.sleep(0.01)
+    counters = engine.state_manager.counters
+    before = counters.differences
+    await engine.wait_for(lambda: counters.differences > before, timeout)
     assert await engine.wait_idle(settle=0.1, timeout=timeout), engine.status()
 
 

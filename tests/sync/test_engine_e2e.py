@@ -31,13 +31,6 @@ def busiest_user(server: EmbeddedServer) -> int:
     return max((n, p) for p, n in sizes if p >> 56 == PeerNamespace.USER)[1]
 
 
-async def until(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
-
-
 def test_a_sent_message_goes_from_pending_to_sent(tmp_path) -> None:
     with serve() as server:
         peer = PeerId(busiest_user(server))
@@ -53,7 +46,9 @@ def test_a_sent_message_goes_from_pending_to_sent(tmp_path) -> None:
                 )
                 pending = postbox.run(lambda tx: tx.get_message(local_id))
                 assert pending is not None and pending.flags & MessageFlags.UNSENT
-                await until(lambda: postbox.run(lambda tx: tx.get_message(local_id)) is None)
+                await engine.wait_for(
+                    lambda: postbox.run(lambda tx: tx.get_message(local_id)) is None
+                )
                 top = postbox.run(lambda tx: tx.get_messages(peer, 0, limit=1, newest_first=True))
                 assert top[0].text == "on its way" and not top[0].incoming
                 await wait_quiescent(engine)
@@ -81,7 +76,7 @@ def test_reads_and_edits_reach_the_server(tmp_path) -> None:
                 await wait_quiescent(engine)
                 postbox.run(lambda tx: enqueue_read(tx, peer, top))
                 assert postbox.run(lambda tx: enqueue_edit(tx, MessageId(peer, 0, own), "fixed"))
-                await until(lambda: engine.outbound.idle and engine.outbound.sent == 0)
+                await engine.wait_for(lambda: engine.outbound.idle and engine.outbound.sent == 0)
                 await wait_quiescent(engine)
                 report = await server_report(server, postbox)
                 assert report.ok, report.divergences
@@ -103,7 +98,7 @@ def test_a_send_the_server_refuses_is_marked_failed(tmp_path) -> None:
                 local_id = postbox.run(
                     lambda tx: enqueue_send(tx, PeerId(channel), "no", timestamp=int(time.time()))
                 )
-                await until(lambda: engine.outbound.failed == 1)
+                await engine.wait_for(lambda: engine.outbound.failed == 1)
                 message = postbox.run(lambda tx: tx.get_message(local_id))
                 assert message is not None and message.flags & MessageFlags.FAILED
                 assert not message.flags & MessageFlags.UNSENT

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ from postbox import (
 )
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.state_manager import Timeouts
+from sync.notifier import ChangeNotifier
 from sync.protocol import GetHistory, MessagesSlice
 
 PEER = PeerId.make(PeerNamespace.USER, 5)
@@ -37,18 +37,23 @@ class GatedServer:
     def __init__(self) -> None:
         self.calls: list[GetHistory] = []
         self.gate = asyncio.Event()
+        self.changes = ChangeNotifier()
 
     async def call(self, params: GetHistory) -> MessagesSlice:
         self.calls.append(params)
+        self.changes.notify()
         await self.gate.wait()
         return MessagesSlice((), (), 0)
 
 
-async def until(condition, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.005)
+class FakeClock:
+    """Seconds that pass only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @pytest.fixture
@@ -60,49 +65,52 @@ def postbox(tmp_path):
 
 def test_one_fetch_per_slot_then_a_cooldown(postbox) -> None:
     async def run() -> None:
+        clock = FakeClock()
         server = GatedServer()
-        filler = HoleFiller(postbox, server.call, timeouts=TIMEOUTS)
+        filler = HoleFiller(postbox, server.call, timeouts=TIMEOUTS, clock=clock)
         first, same_slot = entry(), entry(lower=1, upper=50)
         filler._wanted = frozenset({first, same_slot})
         filler._evaluate()
-        await until(lambda: len(server.calls) == 1)
+        await server.changes.wait_for(lambda: len(server.calls) == 1)
         filler._evaluate()
         assert len(server.calls) == 1  # the slot is busy
         assert not filler.idle
         server.gate.set()
-        await until(lambda: not filler._running)
+        await filler.changes.wait_for(lambda: not filler._running)
         filler._wanted = frozenset({first})
         filler._evaluate()
         assert len(server.calls) == 1  # cooling down
-        await asyncio.sleep(TIMEOUTS.fill_cooldown)  # the cooldown is the behaviour under test
+        clock.now += TIMEOUTS.fill_cooldown
         filler._evaluate()
-        await until(lambda: len(server.calls) == 2)
+        await server.changes.wait_for(lambda: len(server.calls) == 2)
 
     asyncio.run(run())
 
 
 def test_another_space_of_the_same_chat_is_another_slot(postbox) -> None:
     async def run() -> None:
+        clock = FakeClock()
         server = GatedServer()
-        filler = HoleFiller(postbox, server.call, timeouts=TIMEOUTS)
+        filler = HoleFiller(postbox, server.call, timeouts=TIMEOUTS, clock=clock)
         filler._wanted = frozenset({entry(), entry(tag=1)})
         filler._evaluate()
-        await until(lambda: len(server.calls) == 2)
+        await server.changes.wait_for(lambda: len(server.calls) == 2)
         assert {call.filter for call in server.calls} == {None, "photo"}
         server.gate.set()
-        await until(lambda: not filler._running)
+        await filler.changes.wait_for(lambda: not filler._running)
 
     asyncio.run(run())
 
 
 def test_a_fetch_whose_hole_left_is_kept_for_the_grace_period(postbox) -> None:
     async def run() -> None:
+        clock = FakeClock()
         server = GatedServer()
-        filler = HoleFiller(postbox, server.call, timeouts=TIMEOUTS)
+        filler = HoleFiller(postbox, server.call, timeouts=TIMEOUTS, clock=clock)
         wanted = entry()
         filler._wanted = frozenset({wanted})
         filler._evaluate()
-        await until(lambda: len(server.calls) == 1)
+        await server.changes.wait_for(lambda: len(server.calls) == 1)
         (fetch,) = filler._running.values()
         filler._wanted = frozenset()
         filler._evaluate()
@@ -112,9 +120,9 @@ def test_a_fetch_whose_hole_left_is_kept_for_the_grace_period(postbox) -> None:
         assert fetch.left_at is None  # back in time: it carries on
         filler._wanted = frozenset()
         filler._evaluate()
-        await asyncio.sleep(TIMEOUTS.fill_grace)  # the grace period is the behaviour under test
+        clock.now += TIMEOUTS.fill_grace
         filler._evaluate()
-        await until(lambda: fetch.task.done())
+        await asyncio.wait([fetch.task], timeout=5)
         assert fetch.task.cancelled()
         assert not filler._running
 

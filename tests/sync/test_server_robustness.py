@@ -180,12 +180,12 @@ def _run(coroutine: Any) -> Any:
 async def _wait_until(
     server: EmbeddedServer, probe: Callable[[MockServer], Any], expected: Any
 ) -> None:
-    """Poll ``probe`` on the server's loop until it gives ``expected``."""
-    deadline = time.monotonic() + TIMEOUT
-    while (value := server.call(probe)) != expected:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the server still has {value!r}, not {expected!r}")
-        await asyncio.sleep(0.01)
+    """Wait until ``probe`` gives ``expected``, re-checked as the server's connections change."""
+    try:
+        await asyncio.to_thread(server.wait_for, lambda s: probe(s) == expected, TIMEOUT)
+    except TimeoutError:
+        value = server.call(probe)
+        raise AssertionError(f"the server still has {value!r}, not {expected!r}") from None
 
 
 # --------------------------------------------------------------------------- clients

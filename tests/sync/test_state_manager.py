@@ -59,13 +59,6 @@ class ScriptedServer:
         return self.answer(params)
 
 
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.005)
-
-
 @pytest.fixture
 def postbox(tmp_path):
     box = Postbox(tmp_path / "client.db")
@@ -96,11 +89,11 @@ def test_a_missing_update_that_arrives_in_time_needs_no_difference(postbox) -> N
 
     async def body(manager: StateManager) -> None:
         manager.push(new_message(12))
-        await until(lambda: bool(manager._pts.held))
+        await manager.changes.wait_for(lambda: bool(manager._pts.held))
         assert stored_pts(postbox) == 10
         manager.push(new_message(11))
-        await until(lambda: stored_pts(postbox) == 12)
-        await until(lambda: manager.idle)
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
+        await manager.changes.wait_for(lambda: manager.idle)
 
     asyncio.run(with_manager(postbox, server, body))
     assert server.calls == []
@@ -118,9 +111,9 @@ def test_a_missing_update_that_never_comes_triggers_exactly_one_difference(postb
     async def body(manager: StateManager) -> None:
         started = time.monotonic()
         manager.push(new_message(12))
-        await until(lambda: stored_pts(postbox) == 12)
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
         assert time.monotonic() - started >= GAP * 0.9  # it waited for the gap first
-        await until(lambda: manager.idle)
+        await manager.changes.wait_for(lambda: manager.idle)
 
     asyncio.run(with_manager(postbox, server, body))
     assert len(server.calls) == 1
@@ -132,8 +125,8 @@ def test_updates_too_long_asks_for_the_difference_at_once(postbox) -> None:
 
     async def body(manager: StateManager) -> None:
         manager.push(UpdatesTooLong())
-        await until(lambda: len(server.calls) == 1)
-        await until(lambda: manager.idle)
+        await manager.changes.wait_for(lambda: len(server.calls) == 1)
+        await manager.changes.wait_for(lambda: manager.idle)
 
     asyncio.run(with_manager(postbox, server, body))
     assert postbox.run(lambda tx: tx.get_state()) == StateCursor(10, 0, 1, 700)
@@ -152,8 +145,8 @@ def test_a_too_long_difference_resets_histories_to_holes(postbox) -> None:
 
     async def body(manager: StateManager) -> None:
         manager.request_poll("test")
-        await until(lambda: len(server.calls) == 2)
-        await until(lambda: manager.idle)
+        await manager.changes.wait_for(lambda: len(server.calls) == 2)
+        await manager.changes.wait_for(lambda: manager.idle)
 
     asyncio.run(with_manager(postbox, server, body))
     assert stored_pts(postbox) == 50
@@ -169,8 +162,8 @@ def test_old_and_duplicate_updates_are_ignored(postbox) -> None:
     async def body(manager: StateManager) -> None:
         for pts in (11, 11, 9, 12, 11):
             manager.push(new_message(pts))
-        await until(lambda: stored_pts(postbox) == 12)
-        await until(lambda: manager.idle)
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
+        await manager.changes.wait_for(lambda: manager.idle)
 
     asyncio.run(with_manager(postbox, server, body))
     ids = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(USER, 0)])
