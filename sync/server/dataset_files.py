@@ -128,7 +128,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -136,15 +136,37 @@ from typing import Any
 import msgpack
 
 from postbox import (
-    Media,
-    MediaKind,
     Peer,
     PeerId,
     PeerNotificationSettings,
     PeerPresence,
     PeerReadState,
-    PresenceStatus,
     StoreMessage,
+)
+from sync.server.dataset_rows import (
+    COLUMNS,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    PRESENCE_STATUSES,
+    DatasetError,
+    DatasetExistsError,
+    MessageRow,
+    RowError,
+    TableCheck,
+    build_message,
+    check_group_members,
+    check_notification_settings,
+    check_peer_list,
+    check_presence,
+    check_read_state,
+    message_checker,
+    message_from_row,
+    message_to_row,
+    peer_checker,
+    peer_from_row,
+    peer_to_row,
 )
 from sync.server.generator import DemoDataset
 
@@ -170,40 +192,6 @@ FORMAT_NAME = "postbox-chat-dataset"
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 
-#: The columns of every row file, in order; ``messages.media`` is the nested media array.
-COLUMNS: Mapping[str, tuple[str, ...]] = {
-    "peers": ("id", "name", "username", "access_hash", "flags", "associated_peer_id"),
-    "messages": (
-        "peer_id",
-        "namespace",
-        "id",
-        "timestamp",
-        "flags",
-        "tags",
-        "author_id",
-        "text",
-        "media",
-        "reply_to_id",
-        "edit_timestamp",
-        "globally_unique_id",
-        "thread_id",
-    ),
-    "messages.media": ("kind", "id", "size", "url", "title"),
-    "group_members": ("group_id", "member_ids"),
-    "read_states": (
-        "peer_id",
-        "max_incoming_read_id",
-        "max_outgoing_read_id",
-        "max_known_id",
-        "count",
-        "marked_unread",
-    ),
-    "pinned": ("peer_id",),
-    "archived": ("peer_id",),
-    "notification_settings": ("peer_id", "muted_until", "sound", "show_previews"),
-    "presences": ("peer_id", "status", "timestamp"),
-}
-
 #: The tables, each stored in its own file(s); the order the writer writes them in.
 _TABLES = (
     "peers",
@@ -217,28 +205,8 @@ _TABLES = (
 )
 _MESSAGES_DIR = "messages"
 
-#: A message row: plain msgpack values in ``COLUMNS["messages"]`` order.
-MessageRow = tuple[Any, ...]
-#: Checks one row of a table against the peers (``None``: no reference check).
-_TableCheck = Callable[[Any, Mapping[int, Any] | None], None]
-
-_INT32_MIN = -(2**31)
-_INT32_MAX = 2**31 - 1
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
 _READ_SIZE = 1 << 20
 _WRITE_BUFFER = 1 << 20
-
-_MEDIA_KINDS = {int(kind): kind for kind in MediaKind}
-_PRESENCE_STATUSES = {int(status): status for status in PresenceStatus}
-
-
-class DatasetError(ValueError):
-    """A dataset directory that is missing, incomplete or breaks the format."""
-
-
-class DatasetExistsError(DatasetError, FileExistsError):
-    """``write_dataset`` was asked to write over a directory that holds something."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,251 +234,11 @@ class Manifest:
         return self.counts["messages"]
 
 
-class _RowError(Exception):
-    """A row that breaks the format; the caller adds the file and the row number."""
-
-
-# -- rows -----------------------------------------------------------------------
-
-
-def message_to_row(message: StoreMessage) -> MessageRow:
-    """The row of ``message``: plain ints, strings, None and tuples (msgpack arrays)."""
-    author_id = message.author_id
-    return (
-        int(message.peer_id),
-        int(message.namespace),
-        message.id,
-        message.timestamp,
-        int(message.flags),
-        int(message.tags),
-        None if author_id is None else int(author_id),
-        message.text,
-        tuple((int(m.kind), m.id, m.size, m.url, m.title) for m in message.media),
-        message.reply_to_id,
-        message.edit_timestamp,
-        message.globally_unique_id,
-        message.thread_id,
-    )
-
-
-def message_from_row(row: Sequence[Any]) -> StoreMessage:
-    """The message of a row (a tuple or list); ``DatasetError`` if the row is malformed."""
-    try:
-        _check_message(row, None)
-    except _RowError as error:
-        raise DatasetError(f"malformed message row: {error}") from None
-    return _build_message(row)
-
-
-def _build_message(row: Sequence[Any]) -> StoreMessage:
-    """The message of a checked row."""
-    (peer_id, namespace, id_, timestamp, flags, tags, author_id, text, media, *rest) = row
-    reply_to_id, edit_timestamp, unique_id, thread_id = rest
-    return StoreMessage(
-        PeerId(peer_id),
-        namespace,
-        id_,
-        timestamp,
-        flags,
-        tags,
-        None if author_id is None else PeerId(author_id),
-        text,
-        tuple(Media(_MEDIA_KINDS[m[0]], m[1], m[2], m[3], m[4]) for m in media),
-        reply_to_id,
-        edit_timestamp,
-        unique_id,
-        thread_id,
-    )
-
-
-def _type_name(value: Any) -> str:
-    return "nil" if value is None else type(value).__name__
-
-
-def _shape(value: Any, what: str, width: int) -> None:
-    if not isinstance(value, tuple | list):
-        raise _RowError(f"{what} must be an array, not {_type_name(value)}")
-    if len(value) != width:
-        raise _RowError(f"{what} has {len(value)} columns, not {width}")
-
-
-def _int(value: Any, column: str, low: int, high: int) -> None:
-    # bool is an int subclass, but a different msgpack type.
-    if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
-        raise _RowError(f"{column} must be an integer, not {_type_name(value)}")
-    if not low <= value <= high:
-        raise _RowError(f"{column} {value} is outside {low}..{high}")
-
-
-def _optional_int(value: Any, column: str, low: int, high: int) -> None:
-    if value is not None:
-        _int(value, column, low, high)
-
-
-def _str(value: Any, column: str) -> None:
-    if type(value) is not str:
-        raise _RowError(f"{column} must be a string, not {_type_name(value)}")
-
-
-def _optional_str(value: Any, column: str) -> None:
-    if value is not None and type(value) is not str:
-        raise _RowError(f"{column} must be a string or nil, not {_type_name(value)}")
-
-
-def _bool(value: Any, column: str) -> None:
-    if type(value) is not bool:
-        raise _RowError(f"{column} must be a boolean, not {_type_name(value)}")
-
-
-def _peer(value: Any, column: str, known: Mapping[int, Any] | None) -> None:
-    _int(value, column, 0, _INT64_MAX)
-    if known is not None and value not in known:
-        raise _RowError(f"{column} {value} names no row of peers")
-
-
-def _check_message(row: Any, known: Mapping[int, Any] | None) -> None:
-    _shape(row, "a message row", 13)
-    peer_id, namespace, id_, timestamp, flags, tags, author_id, text, media, *rest = row
-    reply_to_id, edit_timestamp, unique_id, thread_id = rest
-    _peer(peer_id, "peer_id", known)
-    _int(namespace, "namespace", _INT32_MIN, _INT32_MAX)
-    _int(id_, "id", _INT32_MIN, _INT32_MAX)
-    _int(timestamp, "timestamp", _INT32_MIN, _INT32_MAX)
-    _int(flags, "flags", 0, _INT32_MAX)
-    _int(tags, "tags", 0, _INT32_MAX)
-    if author_id is not None:
-        _peer(author_id, "author_id", known)
-    _str(text, "text")
-    if not isinstance(media, tuple | list):
-        raise _RowError(f"media must be an array, not {_type_name(media)}")
-    for item in media:
-        _shape(item, "a media item", 5)
-        kind, media_id, size, url, title = item
-        _int(kind, "media kind", 0, _INT32_MAX)
-        if kind not in _MEDIA_KINDS:
-            raise _RowError(f"media kind {kind} is unknown")
-        _int(media_id, "media id", _INT64_MIN, _INT64_MAX)
-        _int(size, "media size", 0, _INT64_MAX)
-        _optional_str(url, "media url")
-        _optional_str(title, "media title")
-    _optional_int(reply_to_id, "reply_to_id", _INT32_MIN, _INT32_MAX)
-    _optional_int(edit_timestamp, "edit_timestamp", _INT32_MIN, _INT32_MAX)
-    _optional_int(unique_id, "globally_unique_id", _INT64_MIN, _INT64_MAX)
-    _optional_int(thread_id, "thread_id", _INT64_MIN, _INT64_MAX)
-
-
-def _message_checker(known: Mapping[int, Any] | None) -> Callable[[Any], None]:
-    """Checks message rows one after another, including their order."""
-    previous: tuple[int, int, int, int] | None = None
-
-    def check(row: Any) -> None:
-        nonlocal previous
-        _check_message(row, known)
-        key = (row[0], row[1], row[3], row[2])
-        if previous is not None and key <= previous:
-            raise _RowError(
-                f"message (peer_id, namespace, timestamp, id) {key} does not come after "
-                f"{previous}: messages must be sorted and unique"
-            )
-        previous = key
-
-    return check
-
-
-def _peer_checker(self_peer_id: int) -> Callable[[Any], None]:
-    seen: set[int] = set()
-
-    def check(row: Any) -> None:
-        _shape(row, "a peers row", 6)
-        peer_id, name, username, access_hash, flags, associated = row
-        _peer(peer_id, "id", None)
-        if peer_id in seen:
-            raise _RowError(f"peer id {peer_id} appears twice")
-        seen.add(peer_id)
-        _str(name, "name")
-        _optional_str(username, "username")
-        _int(access_hash, "access_hash", _INT64_MIN, _INT64_MAX)
-        _int(flags, "flags", 0, _INT32_MAX)
-        if associated is not None:
-            _peer(associated, "associated_peer_id", None)
-
-    return check
-
-
-def _peer_to_row(peer: Peer) -> tuple[Any, ...]:
-    associated = peer.associated_peer_id
-    return (
-        int(peer.id),
-        peer.name,
-        peer.username,
-        peer.access_hash,
-        int(peer.flags),
-        None if associated is None else int(associated),
-    )
-
-
-def _peer_from_row(row: Sequence[Any]) -> Peer:
-    peer_id, name, username, access_hash, flags, associated = row
-    return Peer(
-        PeerId(peer_id),
-        name,
-        username,
-        access_hash,
-        flags,
-        None if associated is None else PeerId(associated),
-    )
-
-
-def _check_group_members(row: Any, known: Mapping[int, Any] | None) -> None:
-    _shape(row, "a group_members row", 2)
-    group_id, members = row
-    _peer(group_id, "group_id", known)
-    if not isinstance(members, tuple | list):
-        raise _RowError(f"member_ids must be an array, not {_type_name(members)}")
-    for member in members:
-        _peer(member, "member id", known)
-
-
-def _check_read_state(row: Any, known: Mapping[int, Any] | None) -> None:
-    _shape(row, "a read_states row", 6)
-    peer_id, incoming, outgoing, max_known, count, marked = row
-    _peer(peer_id, "peer_id", known)
-    _int(incoming, "max_incoming_read_id", _INT32_MIN, _INT32_MAX)
-    _int(outgoing, "max_outgoing_read_id", _INT32_MIN, _INT32_MAX)
-    _int(max_known, "max_known_id", _INT32_MIN, _INT32_MAX)
-    _int(count, "count", 0, _INT32_MAX)
-    _bool(marked, "marked_unread")
-
-
-def _check_peer_list(row: Any, known: Mapping[int, Any] | None) -> None:
-    _shape(row, "a row", 1)
-    _peer(row[0], "peer_id", known)
-
-
-def _check_notification_settings(row: Any, known: Mapping[int, Any] | None) -> None:
-    _shape(row, "a notification_settings row", 4)
-    peer_id, muted_until, sound, show_previews = row
-    _peer(peer_id, "peer_id", known)
-    _int(muted_until, "muted_until", _INT32_MIN, _INT32_MAX)
-    _optional_str(sound, "sound")
-    _bool(show_previews, "show_previews")
-
-
-def _check_presence(row: Any, known: Mapping[int, Any] | None) -> None:
-    _shape(row, "a presences row", 3)
-    peer_id, status, timestamp = row
-    _peer(peer_id, "peer_id", known)
-    _int(status, "status", 0, _INT32_MAX)
-    if status not in _PRESENCE_STATUSES:
-        raise _RowError(f"presence status {status} is unknown")
-    _int(timestamp, "timestamp", _INT32_MIN, _INT32_MAX)
-
-
 # -- reading --------------------------------------------------------------------
 
 
 def _refuse_extension(code: int, data: bytes) -> Any:
-    raise _RowError(f"msgpack extension type {code} is not allowed")
+    raise RowError(f"msgpack extension type {code} is not allowed")
 
 
 def _manifest_error(directory: Path, problem: str) -> DatasetError:
@@ -518,7 +246,7 @@ def _manifest_error(directory: Path, problem: str) -> DatasetError:
 
 
 def _manifest_int(
-    directory: Path, value: Any, what: str, low: int = _INT64_MIN, high: int = _INT64_MAX
+    directory: Path, value: Any, what: str, low: int = INT64_MIN, high: int = INT64_MAX
 ) -> int:
     if type(value) is not int or not low <= value <= high:
         raise _manifest_error(directory, f"{what} must be an integer in {low}..{high}")
@@ -570,7 +298,7 @@ def read_manifest(directory: Path) -> Manifest:
         )
     seed = _manifest_int(directory, data.get("seed"), "seed")
     days = _manifest_int(directory, data.get("days"), "days", 0)
-    now = _manifest_int(directory, data.get("now"), "now", _INT32_MIN, _INT32_MAX)
+    now = _manifest_int(directory, data.get("now"), "now", INT32_MIN, INT32_MAX)
     self_peer_id = _manifest_int(directory, data.get("self_peer_id"), "self_peer_id", 0)
     columns = data.get("columns")
     expected_columns = {name: list(names) for name, names in COLUMNS.items()}
@@ -642,7 +370,7 @@ def _read_rows(
                     f"{path}: ends after {number} complete rows, the manifest lists "
                     f"{file.rows} (truncated file or wrong row count)"
                 ) from None
-            except _RowError as error:  # from the extension hook
+            except RowError as error:  # from the extension hook
                 raise DatasetError(f"{path}: row {number}: {error}") from None
             except OSError as error:
                 raise DatasetError(f"{path}: cannot be read: {error.strerror}") from None
@@ -652,7 +380,7 @@ def _read_rows(
                 ) from None
             try:
                 check(row)
-            except _RowError as error:
+            except RowError as error:
                 raise DatasetError(f"{path}: row {number}: {error}") from None
             yield row
         if unpacker.tell() != size:
@@ -679,7 +407,7 @@ def iter_message_rows(directory: Path) -> Iterator[MessageRow]:
     """
     directory = Path(directory)
     manifest = read_manifest(directory)
-    return _read_table(directory, manifest, "messages", _message_checker(None))
+    return _read_table(directory, manifest, "messages", message_checker(None))
 
 
 def read_dataset(directory: Path, *, with_messages: bool = True) -> DemoDataset:
@@ -693,8 +421,8 @@ def read_dataset(directory: Path, *, with_messages: bool = True) -> DemoDataset:
     self_id = int(manifest.self_peer_id)
     peers_by_id: dict[int, Peer] = {}
     self_peer: Peer | None = None
-    for row in _read_table(directory, manifest, "peers", _peer_checker(self_id)):
-        peer = _peer_from_row(row)
+    for row in _read_table(directory, manifest, "peers", peer_checker(self_id)):
+        peer = peer_from_row(row)
         peers_by_id[row[0]] = peer
         if row[0] == self_id:
             self_peer = peer
@@ -703,30 +431,30 @@ def read_dataset(directory: Path, *, with_messages: bool = True) -> DemoDataset:
         raise DatasetError(f"{names}: no row for the account's own user {self_id}")
     chats = tuple(peer for peer in peers_by_id.values() if peer is not self_peer)
 
-    def table(name: str, check: _TableCheck) -> list[Any]:
+    def table(name: str, check: TableCheck) -> list[Any]:
         return list(_read_table(directory, manifest, name, lambda row: check(row, peers_by_id)))
 
     group_members = tuple(
         (PeerId(group_id), tuple(PeerId(member) for member in members))
-        for group_id, members in table("group_members", _check_group_members)
+        for group_id, members in table("group_members", check_group_members)
     )
     read_states = tuple(
-        (PeerId(row[0]), PeerReadState(*row[1:])) for row in table("read_states", _check_read_state)
+        (PeerId(row[0]), PeerReadState(*row[1:])) for row in table("read_states", check_read_state)
     )
-    pinned = tuple(PeerId(row[0]) for row in table("pinned", _check_peer_list))
-    archived = tuple(PeerId(row[0]) for row in table("archived", _check_peer_list))
+    pinned = tuple(PeerId(row[0]) for row in table("pinned", check_peer_list))
+    archived = tuple(PeerId(row[0]) for row in table("archived", check_peer_list))
     notification_settings = tuple(
         (PeerId(row[0]), PeerNotificationSettings(*row[1:]))
-        for row in table("notification_settings", _check_notification_settings)
+        for row in table("notification_settings", check_notification_settings)
     )
     presences = tuple(
-        (PeerId(peer_id), PeerPresence(_PRESENCE_STATUSES[status], timestamp))
-        for peer_id, status, timestamp in table("presences", _check_presence)
+        (PeerId(peer_id), PeerPresence(PRESENCE_STATUSES[status], timestamp))
+        for peer_id, status, timestamp in table("presences", check_presence)
     )
     messages: tuple[StoreMessage, ...] = ()
     if with_messages:
-        rows = _read_table(directory, manifest, "messages", _message_checker(peers_by_id))
-        messages = tuple(map(_build_message, rows))
+        rows = _read_table(directory, manifest, "messages", message_checker(peers_by_id))
+        messages = tuple(map(build_message, rows))
     return DemoDataset(
         seed=manifest.seed,
         days=manifest.days,
@@ -780,7 +508,7 @@ def _write_rows(
         for row in rows:
             try:
                 check(row)
-            except _RowError as error:
+            except RowError as error:
                 raise DatasetError(f"cannot write {relative}: row {count}: {error}") from None
             stream.write(packer.pack(row))
             count += 1
@@ -797,41 +525,41 @@ def _write_tables(
     peers = (dataset.self_peer, *dataset.peers)
     files: dict[str, list[DataFile]] = {}
     files["peers"] = [
-        _write_rows(staging, "peers.msgpack", map(_peer_to_row, peers), _peer_checker(self_id))
+        _write_rows(staging, "peers.msgpack", map(peer_to_row, peers), peer_checker(self_id))
     ]
     known = {int(peer.id): peer for peer in peers}
 
-    def small(name: str, rows: Iterable[tuple[Any, ...]], check: _TableCheck) -> None:
+    def small(name: str, rows: Iterable[tuple[Any, ...]], check: TableCheck) -> None:
         relative = f"{name}.msgpack"
         files[name] = [_write_rows(staging, relative, rows, lambda row: check(row, known))]
 
     small(
         "group_members",
         ((int(g), tuple(int(m) for m in members)) for g, members in dataset.group_members),
-        _check_group_members,
+        check_group_members,
     )
     small(
         "read_states",
         ((int(peer_id), *state.encode()) for peer_id, state in dataset.read_states),
-        _check_read_state,
+        check_read_state,
     )
-    small("pinned", ((int(peer_id),) for peer_id in dataset.pinned), _check_peer_list)
-    small("archived", ((int(peer_id),) for peer_id in dataset.archived), _check_peer_list)
+    small("pinned", ((int(peer_id),) for peer_id in dataset.pinned), check_peer_list)
+    small("archived", ((int(peer_id),) for peer_id in dataset.archived), check_peer_list)
     small(
         "notification_settings",
         (
             (int(peer_id), s.muted_until, s.sound, s.show_previews)
             for peer_id, s in dataset.notification_settings
         ),
-        _check_notification_settings,
+        check_notification_settings,
     )
     small(
         "presences",
         ((int(peer_id), int(p.status), p.timestamp) for peer_id, p in dataset.presences),
-        _check_presence,
+        check_presence,
     )
     (staging / _MESSAGES_DIR).mkdir()
-    check_message = _message_checker(known)
+    check_message = message_checker(known)
     messages = dataset.messages
     files["messages"] = []
     for number, start in enumerate(range(0, len(messages), rows_per_part)):

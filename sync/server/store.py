@@ -14,17 +14,14 @@ All methods run on one thread (the server's event loop).
 from __future__ import annotations
 
 import hashlib
-import itertools
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
-import msgpack
 
-from postbox import MessageFlags, StoreMessage
+from postbox import StoreMessage
 from sync.protocol import (
     AnyChannelDifference,
     AnyDifference,
@@ -46,7 +43,6 @@ from sync.protocol import (
     GetDifference,
     GetHistory,
     Media,
-    MediaKind,
     Message,
     MessagesSlice,
     Peer,
@@ -69,6 +65,16 @@ from sync.protocol import (
     peer_kind,
 )
 from sync.server.generator import DemoDataset
+from sync.server.importer import import_dataset
+from sync.server.schema import (
+    JOINED_COLUMNS,
+    MESSAGE_COLUMNS,
+    SCHEMA,
+    media_to_db,
+    message_from_row,
+    pack,
+    unpack,
+)
 
 __all__ = ["DEFAULT_LOG_WINDOW", "DIFFERENCE_LIMIT", "ServerStore", "StoreError"]
 
@@ -77,50 +83,6 @@ DEFAULT_LOG_WINDOW = 10_000
 #: pts points one getDifference answer covers when the client sets no limit.
 DIFFERENCE_LIMIT = 1_000
 _INT32_MAX = 2**31 - 1
-#: Messages inserted per executemany when importing a dataset.
-_IMPORT_BATCH = 20_000
-
-_MEDIA_KIND_NAMES = {0: "photo", 1: "video", 2: "file", 3: "voice", 4: "link"}
-_PRESENCE_NAMES = {0: "offline", 1: "online", 2: "recently", 3: "long_ago"}
-_ABOUT_USER = (
-    "Coffee first.", "Usually replies within a day.", "Photographer and hiker.",
-    "Working on something new.", "Ask me about books.", "", "",
-)  # fmt: skip
-_ABOUT_GROUP = "A group for {name}: plans, photos and everything in between."
-_ABOUT_CHANNEL = "{name}: news and links, a few posts a day."
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS peers (
-        id INTEGER PRIMARY KEY, name TEXT NOT NULL, username TEXT, access_hash INTEGER NOT NULL,
-        flags INTEGER NOT NULL, about TEXT NOT NULL, members BLOB, participants INTEGER,
-        changed_date INTEGER NOT NULL, status TEXT, status_time INTEGER NOT NULL,
-        status_date INTEGER NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS dialogs (
-        peer INTEGER PRIMARY KEY, top_id INTEGER NOT NULL, top_date INTEGER NOT NULL,
-        read_inbox INTEGER NOT NULL, read_outbox INTEGER NOT NULL, pinned INTEGER,
-        folder INTEGER NOT NULL, muted_until INTEGER NOT NULL,
-        pts INTEGER, next_id INTEGER, log_start INTEGER, event_date INTEGER NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS dialogs_by_top ON dialogs (top_date, top_id, peer)",
-    """CREATE TABLE IF NOT EXISTS messages (
-        peer INTEGER NOT NULL, id INTEGER NOT NULL, date INTEGER NOT NULL, out INTEGER NOT NULL,
-        author INTEGER, text TEXT NOT NULL, media BLOB, reply_to INTEGER, edit_date INTEGER,
-        PRIMARY KEY (peer, id)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS media_index (
-        peer INTEGER NOT NULL, kind TEXT NOT NULL, id INTEGER NOT NULL,
-        PRIMARY KEY (peer, kind, id)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS update_log (
-        pts INTEGER PRIMARY KEY, pts_count INTEGER NOT NULL, date INTEGER NOT NULL,
-        body BLOB NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS channel_log (
-        channel INTEGER NOT NULL, pts INTEGER NOT NULL, pts_count INTEGER NOT NULL,
-        date INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (channel, pts)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS sent_messages (
-        random_id INTEGER PRIMARY KEY, peer INTEGER NOT NULL, id INTEGER NOT NULL,
-        pts INTEGER NOT NULL, pts_count INTEGER NOT NULL, message BLOB NOT NULL)""",
-)
-_MESSAGE_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
-_JOINED_COLUMNS = ", ".join(f"m.{column}" for column in _MESSAGE_COLUMNS.split(", "))
 
 
 class StoreError(ProtocolError):
@@ -133,36 +95,6 @@ class _LogEntry:
     pts_count: int
     date: int
     update: AnyUpdate
-
-
-def _pack(value: Any) -> bytes:
-    data: bytes = msgpack.packb(value, use_bin_type=True)
-    return data
-
-
-def _unpack(data: bytes) -> Any:
-    return msgpack.unpackb(data, raw=False)
-
-
-def _media_to_db(media: Sequence[Media]) -> bytes | None:
-    return _pack([item.to_wire() for item in media]) if media else None
-
-
-def _media_from_db(data: bytes | None) -> tuple[Media, ...]:
-    """Media the server stored itself: trusted, so built without the wire checks."""
-    if not data:
-        return ()
-    return tuple(
-        Media(MediaKind(item["kind"]), item["id"], item["size"], item["url"], item["title"])
-        for item in _unpack(data)
-    )
-
-
-def _message_from_row(row: Sequence[Any]) -> Message:
-    peer, id_, date, out, author, text, media, reply_to, edit_date = row
-    return Message(
-        peer, id_, date, bool(out), text, author, _media_from_db(media), reply_to, edit_date
-    )
 
 
 class ServerStore:
@@ -185,7 +117,7 @@ class ServerStore:
             self._execute("PRAGMA journal_mode = WAL")
             self._execute("PRAGMA synchronous = NORMAL")
             with self._db:
-                for statement in _SCHEMA:
+                for statement in SCHEMA:
                     self._execute(statement)
         except apsw.Error as error:
             raise OSError(f"cannot open the server database {path}: {error}") from error
@@ -249,136 +181,8 @@ class ServerStore:
     def import_dataset(
         self, dataset: DemoDataset, messages: Iterable[StoreMessage] | None = None
     ) -> None:
-        """Fill an empty store from ``dataset``, its dates moved so its "now" is today.
-
-        ``messages`` replaces ``dataset.messages`` when given, so a large dataset can be
-        streamed from its files instead of held in memory.
-        """
-        if not self.is_empty:
-            raise ValueError("the server database already holds an account")
-        now = self.now()
-        shift = now - dataset.now
-        rng = random.Random(f"about:{dataset.seed}")
-        members = dict(dataset.group_members)
-        presences = dict(dataset.presences)
-        with self._db:
-            for peer in (dataset.self_peer, *dataset.peers):
-                self._insert_peer(peer, members.get(peer.id), presences.get(peer.id), rng, shift)
-            source = iter(dataset.messages if messages is None else messages)
-            while batch := list(itertools.islice(source, _IMPORT_BATCH)):
-                self._insert_messages(batch, shift)
-            self._import_dialogs(dataset, shift)
-            global_ids = self._one(
-                "SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,)
-            )
-            self._set_meta("next_id", (global_ids[0] or 0) + 1 if global_ids else 1)
-            self._set_meta("self_id", int(dataset.self_peer.id))
-            for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
-                self._set_meta(key, value)
-            self._set_meta("date", now)
-
-    def _insert_messages(self, batch: Sequence[StoreMessage], shift: int) -> None:
-        rows = []
-        media_rows: list[tuple[int, str, int | None]] = []
-        for m in batch:
-            peer_id = int(m.peer_id)
-            media = [_wire_media(item) for item in m.media]
-            rows.append(
-                (
-                    peer_id,
-                    m.id,
-                    m.timestamp + shift,
-                    0 if m.flags & MessageFlags.INCOMING else 1,
-                    None if m.author_id is None else int(m.author_id),
-                    m.text,
-                    _media_to_db(media),
-                    m.reply_to_id,
-                    None if m.edit_timestamp is None else m.edit_timestamp + shift,
-                )
-            )
-            media_rows.extend((peer_id, str(item.kind), m.id) for item in media)
-        self._db.executemany(
-            f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-        )
-        self._db.executemany(
-            "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
-        )
-
-    def _insert_peer(
-        self,
-        peer: Any,
-        members: Sequence[int] | None,
-        presence: Any,
-        rng: random.Random,
-        shift: int,
-    ) -> None:
-        kind = peer_kind(int(peer.id))
-        if kind is PeerKind.USER:
-            about = rng.choice(_ABOUT_USER)
-            participants = None
-        elif kind is PeerKind.GROUP:
-            about = _ABOUT_GROUP.format(name=peer.name)
-            participants = len(members or ()) + 1
-        else:
-            about = _ABOUT_CHANNEL.format(name=peer.name)
-            participants = int(rng.lognormvariate(7, 1.5)) + 10
-        status, status_time = None, 0
-        if presence is not None:
-            status = _PRESENCE_NAMES[int(presence.status)]
-            status_time = presence.timestamp + shift if presence.timestamp else 0
-        self._execute(
-            "INSERT INTO peers VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 0)",
-            (
-                int(peer.id),
-                peer.name,
-                peer.username,
-                peer.access_hash,
-                peer.flags,
-                about,
-                _pack([int(m) for m in members]) if members is not None else None,
-                participants,
-                status,
-                max(0, status_time),
-            ),
-        )
-
-    def _import_dialogs(self, dataset: DemoDataset, shift: int) -> None:
-        read_states = dict(dataset.read_states)
-        pinned = {peer_id: order for order, peer_id in enumerate(dataset.pinned)}
-        archived = set(dataset.archived)
-        muted = {peer_id: s.muted_until for peer_id, s in dataset.notification_settings}
-        for peer in dataset.peers:
-            peer_id = int(peer.id)
-            top = self._one(
-                "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
-            )
-            top_id, top_date = top if top is not None else (0, 0)
-            read = read_states.get(peer.id)
-            until = muted.get(peer.id, 0)
-            if until and until < _INT32_MAX:
-                until = min(_INT32_MAX, until + shift)
-            is_channel = peer_kind(peer_id) is PeerKind.CHANNEL
-            next_id = None
-            if is_channel:
-                last = self._one("SELECT max(id) FROM messages WHERE peer = ?", (peer_id,))
-                next_id = (last[0] or 0) + 1 if last else 1
-            self._execute(
-                "INSERT INTO dialogs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    peer_id,
-                    top_id,
-                    top_date,
-                    read.max_incoming_read_id if read else 0,
-                    read.max_outgoing_read_id if read else 0,
-                    pinned.get(peer.id),
-                    1 if peer.id in archived else 0,
-                    until,
-                    1 if is_channel else None,
-                    next_id,
-                    1 if is_channel else None,
-                    0,
-                ),
-            )
+        """Fill an empty store from ``dataset`` (see ``sync.server.importer``)."""
+        import_dataset(self, dataset, messages)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -422,28 +226,28 @@ class ServerStore:
             peer,
             about,
             participants,
-            tuple(_unpack(members)) if members else (),
+            tuple(unpack(members)) if members else (),
             None,
             presence[0] if presence else None,
         )
 
     def message(self, peer_id: int, message_id: int) -> Message | None:
         row = self._one(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id = ?",
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id = ?",
             (peer_id, message_id),
         )
-        return None if row is None else _message_from_row(row)
+        return None if row is None else message_from_row(row)
 
     def _messages(self, peer_id: int, ids: Sequence[int]) -> list[Message]:
         if not ids:
             return []
         marks = ", ".join("?" * len(ids))
         rows = self._execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id IN ({marks})"  # noqa: S608
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id IN ({marks})"  # noqa: S608
             " ORDER BY id DESC",
             (peer_id, *ids),
         )
-        return [_message_from_row(row) for row in rows]
+        return [message_from_row(row) for row in rows]
 
     def _peers_of(self, messages: Iterable[Message], extra: Iterable[int] = ()) -> tuple[Peer, ...]:
         ids = set(extra)
@@ -468,11 +272,11 @@ class ServerStore:
         self.require_peer(request.peer)
         base: list[Any]
         if request.filter is None:
-            columns, source = _MESSAGE_COLUMNS, "messages WHERE peer = ?"
+            columns, source = MESSAGE_COLUMNS, "messages WHERE peer = ?"
             base = [request.peer]
             count_source = source
         else:
-            columns = _JOINED_COLUMNS
+            columns = JOINED_COLUMNS
             source = (
                 "media_index i JOIN messages m ON m.peer = i.peer AND m.id = i.id"
                 " WHERE i.peer = ? AND i.kind = ?"
@@ -512,7 +316,7 @@ class ServerStore:
             newer.reverse()
             rows = newer[max(found - reach, 0) : max(0, min(found - reach + limit, found))]
             rows += older(offset_id, 0, limit - reach)
-        messages = [_message_from_row(row) for row in rows]
+        messages = [message_from_row(row) for row in rows]
         return MessagesSlice(tuple(messages), self._peers_of(messages, (request.peer,)), count)
 
     def _dialog(self, row: Sequence[Any]) -> Dialog:
@@ -578,14 +382,14 @@ class ServerStore:
     def recent_messages(self, peer_id: int, count: int) -> list[Message]:
         """The newest ``count`` messages of a chat, newest first."""
         rows = self._execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE peer = ? ORDER BY id DESC LIMIT ?",
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE peer = ? ORDER BY id DESC LIMIT ?",
             (peer_id, count),
         )
-        return [_message_from_row(row) for row in rows]
+        return [message_from_row(row) for row in rows]
 
     def members(self, group_id: int) -> tuple[int, ...]:
         row = self._one("SELECT members FROM peers WHERE id = ?", (group_id,))
-        return tuple(_unpack(row[0])) if row and row[0] else ()
+        return tuple(unpack(row[0])) if row and row[0] else ()
 
     def read_marks(self, peer_id: int) -> tuple[int, int]:
         """(read inbox max id, read outbox max id) of a chat."""
@@ -596,7 +400,7 @@ class ServerStore:
 
     def _log_entries(self, sql: str, args: Sequence[Any]) -> list[_LogEntry]:
         return [
-            _LogEntry(pts, count, date, decode_update(_unpack(body)))
+            _LogEntry(pts, count, date, decode_update(unpack(body)))
             for pts, count, date, body in self._execute(sql, args)
         ]
 
@@ -709,7 +513,7 @@ class ServerStore:
         return pts
 
     def _append(self, channel: int | None, update: Any, date: int) -> None:
-        body = _pack(update.to_wire())
+        body = pack(update.to_wire())
         if channel is None:
             self._execute(
                 "INSERT INTO update_log VALUES (?, ?, ?, ?)",
@@ -781,7 +585,7 @@ class ServerStore:
                 raise StoreError("message ids are exhausted", ErrorCode.INTERNAL)
             message = Message(peer_id, message_id, date, out, text, author, tuple(media), reply_to)
             self._execute(
-                f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     peer_id,
                     message_id,
@@ -789,7 +593,7 @@ class ServerStore:
                     int(out),
                     author,
                     text,
-                    _media_to_db(media),
+                    media_to_db(media),
                     reply_to,
                     None,
                 ),
@@ -819,7 +623,7 @@ class ServerStore:
                         message_id,
                         update.pts,
                         update.pts_count,
-                        _pack(message.to_wire()),
+                        pack(message.to_wire()),
                     ),
                 )
         return update
@@ -966,11 +770,5 @@ class ServerStore:
         if row is None:
             return None
         peer_id, message_id, pts, pts_count, original = row
-        message = self.message(peer_id, message_id) or Message.from_wire(_unpack(original))
+        message = self.message(peer_id, message_id) or Message.from_wire(unpack(original))
         return message, pts, pts_count
-
-
-def _wire_media(item: Any) -> Media:
-    return Media(
-        MediaKind(_MEDIA_KIND_NAMES[int(item.kind)]), item.id, item.size, item.url, item.title
-    )

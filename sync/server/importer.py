@@ -1,0 +1,181 @@
+"""Loading a dataset into an empty server store, its dates moved so its "now" is today."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from postbox import MessageFlags, StoreMessage
+from sync.protocol import (
+    Media,
+    MediaKind,
+    PeerKind,
+    peer_kind,
+)
+from sync.server.generator import DemoDataset
+from sync.server.schema import MESSAGE_COLUMNS, media_to_db, pack
+
+if TYPE_CHECKING:
+    from sync.server.store import ServerStore
+
+__all__ = ["import_dataset"]
+
+_INT32_MAX = 2**31 - 1
+
+#: Messages inserted per executemany when importing a dataset.
+_IMPORT_BATCH = 20_000
+
+_MEDIA_KIND_NAMES = {0: "photo", 1: "video", 2: "file", 3: "voice", 4: "link"}
+_PRESENCE_NAMES = {0: "offline", 1: "online", 2: "recently", 3: "long_ago"}
+_ABOUT_USER = (
+    "Coffee first.", "Usually replies within a day.", "Photographer and hiker.",
+    "Working on something new.", "Ask me about books.", "", "",
+)  # fmt: skip
+_ABOUT_GROUP = "A group for {name}: plans, photos and everything in between."
+_ABOUT_CHANNEL = "{name}: news and links, a few posts a day."
+
+
+def import_dataset(
+    store: ServerStore, dataset: DemoDataset, messages: Iterable[StoreMessage] | None = None
+) -> None:
+    """Fill an empty store from ``dataset``, its dates moved so its "now" is today.
+
+    ``messages`` replaces ``dataset.messages`` when given, so a large dataset can be
+    streamed from its files instead of held in memory.
+    """
+    if not store.is_empty:
+        raise ValueError("the server database already holds an account")
+    now = store.now()
+    shift = now - dataset.now
+    rng = random.Random(f"about:{dataset.seed}")
+    members = dict(dataset.group_members)
+    presences = dict(dataset.presences)
+    with store._db:
+        for peer in (dataset.self_peer, *dataset.peers):
+            _insert_peer(store, peer, members.get(peer.id), presences.get(peer.id), rng, shift)
+        source = iter(dataset.messages if messages is None else messages)
+        while batch := list(itertools.islice(source, _IMPORT_BATCH)):
+            _insert_messages(store, batch, shift)
+        _import_dialogs(store, dataset, shift)
+        global_ids = store._one(
+            "SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,)
+        )
+        store._set_meta("next_id", (global_ids[0] or 0) + 1 if global_ids else 1)
+        store._set_meta("self_id", int(dataset.self_peer.id))
+        for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
+            store._set_meta(key, value)
+        store._set_meta("date", now)
+
+
+def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: int) -> None:
+    rows = []
+    media_rows: list[tuple[int, str, int | None]] = []
+    for m in batch:
+        peer_id = int(m.peer_id)
+        media = [_wire_media(item) for item in m.media]
+        rows.append(
+            (
+                peer_id,
+                m.id,
+                m.timestamp + shift,
+                0 if m.flags & MessageFlags.INCOMING else 1,
+                None if m.author_id is None else int(m.author_id),
+                m.text,
+                media_to_db(media),
+                m.reply_to_id,
+                None if m.edit_timestamp is None else m.edit_timestamp + shift,
+            )
+        )
+        media_rows.extend((peer_id, str(item.kind), m.id) for item in media)
+    store._db.executemany(
+        f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+    )
+    store._db.executemany(
+        "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
+    )
+
+
+def _insert_peer(
+    store: ServerStore,
+    peer: Any,
+    members: Sequence[int] | None,
+    presence: Any,
+    rng: random.Random,
+    shift: int,
+) -> None:
+    kind = peer_kind(int(peer.id))
+    if kind is PeerKind.USER:
+        about = rng.choice(_ABOUT_USER)
+        participants = None
+    elif kind is PeerKind.GROUP:
+        about = _ABOUT_GROUP.format(name=peer.name)
+        participants = len(members or ()) + 1
+    else:
+        about = _ABOUT_CHANNEL.format(name=peer.name)
+        participants = int(rng.lognormvariate(7, 1.5)) + 10
+    status, status_time = None, 0
+    if presence is not None:
+        status = _PRESENCE_NAMES[int(presence.status)]
+        status_time = presence.timestamp + shift if presence.timestamp else 0
+    store._execute(
+        "INSERT INTO peers VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 0)",
+        (
+            int(peer.id),
+            peer.name,
+            peer.username,
+            peer.access_hash,
+            peer.flags,
+            about,
+            pack([int(m) for m in members]) if members is not None else None,
+            participants,
+            status,
+            max(0, status_time),
+        ),
+    )
+
+
+def _import_dialogs(store: ServerStore, dataset: DemoDataset, shift: int) -> None:
+    read_states = dict(dataset.read_states)
+    pinned = {peer_id: order for order, peer_id in enumerate(dataset.pinned)}
+    archived = set(dataset.archived)
+    muted = {peer_id: s.muted_until for peer_id, s in dataset.notification_settings}
+    for peer in dataset.peers:
+        peer_id = int(peer.id)
+        top = store._one(
+            "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
+        )
+        top_id, top_date = top if top is not None else (0, 0)
+        read = read_states.get(peer.id)
+        until = muted.get(peer.id, 0)
+        if until and until < _INT32_MAX:
+            until = min(_INT32_MAX, until + shift)
+        is_channel = peer_kind(peer_id) is PeerKind.CHANNEL
+        next_id = None
+        if is_channel:
+            last = store._one("SELECT max(id) FROM messages WHERE peer = ?", (peer_id,))
+            next_id = (last[0] or 0) + 1 if last else 1
+        store._execute(
+            "INSERT INTO dialogs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                peer_id,
+                top_id,
+                top_date,
+                read.max_incoming_read_id if read else 0,
+                read.max_outgoing_read_id if read else 0,
+                pinned.get(peer.id),
+                1 if peer.id in archived else 0,
+                until,
+                1 if is_channel else None,
+                next_id,
+                1 if is_channel else None,
+                0,
+            ),
+        )
+
+
+def _wire_media(item: Any) -> Media:
+    return Media(
+        MediaKind(_MEDIA_KIND_NAMES[int(item.kind)]), item.id, item.size, item.url, item.title
+    )
