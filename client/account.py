@@ -8,6 +8,7 @@ the delivery to the sync worker's outbound queue.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -61,26 +62,30 @@ class Account:
         status: EngineStatus = self._worker.call(lambda engine: engine.status())
         return status
 
-    def send_message(self, peer_id: PeerId, text: str, *, reply_to: int | None = None) -> MessageId:
-        """Show a pending message at once and queue it; returns its local id."""
+    def send_message(
+        self, peer_id: PeerId, text: str, *, reply_to: int | None = None
+    ) -> Future[MessageId]:
+        """Store a pending message and queue it; the future gives its local id. Does not
+        wait for the database, so the UI thread can call it."""
         if not text.strip():
             raise ValueError("a message needs some text")
         me = self._self_id()
-        return self.postbox.run(
+        return self.postbox.transaction(
             lambda tx: enqueue_send(
                 tx, peer_id, text, timestamp=int(time.time()), author_id=me, reply_to=reply_to
             )
         )
 
-    def mark_read(self, peer_id: PeerId, max_id: int) -> bool:
-        """Read a chat up to ``max_id`` here, and tell the server."""
-        return bool(self.postbox.run(lambda tx: enqueue_read(tx, peer_id, max_id)))
+    def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]:
+        """Read a chat up to ``max_id`` here, and tell the server (without waiting)."""
+        return self.postbox.transaction(lambda tx: enqueue_read(tx, peer_id, max_id))
 
-    def edit_message(self, message_id: MessageId, text: str) -> bool:
-        """Change one of our sent messages; ``False`` if it is not ours or not sent yet."""
+    def edit_message(self, message_id: MessageId, text: str) -> Future[bool]:
+        """Change one of our sent messages; the future gives ``False`` if it is not ours
+        or not sent yet."""
         if not text.strip():
             raise ValueError("a message needs some text")
-        return bool(self.postbox.run(lambda tx: enqueue_edit(tx, message_id, text)))
+        return self.postbox.transaction(lambda tx: enqueue_edit(tx, message_id, text))
 
     def _self_id(self) -> PeerId | None:
         engine = self._worker.engine

@@ -64,9 +64,13 @@ def _app_command(args: argparse.Namespace, out: TextIO) -> int:
     application = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(loop)
+    try:
+        config = ServerConfig(token="demo-token", seed=args.seed, rate=args.rate)
+    except ValueError as error:
+        print(f"postbox-chat: {error}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="postbox-chat-") as scratch:
         db = args.db or Path(scratch) / "client.db"
-        config = ServerConfig(token="demo-token", seed=args.seed, rate=args.rate)
         with EmbeddedServer(config) as server:
             account = Account(db, "127.0.0.1", server.port, config.token).start()
             window = MainWindow(account)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Protocol
 
 from PySide6.QtCore import QItemSelection, Slot
@@ -55,9 +56,9 @@ HISTORY_WINDOW = 60
 class AccountLike(Protocol):
     postbox: Postbox
 
-    def send_message(self, peer_id: PeerId, text: str) -> MessageId: ...
+    def send_message(self, peer_id: PeerId, text: str) -> Future[MessageId]: ...
 
-    def mark_read(self, peer_id: PeerId, max_id: int) -> bool: ...
+    def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]: ...
 
 
 class MainWindow(QMainWindow):

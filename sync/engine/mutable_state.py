@@ -20,6 +20,7 @@ from sync.engine.convert import (
     message_from_wire,
     peer_from_wire,
     presence_from_wire,
+    read_state_from_dialog,
 )
 from sync.protocol import (
     AnyUpdate,
@@ -193,13 +194,7 @@ class AccountMutableState:
     def reset_channel(self, dialog: Dialog, messages: Sequence[Message]) -> None:
         channel = PeerId(dialog.peer)
         stored = tuple(message_from_wire(message) for message in messages)
-        read_state = PeerReadState(
-            dialog.read_inbox_max_id,
-            dialog.read_outbox_max_id,
-            dialog.top_message,
-            dialog.unread_count,
-            False,
-        )
+        read_state = read_state_from_dialog(dialog)
         self.operations.append(ResetChannel(channel, stored, read_state, dialog.pts or 0))
         self.channel_pts[channel] = dialog.pts or 0
 

@@ -42,7 +42,6 @@ from sync.engine.mutable_state import (
 __all__ = ["ensure_listed", "replace_range", "replay_final_state"]
 
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
-INT32_MIN = -(2**31)
 
 
 def replay_final_state(

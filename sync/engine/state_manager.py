@@ -89,9 +89,6 @@ class Timeouts:
     retry_max: float = 30.0
 
 
-Call = Callable[[Any], "asyncio.Future[Any] | Any"]
-
-
 def _cursor(state: State) -> StateCursor:
     return StateCursor(state.pts, state.qts, state.seq, state.date)
 

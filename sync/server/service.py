@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sync.protocol import (
@@ -57,7 +57,6 @@ class Session:
     authorized: bool = False
     auth_failures: int = 0
     peer_name: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 Publish = Callable[[list[AnyUpdates], Session | None], None]

@@ -20,7 +20,7 @@ def test_an_account_syncs_and_sends(tmp_path) -> None:
         )
         with Account(tmp_path / "a.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST) as account:
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=20))
-            local_id = account.send_message(PeerId(user), "from the account")
+            local_id = account.send_message(PeerId(user), "from the account").result()
             message = account.postbox.run(lambda tx: tx.get_message(local_id))
             assert message is not None and message.flags & MessageFlags.UNSENT
             gone = lambda: account.postbox.run(lambda tx: tx.get_message(local_id)) is None  # noqa: E731
