@@ -17,6 +17,7 @@ class ChangeNotifier:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._event: asyncio.Event | None = None
+        self._waiting = 0
 
     def _bind(self) -> asyncio.Event:
         if self._event is None:
@@ -27,16 +28,20 @@ class ChangeNotifier:
     def notify(self) -> None:
         """Something changed; safe from any thread."""
         loop, event = self._loop, self._event
-        if loop is None or event is None or loop.is_closed():
-            return
+        if not self._waiting or loop is None or event is None or loop.is_closed():
+            return  # nobody waits: cost nothing on hot paths (every commit notifies)
         loop.call_soon_threadsafe(event.set)
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
         """Return once ``predicate()`` holds; ``TimeoutError`` after ``timeout`` seconds."""
         event = self._bind()
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                event.clear()
-                if predicate():
-                    return
-                await event.wait()
+        self._waiting += 1
+        try:
+            async with asyncio.timeout(timeout):
+                while not predicate():
+                    event.clear()
+                    if predicate():
+                        return
+                    await event.wait()
+        finally:
+            self._waiting -= 1
