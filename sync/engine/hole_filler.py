@@ -183,7 +183,9 @@ class HoleFiller:
             else:
                 await self._fill_history(entry)
         except _StaleFetchError:
-            pass  # fetch again at once
+            # Fetch again shortly: changes raced the answer, or there is no cursor yet.
+            self._retry_at[entry] = self._clock() + self.timeouts.retry_min
+            loop.call_later(self.timeouts.retry_min, self._wake.set)
         except Exception as error:
             failures = self._failures.get(entry, 0) + 1
             self._failures[entry] = failures
@@ -262,7 +264,7 @@ class HoleFiller:
 
         def fill(tx: Transaction) -> None:
             skip = self.recent.changed_since(generation, entry.peer_id)
-            if skip is None:
+            if skip is None or tx.get_state() is None:
                 raise _StaleFetchError
             tx.update_peers(peers)
             if space.is_everywhere:
@@ -307,7 +309,8 @@ class HoleFiller:
 
 
 class _StaleFetchError(Exception):
-    """More changes happened during a fetch than are remembered: fetch again."""
+    """The answer may miss what changed meanwhile (too many changes to tell, a cursor
+    jump, or no cursor stored yet): fetch again."""
 
 
 def _store_dialogs(
@@ -318,6 +321,8 @@ def _store_dialogs(
     generation: int,
 ) -> list[int]:
     """Store a getDialogs page and move the chat-list holes; the channels found behind."""
+    if tx.get_state() is None:
+        raise _StaleFetchError  # the first cursor is not stored yet: the page may predate it
     tops = {(m.peer, m.id): m for m in page.messages}
     tx.update_peers(peer_from_wire(p) for p in page.peers)
     behind: list[int] = []

@@ -286,9 +286,22 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
     message = message_from_wire(sent.message)
     if not tx.message_exists(MessageId(peer_id, CLOUD, message.id or 0)):
         tx.add_messages([message])
-    tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, MAX_MESSAGE_ID)
     tx.remove_operation_log_entry(peer_id, SEND_TAG, entry.tag_local_index)
-    return _apply_pts(tx, peer_id, sent.pts, sent.pts_count)
+    gap = _apply_pts(tx, peer_id, sent.pts, sent.pts_count)
+    if not gap and _is_applied(tx, peer_id, sent.pts):
+        # The message was the next update: all before it is known through the cursor,
+        # so the range above it is too. Otherwise the difference brings it with that claim.
+        tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, MAX_MESSAGE_ID)
+    return gap
+
+
+def _is_applied(tx: Transaction, peer_id: PeerId, pts: int) -> bool:
+    """Whether the stored pts (the account's, or the channel's) is exactly ``pts``."""
+    if peer_id.namespace == PeerNamespace.CHANNEL:
+        state = tx.get_peer_chat_state(peer_id)
+        return state is not None and state.pts == pts
+    cursor = tx.get_state()
+    return cursor is not None and cursor.pts == pts
 
 
 def _edited(tx: Transaction, entry: PeerOperationLogEntry, edited: SentMessage) -> bool:
