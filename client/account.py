@@ -7,13 +7,26 @@ the delivery to the sync worker's outbound queue.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from postbox import MessageId, PeerId, Postbox
+from postbox import (
+    ChatListEntryType,
+    ClosedRange,
+    Message,
+    MessageId,
+    PeerGroupId,
+    PeerId,
+    PeerNotificationSettings,
+    Postbox,
+    Transaction,
+)
 from sync.engine import (
     EngineStatus,
     SyncEngine,
@@ -23,8 +36,19 @@ from sync.engine import (
     enqueue_read,
     enqueue_send,
 )
+from sync.engine.profile import refresh_profile
+from ui.hole_map import HoleSegment, read_hole_map
 
-__all__ = ["Account"]
+__all__ = ["Account", "SearchResults"]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """Chats whose name matches, and messages whose text does (newest first)."""
+
+    query: str
+    chats: tuple[tuple[PeerId, str], ...]
+    messages: tuple[tuple[Message, str], ...]
 
 
 class Account:
@@ -87,6 +111,57 @@ class Account:
             raise ValueError("a message needs some text")
         return self.postbox.transaction(lambda tx: enqueue_edit(tx, message_id, text))
 
+    def status_later(self) -> Future[EngineStatus | None]:
+        """The sync engine's state, without waiting for it (``None`` before it runs)."""
+        if not self._started or self._worker.engine is None:
+            done: Future[EngineStatus | None] = Future()
+            done.set_result(None)
+            return done
+        return self._worker.submit(lambda engine: engine.status())
+
+    def hole_map(
+        self, peer_id: PeerId, fetching: Sequence[ClosedRange] = ()
+    ) -> Future[list[HoleSegment]]:
+        """Which id ranges of a chat are stored, holes, or (``fetching``) being fetched."""
+        return self.postbox.transaction(lambda tx: read_hole_map(tx, peer_id, fetching))
+
+    def refresh_profile(self, peer_id: PeerId) -> Future[None]:
+        """Fetch a peer's profile (about, presence, shared-media counts) into the database;
+        the profile screen's views show it when it lands."""
+        return self._worker.submit(
+            lambda engine: refresh_profile(engine.call, self.postbox, peer_id)
+        )
+
+    def set_muted(self, peer_id: PeerId, muted: bool) -> Future[None]:
+        """Mute a chat for ever, or unmute it (a setting of this device)."""
+
+        def store(tx: Transaction) -> None:
+            settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
+            until = PeerNotificationSettings.MUTED_FOREVER if muted else 0
+            tx.update_notification_settings(
+                peer_id, dataclasses.replace(settings, muted_until=until)
+            )
+
+        return self.postbox.transaction(store)
+
+    def search(self, query: str, *, limit: int = 50) -> Future[SearchResults]:
+        """Chats by name and messages by text (the full-text index) matching ``query``."""
+        return self.postbox.transaction(lambda tx: _search(tx, query, limit))
+
+    def peer_names(self, peer_ids: Iterable[PeerId]) -> Future[dict[int, str]]:
+        """The names of the stored peers among ``peer_ids`` (for senders in groups)."""
+        wanted = list(peer_ids)
+
+        def read(tx: Transaction) -> dict[int, str]:
+            names = {}
+            for peer_id in wanted:
+                peer = tx.get_peer(peer_id)
+                if peer is not None:
+                    names[int(peer_id)] = peer.name
+            return names
+
+        return self.postbox.transaction(read)
+
     def _self_id(self) -> PeerId | None:
         engine = self._worker.engine
         if engine is None or not engine.state_manager.self_id:
@@ -109,3 +184,32 @@ class Account:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _fts_query(text: str) -> str:
+    """Each word as a quoted prefix term, so any input is a valid FTS5 query."""
+    words = [word.replace('"', '""') for word in text.split()]
+    return " ".join(f'"{word}"*' for word in words)
+
+
+def _search(tx: Transaction, query: str, limit: int) -> SearchResults:
+    needle = query.strip().casefold()
+    if not needle:
+        return SearchResults(query, (), ())
+    chats: list[tuple[PeerId, str]] = []
+    for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+        for entry in tx.get_chat_list(group):
+            if entry.type is not ChatListEntryType.MESSAGE:
+                continue
+            peer = tx.get_peer(entry.peer_id)
+            if peer is not None and needle in peer.name.casefold():
+                chats.append((entry.peer_id, peer.name))
+    messages: list[tuple[Message, str]] = []
+    for index in tx.search_messages(_fts_query(query), limit=limit):
+        message = tx.get_message(index.id)
+        if message is None:
+            continue
+        peer = tx.get_peer(message.peer_id)
+        messages.append((message, peer.name if peer else f"Chat {message.peer_id.id}"))
+    messages.sort(key=lambda pair: pair[0].timestamp, reverse=True)
+    return SearchResults(query, tuple(chats[:limit]), tuple(messages))

@@ -1,23 +1,31 @@
-"""``postbox-chat app``: the desktop client against an embedded mock server.
+"""The desktop client's commands: ``postbox-chat demo`` and ``postbox-chat run``.
 
-It starts a mock server with a generated account and live traffic, a fresh local
-database (or ``--db``), the sync worker, and the window, all on a qasync event loop.
-Without a display it says so instead of letting Qt abort.
+``demo`` starts a mock server on loopback with a generated account (or a dataset
+directory) and live traffic, a fresh local database (or ``--db``), the sync worker and
+the window, all on a qasync event loop. ``run`` opens the window against a server
+that is already running. Without a display both say so instead of letting Qt abort.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
 from client.account import Account
+from sync.server.config import FaultConfig, ServerConfig
 
-__all__ = ["add_app_command", "display_problem"]
+__all__ = ["add_app_commands", "display_problem", "parse_faults"]
+
+PROG = "postbox-chat"
+_FAULT_NAMES = {field.name for field in dataclasses.fields(FaultConfig)}
 
 
 def display_problem() -> str | None:
@@ -29,61 +37,160 @@ def display_problem() -> str | None:
     ):
         return (
             "no display: set DISPLAY, or run under a virtual one "
-            "(xvfb-run postbox-chat app), or use QT_QPA_PLATFORM=offscreen"
+            "(xvfb-run ./dev demo), or use QT_QPA_PLATFORM=offscreen"
         )
     return None
 
 
-def add_app_command(commands: Any) -> None:
-    parser = commands.add_parser(
-        "app",
-        help="open the desktop client against an embedded mock server with live traffic",
-        description="Open the desktop client against an embedded mock server.",
+def parse_faults(text: str) -> FaultConfig:
+    """``"drop=0.05,reorder=4"`` as a ``FaultConfig``; ``ValueError`` names what is wrong."""
+    values: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if name == "dup":
+            name = "duplicate"
+        if not equals or name not in _FAULT_NAMES:
+            known = ", ".join(sorted(_FAULT_NAMES))
+            raise ValueError(f"{item!r} is not NAME=VALUE with NAME one of {known}")
+        kind = int if name in ("reorder", "disconnect_every") else float
+        try:
+            values[name] = kind(value)
+        except ValueError:
+            raise ValueError(f"{name}: {value!r} is not a number") from None
+    return FaultConfig(**values)
+
+
+def _faults_argument(text: str) -> FaultConfig:
+    try:
+        return parse_faults(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1000:
+        raise argparse.ArgumentTypeError("the rate must be within 0..1000 events a second")
+    return value
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return host, int(port)
+
+
+def add_app_commands(commands: Any) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="open the app against an embedded mock server with live traffic",
+        description=(
+            "Open the desktop client against a mock server started here on loopback, "
+            "with a generated account and live traffic, syncing into a fresh database."
+        ),
     )
-    parser.add_argument("--rate", type=float, default=3.0, help="server events per second")
-    parser.add_argument("--seed", type=int, default=1, help="dataset and traffic seed")
-    parser.add_argument("--db", type=Path, help="local database (default: a fresh temporary one)")
-    parser.set_defaults(command=_app_command)
+    demo.add_argument("--rate", type=_rate, default=3.0, help="server events per second (3)")
+    demo.add_argument("--seed", type=int, default=1, help="dataset and traffic seed (1)")
+    demo.add_argument("--chats", type=int, default=200, help="chats to generate (200)")
+    demo.add_argument("--messages", type=int, default=20_000, help="messages to generate (20000)")
+    demo.add_argument("--dataset", type=Path, help="serve this dataset directory instead")
+    demo.add_argument(
+        "--faults",
+        type=_faults_argument,
+        default=FaultConfig(),
+        metavar="NAME=VALUE,...",
+        help="inject faults into the pushes, e.g. drop=0.05,reorder=4,delay=0.5 "
+        "(names: drop, dup, reorder, delay, disconnect_every, too_long, channel_too_long)",
+    )
+    demo.add_argument("--db", type=Path, help="local database (default: a fresh temporary one)")
+    demo.set_defaults(command=_demo_command)
+    run = commands.add_parser(
+        "run",
+        help="open the app against a running server",
+        description="Open the desktop client against a running postbox-server.",
+    )
+    run.add_argument("--server", type=_address, required=True, metavar="HOST:PORT")
+    run.add_argument("--token", required=True, help="the server's token")
+    run.add_argument("--db", type=Path, required=True, help="local database (created if new)")
+    run.set_defaults(command=_run_command)
 
 
-def _app_command(args: argparse.Namespace, out: TextIO) -> int:
+def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
     problem = display_problem()
     if problem is not None:
-        print(f"postbox-chat: {problem}", file=sys.stderr)
+        print(f"{PROG}: {problem}", file=sys.stderr)
         return 2
-    if not 0 <= args.rate <= 1000:
-        print("postbox-chat: --rate must be within 0..1000", file=sys.stderr)
+    if args.dataset is not None and not (args.dataset / "manifest.json").is_file():
+        print(f"{PROG}: --dataset {args.dataset}: not a dataset directory", file=sys.stderr)
         return 2
+    try:
+        config = ServerConfig(
+            token="demo-token",
+            seed=args.seed,
+            rate=args.rate,
+            peers=args.chats,
+            messages=args.messages,
+            dataset=args.dataset,
+            faults=args.faults,
+        )
+    except ValueError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    from sync.server import EmbeddedServer
+
+    with _database(args.db) as db, EmbeddedServer(config) as server:
+        print(f"{PROG}: server on 127.0.0.1:{server.port}, database {db}", file=out, flush=True)
+        return _show_window(lambda: Account(db, "127.0.0.1", server.port, config.token))
+
+
+def _run_command(args: argparse.Namespace, out: TextIO) -> int:
+    problem = display_problem()
+    if problem is not None:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
+    host, port = args.server
+    print(f"{PROG}: server {host}:{port}, database {args.db}", file=out, flush=True)
+    return _show_window(lambda: Account(args.db, host, port, args.token))
+
+
+@contextmanager
+def _database(path: Path | None) -> Iterator[Path]:
+    if path is not None:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="postbox-chat-") as scratch:
+        yield Path(scratch) / "client.db"
+
+
+def _show_window(open_account: Callable[[], Account]) -> int:
+    """Run the window on a qasync loop until it is closed."""
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from sync.server import EmbeddedServer, ServerConfig
     from ui.main_window import MainWindow
+    from ui.theme import apply_theme
 
     existing = QApplication.instance()
     application = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    apply_theme(application)
     loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(loop)
+    account = open_account().start()
+    window = MainWindow(account)
+    window.show()
     try:
-        config = ServerConfig(token="demo-token", seed=args.seed, rate=args.rate)
-    except ValueError as error:
-        print(f"postbox-chat: {error}", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="postbox-chat-") as scratch:
-        db = args.db or Path(scratch) / "client.db"
-        with EmbeddedServer(config) as server:
-            account = Account(db, "127.0.0.1", server.port, config.token).start()
-            window = MainWindow(account)
-            window.show()
-            print(f"postbox-chat: server on 127.0.0.1:{server.port}, database {db}", file=out)
-            try:
-                with loop:
-                    closed = asyncio.Event()
-                    application.lastWindowClosed.connect(closed.set)
-                    loop.run_until_complete(closed.wait())
-            finally:
-                window.close_feeds()
-                window.deleteLater()
-                account.close()
+        with loop:
+            closed = asyncio.Event()
+            application.lastWindowClosed.connect(closed.set)
+            loop.run_until_complete(closed.wait())
+    finally:
+        window.close_feeds()
+        window.deleteLater()
+        account.close()
     application.shutdown()  # tear Qt down before the interpreter does
     return 0

@@ -1,10 +1,12 @@
 """The ``postbox-chat`` command line.
 
-``postbox-chat demo`` is the storage demo (until the Qt client exists): it generates a
-dataset (``sync.server.generator``), writes it into a fresh Postbox database through
-ordinary transactions, and prints the chat list, a history window, a full-text
-search, a shared-media summary and one live change, with the figures it measured
-(``client.storage_demo``). This module parses the command line and runs the command.
+Commands: ``demo`` and ``run`` open the desktop client (``client.app``); ``sync`` and
+``verify`` run the sync engine headless (``client.sync_commands``); ``storage-demo``
+generates a dataset (``sync.server.generator``), writes it into a fresh Postbox
+database through ordinary transactions, and prints the chat list, a history window, a
+full-text search, a shared-media summary and one live change, with the figures it
+measured (``client.storage_demo``). This module parses the command line and runs the
+command.
 
 Exit status: 0 on success, 1 when postbox reports an error (``PostboxError``), 2 for
 a wrong command line, which includes refusing to overwrite an existing database.
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from client.app import add_app_command
+from client.app import add_app_commands
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
 from postbox import PostboxError
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # the reader went away (``postbox-chat demo | head``)
+    except BrokenPipeError:  # the reader went away (``postbox-chat storage-demo | head``)
         _discard_stdout()
         return 1
 
@@ -75,10 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     add_sync_commands(commands)
-    add_app_command(commands)
+    add_app_commands(commands)
     demo = commands.add_parser(
-        "demo",
-        help="build a Postbox database from a generated dataset and show what it holds",
+        "storage-demo",
+        help="build a Postbox database from a generated dataset and print what it holds",
         description=(
             "Generate a deterministic dataset, write it into a fresh Postbox database and "
             "print its chat list, a history window, a search, a shared-media summary, one "

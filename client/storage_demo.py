@@ -1,4 +1,4 @@
-"""The storage demo behind ``postbox-chat demo``.
+"""The storage demo behind ``postbox-chat storage-demo``.
 
 ``run_demo`` generates a dataset (``sync.server.generator``), writes it into a Postbox
 database through ordinary transactions (``write_dataset``), and prints the chat list, a
@@ -199,7 +199,7 @@ def run_demo(
     with Postbox(path) as postbox:
         postbox.add_commit_listener(counter)
         emit(
-            f"{prog} demo: seed {seed}, {n(chats, 'chat')}, {n(messages, 'message')} over "
+            f"{prog} storage-demo: seed {seed}, {n(chats, 'chat')}, {n(messages, 'message')} over "
             f"{n(days, 'day')} (until {long_time(dataset.now)} UTC)"
         )
         where = " (temporary, removed on exit; pass --db PATH to keep it)" if temporary else ""

@@ -30,7 +30,7 @@ from postbox.value_box import CHECKPOINT_PAGES, DEFAULT_BUSY_TIMEOUT_MS, ValueBo
 from postbox.view_keys import PostboxViewKey
 from postbox.views.factory import mutable_view_for_key
 from postbox.views.subscription import Callback, CombinedView, Subscription
-from postbox.views.view_tracker import ViewTracker
+from postbox.views.view_tracker import ReplayListener, ViewTracker
 
 __all__ = ["Postbox"]
 
@@ -131,6 +131,17 @@ class Postbox:
         """
         self._commit_listeners.append(listener)
         return lambda: self._commit_listeners.remove(listener)
+
+    def add_replay_listener(self, listener: ReplayListener) -> Callable[[], None]:
+        """Call ``listener(record, emitted)`` on the postbox thread after each commit has
+        been replayed against the open views: ``emitted`` maps every view key that
+        re-emitted to its update type (what an inspector shows).
+
+        Returns a function that removes the listener.
+        """
+        listeners = self.tracker.replay_listeners
+        listeners.append(listener)
+        return lambda: listeners.remove(listener)
 
     def add_external_change_listener(self, listener: ExternalChangeListener) -> Callable[[], None]:
         """Call ``listener(version)`` when another process is found to have committed."""

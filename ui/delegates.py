@@ -1,24 +1,24 @@
 """Painting the rows: chat-list entries and history bubbles.
 
 Rows have fixed heights per kind, so views lay out in constant time per row. Colours
-come from the widget's palette (light and dark both work); sizes scale with the font.
+come from the current theme (``ui.theme``); sizes scale with the font.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.models import ROW_ROLE
 from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow
+from ui.theme import current_theme, qcolor
 
 __all__ = ["ChatListDelegate", "HistoryDelegate"]
 
 _Index = QModelIndex | QPersistentModelIndex
-_ACCENT = QColor("#3390ec")
 _TICKS = {
     DeliveryState.PENDING: "◷",
     DeliveryState.FAILED: "⚠",
@@ -42,14 +42,13 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = option.rect
-        palette = option.palette
+        theme = current_theme()
+        accent = qcolor(theme.accent)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if selected:
-            painter.fillRect(rect, _ACCENT)
-        text_color = QColor("white") if selected else palette.color(QPalette.ColorRole.Text)
-        muted_color = (
-            QColor("#e6f0fb") if selected else palette.color(QPalette.ColorRole.PlaceholderText)
-        )
+            painter.fillRect(rect, accent)
+        text_color = QColor("white") if selected else qcolor(theme.text)
+        muted_color = QColor("#e6f0fb") if selected else qcolor(theme.muted)
         line = _line(option)
         if row.is_hole:
             painter.setPen(muted_color)
@@ -70,8 +69,8 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.drawText(avatar, Qt.AlignmentFlag.AlignCenter, row.initials)
         if row.online:
             dot = line // 2 + 2
-            painter.setBrush(QColor("#4dcd5e"))
-            painter.setPen(palette.color(QPalette.ColorRole.Base))
+            painter.setBrush(qcolor(theme.online))
+            painter.setPen(accent if selected else qcolor(theme.base))
             painter.drawEllipse(avatar.right() - dot + 2, avatar.bottom() - dot + 2, dot, dot)
         left = avatar.right() + line // 2 + 2
         right = rect.right() - line // 2
@@ -98,10 +97,12 @@ class ChatListDelegate(QStyledItemDelegate):
             badge = QRect(right - badge_width, second - 1, badge_width, line + 2)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(
-                QColor("#b3b9c0") if row.muted else (QColor("white") if selected else _ACCENT)
+                qcolor(theme.badge_muted)
+                if row.muted
+                else (QColor("white") if selected else accent)
             )
             painter.drawRoundedRect(badge, badge.height() / 2, badge.height() / 2)
-            painter.setPen(_ACCENT if selected and not row.muted else QColor("white"))
+            painter.setPen(accent if selected and not row.muted else QColor("white"))
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         painter.setFont(option.font)
         painter.setPen(muted_color)
@@ -115,97 +116,126 @@ class ChatListDelegate(QStyledItemDelegate):
 class HistoryDelegate(QStyledItemDelegate):
     """Bubbles: incoming on the left, outgoing on the right; date and loading rows.
 
-    ``progress`` maps the keys of rows that are appearing to how far (0..1): such a row
-    is drawn faded and slid down by what is left of its appearance.
+    ``progress`` maps the keys of rows that are appearing to how far (0..1): such a
+    row grows from nothing to its height and fades in as it does.
     """
 
     def __init__(
-        self, parent: QObject | None = None, progress: Mapping[Hashable, float] | None = None
+        self, parent: QWidget | None = None, progress: Mapping[Hashable, float] | None = None
     ) -> None:
         super().__init__(parent)
+        self._view = parent
         self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
 
-    def _bubble_width(self, option: QStyleOptionViewItem) -> int:
-        return max(200, int(option.rect.width() * 0.7))
+    def _text_width(self, option: QStyleOptionViewItem) -> int:
+        """How wide a bubble's text may be: most of the view, at most a comfortable line."""
+        line = _line(option)
+        available = self._view.width() if self._view is not None else option.rect.width()
+        return max(160, min(int(line * 30), int(available * 0.72))) - line * 2
+
+    def _body(self, option: QStyleOptionViewItem, row: MessageRow) -> QRect:
+        metrics = QFontMetrics(option.font)
+        text = row.text or row.media
+        return metrics.boundingRect(
+            QRect(0, 0, self._text_width(option), 100_000), Qt.TextFlag.TextWordWrap, text
+        )
+
+    def _full_height(self, option: QStyleOptionViewItem, row: object) -> int:
+        line = _line(option)
+        if not isinstance(row, MessageRow):
+            return int(line * 2)
+        extra = (line + 4 if row.media and row.text else 0) + (line + 2 if row.author else 0)
+        return self._body(option, row).height() + extra + line + int(line * 1.4)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
         row = index.data(ROW_ROLE)
-        line = _line(option)
-        if not isinstance(row, MessageRow):
-            return QSize(200, int(line * 2))
-        metrics = QFontMetrics(option.font)
-        width = max(200, 520) - line * 2
-        text = row.text or row.media
-        lines = metrics.boundingRect(
-            QRect(0, 0, width, 10_000), Qt.TextFlag.TextWordWrap, text
-        ).height()
-        media = line + 4 if row.media and row.text else 0
-        return QSize(200, lines + media + line + int(line * 1.4))
+        height = self._full_height(option, row)
+        appearing = self._progress.get(getattr(row, "key", None))
+        if appearing is not None:
+            height = max(1, int(height * appearing))
+        return QSize(200, height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         row = index.data(ROW_ROLE)
         rect = option.rect
-        palette = option.palette
+        theme = current_theme()
         line = _line(option)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        muted = palette.color(QPalette.ColorRole.PlaceholderText)
         if isinstance(row, LoadingRow):
-            painter.setPen(muted)
+            painter.setPen(qcolor(theme.muted))
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "Loading messages…")
         elif isinstance(row, DateRow):
             metrics = QFontMetrics(option.font)
             width = metrics.horizontalAdvance(row.text) + line * 2
             pill = QRect(rect.center().x() - width // 2, rect.top() + line // 3, width, line + 6)
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor(0, 0, 0, 60))
+            painter.setBrush(qcolor(theme.date_pill))
             painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
             painter.setPen(QColor("white"))
             painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, row.text)
         elif isinstance(row, MessageRow):
             appearing = self._progress.get(row.key)
             if appearing is not None:
+                # Growing in: drawn at full size, bottom-aligned in the row, fading in.
+                painter.setClipRect(rect)
                 painter.setOpacity(appearing)
-                painter.translate(0, (1.0 - appearing) * line)
+                full = self._full_height(option, row)
+                option = QStyleOptionViewItem(option)
+                option.rect = QRect(rect.left(), rect.bottom() - full + 1, rect.width(), full)
             self._paint_message(painter, option, row)
         painter.restore()
 
     def _paint_message(
         self, painter: QPainter, option: QStyleOptionViewItem, row: MessageRow
     ) -> None:
+        theme = current_theme()
         rect = option.rect
         line = _line(option)
         metrics = QFontMetrics(option.font)
-        max_width = min(520, self._bubble_width(option)) - line * 2
         text = row.text or row.media
-        body = metrics.boundingRect(QRect(0, 0, max_width, 10_000), Qt.TextFlag.TextWordWrap, text)
+        body = self._body(option, row)
         footer = row.time + ("  edited" if row.edited else "")
         if row.delivery:
             footer += "  " + _TICKS[row.delivery]
+        bold = QFont(option.font)
+        bold.setBold(True)
+        author_width = QFontMetrics(bold).horizontalAdvance(row.author) if row.author else 0
         media_height = line + 4 if row.media and row.text else 0
-        width = max(body.width(), metrics.horizontalAdvance(footer) + line) + line * 2
+        author_height = line + 2 if row.author else 0
+        width = max(body.width(), metrics.horizontalAdvance(footer) + line, author_width)
+        width += line * 2
         height = rect.height() - line // 2
         left = rect.right() - width - line if row.outgoing else rect.left() + line
         bubble = QRect(left, rect.top() + line // 4, width, height)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor("#e1ffc7") if row.outgoing else QColor("#ffffff"))
+        painter.setBrush(qcolor(theme.bubble_out if row.outgoing else theme.bubble_in))
         painter.drawRoundedRect(bubble, line * 0.8, line * 0.8)
         inner = bubble.adjusted(line, line // 2, -line, -line // 2)
-        painter.setPen(QColor("#1a1a1a"))
         top = inner.top()
+        if row.author:
+            painter.setFont(bold)
+            painter.setPen(QColor(row.author_color))
+            painter.drawText(
+                QRect(inner.left(), top, inner.width(), line),
+                Qt.AlignmentFlag.AlignLeft,
+                row.author,
+            )
+            painter.setFont(option.font)
+            top += author_height
         if media_height:
-            painter.setPen(_ACCENT)
+            painter.setPen(qcolor(theme.accent))
             painter.drawText(
                 QRect(inner.left(), top, inner.width(), line),
                 Qt.AlignmentFlag.AlignLeft,
                 "▸ " + row.media,
             )
             top += media_height
-            painter.setPen(QColor("#1a1a1a"))
+        painter.setPen(qcolor(theme.bubble_text))
         painter.drawText(
             QRect(inner.left(), top, inner.width(), body.height()), Qt.TextFlag.TextWordWrap, text
         )
-        painter.setPen(QColor("#4fae4e") if row.outgoing else QColor("#8a8a8a"))
+        painter.setPen(qcolor(theme.time_out if row.outgoing else theme.time_in))
         painter.drawText(
             QRect(inner.left(), top + body.height(), inner.width(), line),
             Qt.AlignmentFlag.AlignRight,

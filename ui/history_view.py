@@ -1,10 +1,11 @@
-"""The history list: live rows fade in, older rows arriving above do not move the view.
+"""The history list: live rows grow in, older rows arriving above do not move the view.
 
 ``HistoryListView.show_rows(rows, update_type)`` applies a snapshot's rows to its model
 and keeps the reader's place: at the bottom it stays at the bottom when a live message
 arrives; reading further up, the message at the top of the viewport stays exactly where
 it is, whatever is inserted above it (a hole fill) or below it. Rows that arrived with a
-live update fade and slide in over ``ANIMATION_MS``; first loads and fills appear still.
+live update grow from nothing to their height and fade in over ``ANIMATION_MS``; first
+loads and fills appear in place, still.
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ from PySide6.QtWidgets import QAbstractItemView, QListView
 from postbox import ViewUpdateType
 from ui.delegates import HistoryDelegate
 from ui.models import HistoryModel
-from ui.rows import HistoryRow
+from ui.rows import HistoryRow, LoadingRow
 
 __all__ = ["ANIMATION_MS", "HistoryListView", "RowAnimator"]
 
 #: How long a live row takes to appear.
 ANIMATION_MS = 200
+#: How close to the bottom (pixels) still counts as "at the bottom".
+_BOTTOM_SLACK = 4
 
 
 class RowAnimator(QObject):
     """The appearance progress (0..1) of rows that are animating in, by row key."""
 
-    def __init__(self, view: QListView) -> None:
+    def __init__(self, view: HistoryListView) -> None:
         super().__init__(view)
         self._view = view
         self.progress: dict[Hashable, float] = {}
@@ -50,18 +53,23 @@ class RowAnimator(QObject):
             for key in batch:
                 if key in self.progress:
                     self.progress[key] = float(value)  # type: ignore[arg-type]
-            self._view.viewport().update()
+            self._view.relayout_keeping_place()
 
         def done() -> None:
             for key in batch:
                 self.progress.pop(key, None)
             self._animations.remove(animation)
-            self._view.viewport().update()
+            self._view.relayout_keeping_place()
 
         animation.valueChanged.connect(step)
         animation.finished.connect(done)
         self._animations.append(animation)
         animation.start()
+
+    def stop(self) -> None:
+        for animation in list(self._animations):
+            animation.stop()
+            animation.finished.emit()
 
     @property
     def running(self) -> bool:
@@ -77,7 +85,9 @@ class HistoryListView(QListView):
         self.animator = RowAnimator(self)
         self.setItemDelegate(HistoryDelegate(self, self.animator.progress))
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(self.horizontalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.verticalScrollBar().setSingleStep(24)
         self._live_rows: list[int] = []
         self.history_model.rows_inserted_live.connect(self._rows_arrived)
 
@@ -87,30 +97,71 @@ class HistoryListView(QListView):
 
     def at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
-        return bar.value() >= bar.maximum() - 4
+        return bar.value() >= bar.maximum() - _BOTTOM_SLACK
 
     def top_row(self) -> tuple[Hashable, int] | None:
-        """The key of the row at the top of the viewport, and its offset from the top."""
+        """The key of the first row on screen that is not a loading row (those stay at
+        the window's end while what was loaded goes in below them), and its offset
+        from the top of the viewport."""
         index = self.indexAt(QPoint(4, 1))
         if not index.isValid():
             return None
-        row = self.history_model.rows[index.row()]
-        return row.key, self.visualRect(index).top()
+        rows = self.history_model.rows
+        position = index.row()
+        while position + 1 < len(rows) and isinstance(rows[position], LoadingRow):
+            position += 1
+        return rows[position].key, self.visualRect(self.history_model.index(position, 0)).top()
+
+    def visible_range(self) -> tuple[int, int] | None:
+        """The first and last model rows at least partly on screen."""
+        rows = len(self.history_model.rows)
+        if not rows:
+            return None
+        viewport = self.viewport().rect()
+        first = self.indexAt(QPoint(4, viewport.top() + 1))
+        last = self.indexAt(QPoint(4, viewport.bottom() - 1))
+        return (
+            first.row() if first.isValid() else 0,
+            last.row() if last.isValid() else rows - 1,
+        )
+
+    def _restore(self, anchor: tuple[Hashable, int] | None, stick_to_bottom: bool) -> None:
+        if stick_to_bottom:
+            self.scrollToBottom()
+            return
+        if anchor is None:
+            return
+        key, offset = anchor
+        position = self.history_model.row_of(key)
+        if position is not None:
+            top = self.visualRect(self.history_model.index(position, 0)).top()
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + top - offset)
+
+    def relayout_keeping_place(self) -> None:
+        """Lay the rows out again (an animating row changed height) without moving the
+        reader: at the bottom stay there, else keep the top row where it is."""
+        stick_to_bottom = self.at_bottom()
+        anchor = None if stick_to_bottom else self.top_row()
+        self.doItemsLayout()
+        self._restore(anchor, stick_to_bottom)
+        self.viewport().update()
 
     def show_rows(self, rows: Sequence[HistoryRow], update_type: ViewUpdateType) -> None:
         stick_to_bottom = self.at_bottom()
         anchor = None if stick_to_bottom else self.top_row()
         self._live_rows = []
         self.history_model.apply(rows, update_type)
-        self.doItemsLayout()
-        if stick_to_bottom:
-            self.scrollToBottom()
-        elif anchor is not None:
-            key, offset = anchor
-            position = self.history_model.row_of(key)
-            if position is not None:
-                top = self.visualRect(self.history_model.index(position, 0)).top()
-                bar = self.verticalScrollBar()
-                bar.setValue(bar.value() + top - offset)
         live = [self.history_model.rows[i].key for i in self._live_rows]
+        for key in live:  # start collapsed, so the layout below does not jump
+            self.animator.progress[key] = 0.0
+        self.doItemsLayout()
+        self._restore(anchor, stick_to_bottom)
         self.animator.start(live)
+
+    def scroll_to_row(self, position: int, *, top_margin: int = 0) -> None:
+        """Put a row at the top of the viewport (``top_margin`` pixels below its edge)."""
+        self.doItemsLayout()
+        top = self.visualRect(self.history_model.index(position, 0)).top()
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + top - top_margin)

@@ -1,22 +1,22 @@
-"""The main window: the chat list on the left, the open chat's history and compose box.
+"""The main window: chat list, open chat, and the profile and inspector panels.
 
-Every screen is a live view: the chat list follows a ``ChatListViewKey``, the open chat
-its cloud history and its pending (local-namespace) messages. Snapshots arrive through
-``SnapshotFeed`` on the main thread and reach the models as row diffs.
+Every screen is a live view: the chat list follows a ``ChatListViewKey`` (its window
+grows as the reader scrolls to its end; a hole there is filled by the sync engine),
+the open chat its history window (``ui.chat_pane``), the profile a peer view and tag
+summaries (``ui.profile_panel``), the inspector the commits themselves
+(``ui.inspector``). Snapshots arrive through ``SnapshotFeed`` on the main thread and
+reach the models as row diffs; nothing here touches the database.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from typing import Protocol
 
-from PySide6.QtCore import QItemSelection, Slot
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Slot
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
@@ -31,34 +31,27 @@ from postbox import (
     ChatListView,
     ChatListViewKey,
     CombinedView,
-    HistoryAnchor,
+    Message,
     MessageHistoryView,
-    MessageHistoryViewKey,
-    MessageId,
-    MessageNamespace,
     PeerGroupId,
     PeerId,
-    Postbox,
-    ViewUpdateType,
 )
+from ui.account_port import AccountLike
+from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate
 from ui.feed import SnapshotFeed
+from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
-from ui.models import ChatListModel
-from ui.rows import ChatRow, chat_list_rows, history_rows
+from ui.inspector import InspectorPanel
+from ui.models import ChatListModel, HistoryModel
+from ui.profile_panel import ProfilePanel
+from ui.rows import ChatRow, chat_list_rows
+from ui.search import SearchDialog
 
-__all__ = ["AccountLike", "MainWindow"]
+__all__ = ["CHAT_LIST_PAGE", "AccountLike", "MainWindow"]
 
-#: Messages a history window holds around what is on screen.
-HISTORY_WINDOW = 60
-
-
-class AccountLike(Protocol):
-    postbox: Postbox
-
-    def send_message(self, peer_id: PeerId, text: str) -> Future[MessageId]: ...
-
-    def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]: ...
+#: Chats the chat list window holds at first, and grows by at its end.
+CHAT_LIST_PAGE = 100
 
 
 class MainWindow(QMainWindow):
@@ -66,65 +59,136 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.account = account
         self._clock = clock
+        self.relay = FutureRelay(self)
         self.setWindowTitle("postbox-chat")
-        self.resize(1100, 720)
+        self.resize(1180, 760)
+
         self.chat_model = ChatListModel()
         self.chat_list = QListView()
+        self.chat_list.setObjectName("chats")
         self.chat_list.setModel(self.chat_model)
         self.chat_list.setItemDelegate(ChatListDelegate(self.chat_list))
         self.chat_list.setUniformItemSizes(True)
         self.chat_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chat_list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.chat_list.selectionModel().selectionChanged.connect(self._chat_selected)
-        self.history = HistoryListView()
-        self.history_model = self.history.history_model
-        self.history.setStyleSheet("QListView#history { background: #d7e3ec; border: none; }")
-        self.header = QLabel("Select a chat")
-        self.header.setObjectName("header")
-        self.header.setStyleSheet("QLabel#header { font-weight: bold; padding: 8px; }")
-        self.compose = QLineEdit()
-        self.compose.setPlaceholderText("Write a message…")
-        self.compose.returnPressed.connect(self.send)
-        self.send_button = QPushButton("Send")
-        self.send_button.clicked.connect(self.send)
-        compose_row = QHBoxLayout()
-        compose_row.addWidget(self.compose, 1)
-        compose_row.addWidget(self.send_button)
-        right = QWidget()
-        column = QVBoxLayout(right)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.header)
-        column.addWidget(self.history, 1)
-        column.addLayout(compose_row)
+        self.chat_list.verticalScrollBar().valueChanged.connect(self._chat_list_scrolled)
+        self.search_button = QPushButton("Search   Ctrl+K")
+        self.search_button.setObjectName("flat")
+        self.search_button.clicked.connect(self.open_search)
+        side = QWidget()
+        side.setObjectName("side")
+        side_column = QVBoxLayout(side)
+        side_column.setContentsMargins(0, 6, 0, 0)
+        side_column.setSpacing(4)
+        side_column.addWidget(self.search_button)
+        side_column.addWidget(self.chat_list, 1)
+
+        self.chat_pane = ChatPane(account, self.relay, clock=clock)
+        self.profile = ProfilePanel(account, self.relay, clock=clock)
+        self.profile.hide()
+        self.inspector = InspectorPanel(account, self.relay, self.peer_name)
+        self.inspector.hide()
+        self.chat_pane.info_toggled.connect(self.show_profile)
+        self.chat_pane.inspector_toggled.connect(self.show_inspector)
+        self.chat_pane.history_shown.connect(self._history_shown)
+
         splitter = QSplitter()
-        splitter.addWidget(self.chat_list)
-        splitter.addWidget(right)
-        splitter.setSizes([340, 760])
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(side)
+        splitter.addWidget(self.chat_pane)
+        splitter.addWidget(self.profile)
+        splitter.addWidget(self.inspector)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([320, 760, 280, 380])
+        side.setMinimumWidth(240)
         self.setCentralWidget(splitter)
-        self._chat_feed = SnapshotFeed(account.postbox, [ChatListViewKey(PeerGroupId.ROOT, 100)])
-        self._chat_feed.snapshot.connect(self._chat_list_changed)
-        self._history_feed: SnapshotFeed | None = None
-        self._history_keys: tuple[MessageHistoryViewKey, MessageHistoryViewKey] | None = None
-        self.open_peer: PeerId | None = None
+        self.search = SearchDialog(account, self.relay, self)
+        self.search.chat_chosen.connect(self._search_chose_chat)
+        self.search.message_chosen.connect(self._search_chose_message)
+        QShortcut(QKeySequence("Ctrl+K"), self, self.open_search)
+        QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
+
+        self._chat_count = CHAT_LIST_PAGE
+        self._chat_key = ChatListViewKey(PeerGroupId.ROOT, self._chat_count)
+        self._chat_view: ChatListView | None = None
+        self._chat_feed = self._open_chat_list()
+        self._names: dict[int, str] = {}
+
+    # -- compatibility with the parts that drive the window ------------------------------
+
+    @property
+    def history(self) -> HistoryListView:
+        return self.chat_pane.history
+
+    @property
+    def history_model(self) -> HistoryModel:
+        return self.chat_pane.history.history_model
+
+    @property
+    def compose(self) -> QLineEdit:
+        return self.chat_pane.compose
+
+    @property
+    def header(self) -> QLabel:
+        return self.chat_pane.title
+
+    @property
+    def open_peer(self) -> PeerId | None:
+        return self.chat_pane.peer_id
+
+    def send(self) -> None:
+        self.chat_pane.send()
+
+    def peer_name(self, peer_id: PeerId) -> str:
+        return self._names.get(int(peer_id), f"{peer_id.namespace}:{peer_id.id}")
 
     def _now(self) -> int:
         return int(self._clock())
 
     # -- chat list ---------------------------------------------------------------------
 
+    def _open_chat_list(self) -> SnapshotFeed:
+        feed = SnapshotFeed(self.account.postbox, [self._chat_key])
+        feed.snapshot.connect(self._chat_list_changed)
+        return feed
+
     @Slot(object)
     def _chat_list_changed(self, combined: CombinedView) -> None:
-        view = combined[self._chat_feed.keys[0]]
+        if self._chat_key not in combined.views:
+            return  # the window has grown since
+        view = combined[self._chat_key]
         assert isinstance(view, ChatListView)
+        self._chat_view = view
+        rows = chat_list_rows(view, self._now())
+        for row in rows:
+            if not row.is_hole:
+                self._names[row.peer_id] = row.title
+        self.chat_model.apply(rows, view.update_type)
+        self._select_open_chat()
+
+    def _select_open_chat(self) -> None:
         selected = self.open_peer
-        self.chat_model.apply(chat_list_rows(view, self._now()), view.update_type)
-        if selected is not None:
-            row = self.chat_model.row_of(int(selected))
-            if row is not None:
-                index = self.chat_model.index(row, 0)
-                self.chat_list.selectionModel().select(
-                    index, self.chat_list.selectionModel().SelectionFlag.ClearAndSelect
-                )
+        if selected is None:
+            return
+        row = self.chat_model.row_of(int(selected))
+        if row is not None:
+            index = self.chat_model.index(row, 0)
+            self.chat_list.selectionModel().select(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+
+    @Slot(int)
+    def _chat_list_scrolled(self, value: int) -> None:
+        """Near the end of the window, grow it by a page (a hole there loads on its own)."""
+        bar = self.chat_list.verticalScrollBar()
+        view = self._chat_view
+        if view is None or value < bar.maximum() - bar.pageStep() or not view.has_earlier:
+            return
+        self._chat_count += CHAT_LIST_PAGE
+        self._chat_key = ChatListViewKey(PeerGroupId.ROOT, self._chat_count)
+        self._chat_feed.close()
+        self._chat_feed = self._open_chat_list()
 
     @Slot(QItemSelection, QItemSelection)
     def _chat_selected(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
@@ -133,69 +197,59 @@ class MainWindow(QMainWindow):
             return
         row = self.chat_model.rows[indexes[0].row()]
         if isinstance(row, ChatRow) and not row.is_hole and row.peer_id != self.open_peer:
-            self.open_chat(PeerId(row.peer_id), row.title)
+            self.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
 
-    # -- history ------------------------------------------------------------------------
+    # -- the open chat and its panels -----------------------------------------------------
 
-    def open_chat(self, peer_id: PeerId, title: str = "") -> None:
-        if self._history_feed is not None:
-            self._history_feed.close()
-        self.open_peer = peer_id
-        self.header.setText(title or f"Chat {peer_id.id}")
-        self.history_model.apply([], ViewUpdateType.INITIAL)
-        cloud = MessageHistoryViewKey(peer_id, HistoryAnchor.upper_bound(), HISTORY_WINDOW)
-        local = MessageHistoryViewKey(
-            peer_id,
-            HistoryAnchor.upper_bound(),
-            HISTORY_WINDOW,
-            namespace=int(MessageNamespace.LOCAL),
-        )
-        self._history_keys = (cloud, local)
-        self._history_feed = SnapshotFeed(self.account.postbox, self._history_keys)
-        self._history_feed.snapshot.connect(self._history_changed)
+    def open_chat(
+        self,
+        peer_id: PeerId,
+        title: str = "",
+        *,
+        unread: int = 0,
+        at: Message | None = None,
+    ) -> None:
+        self.chat_pane.open_chat(peer_id, title, unread=unread, at=at.index if at else None)
+        self._select_open_chat()
+        if self.profile.isVisible():
+            self.profile.show_peer(peer_id)
+        self.inspector.show_history(peer_id, None)
 
     @Slot(object)
-    def _history_changed(self, combined: CombinedView) -> None:
-        if self._history_keys is None:
-            return
-        cloud_key, local_key = self._history_keys
-        cloud = combined[cloud_key]
-        local = combined[local_key]
-        assert isinstance(cloud, MessageHistoryView) and isinstance(local, MessageHistoryView)
-        if cloud.peer_id != self.open_peer:
-            return
-        update = cloud.update_type if cloud_key in combined.update_types else local.update_type
-        self.history.show_rows(history_rows(cloud, self._now(), pending=local), update)
-        self._read_what_is_shown(cloud)
+    def _history_shown(self, view: object) -> None:
+        if isinstance(view, MessageHistoryView):
+            self.inspector.show_history(self.open_peer, view)
 
-    def _read_what_is_shown(self, view: MessageHistoryView) -> None:
-        """At the bottom of an open chat, everything that arrived has been seen: mark the
-        chat read up to its newest incoming message (locally at once, then the server)."""
-        if self.open_peer is None or view.hole_later or not self.history.at_bottom():
-            return
-        incoming = [m.id.id for m in view.entries if m.incoming]
-        if not incoming:
-            return
-        read = 0
-        if view.read_state is not None:
-            read = max((s.max_incoming_read_id for _, s in view.read_state.states), default=0)
-        if max(incoming) > read:
-            self.account.mark_read(self.open_peer, max(incoming))
+    @Slot(bool)
+    def show_profile(self, shown: bool) -> None:
+        if shown and self.open_peer is not None:
+            self.profile.show_peer(self.open_peer)
+        self.profile.setVisible(shown)
+
+    @Slot(bool)
+    def show_inspector(self, shown: bool) -> None:
+        self.inspector.setVisible(shown)
+        if shown:
+            self.inspector.show_history(self.open_peer, self.chat_pane.view)
 
     @Slot()
-    def send(self) -> None:
-        text = self.compose.text().strip()
-        if not text or self.open_peer is None:
-            return
-        self.account.send_message(self.open_peer, text)
-        self.compose.clear()
-        self.history.scrollToBottom()
+    def open_search(self) -> None:
+        self.search.open_search()
+
+    @Slot(object, str)
+    def _search_chose_chat(self, peer_id: PeerId, title: str) -> None:
+        self.open_chat(peer_id, title)
+
+    @Slot(object, str, object)
+    def _search_chose_message(self, peer_id: PeerId, title: str, message: Message) -> None:
+        self.open_chat(peer_id, title, at=message)
 
     def close_feeds(self) -> None:
+        self.relay.close()
         self._chat_feed.close()
-        if self._history_feed is not None:
-            self._history_feed.close()
-            self._history_feed = None
+        self.chat_pane.close_feed()
+        self.profile.close_feed()
+        self.inspector.close_feeds()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt
         self.close_feeds()

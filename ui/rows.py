@@ -10,7 +10,7 @@ carry a ``key``, so a model can diff two snapshots row by row.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from postbox import (
@@ -22,6 +22,9 @@ from postbox import (
     MessageFlags,
     MessageHistoryView,
     MessageNamespace,
+    PeerFlags,
+    PeerPresence,
+    PeerView,
     PresenceStatus,
 )
 
@@ -38,6 +41,9 @@ __all__ = [
     "format_list_time",
     "history_rows",
     "initials",
+    "peer_kind",
+    "peer_subtitle",
+    "presence_text",
     "preview_text",
 ]
 
@@ -180,6 +186,9 @@ class MessageRow:
     time: str
     delivery: str | None
     edited: bool
+    #: The sender's name, on the first of a run of incoming group messages by one author.
+    author: str = ""
+    author_color: str = ""
 
 
 HistoryRow = LoadingRow | DateRow | MessageRow
@@ -215,10 +224,13 @@ def history_rows(
     tz: dt.tzinfo = dt.UTC,
     *,
     pending: MessageHistoryView | None = None,
+    authors: Mapping[int, str] | None = None,
 ) -> list[HistoryRow]:
     """Rows oldest first: a loading row at each hole the window touches, a date row at
     the start of each day, then the messages. ``pending`` is the view of the chat's
-    local namespace (messages not sent yet), merged in by time."""
+    local namespace (messages not sent yet), merged in by time. With ``authors`` (peer
+    id to name, for groups) an incoming message that starts a run by its sender shows
+    the sender's name."""
     max_read = 0
     if view.read_state is not None:
         for _namespace, state in view.read_state.states:
@@ -230,11 +242,21 @@ def history_rows(
     messages = list(view.entries)
     if pending is not None and pending.entries:
         messages = sorted([*messages, *pending.entries], key=lambda m: m.index.sort_key)
+    last_author: int | None = None
     for message in messages:
         day = dt.datetime.fromtimestamp(message.timestamp, tz).date()
         if day != last_day:
             rows.append(DateRow(("day", day.toordinal()), _day_label(message.timestamp, now, tz)))
             last_day = day
+            last_author = None
+        author = author_color = ""
+        author_id = int(message.author_id) if message.author_id is not None else None
+        starts_run = author_id is not None and author_id != last_author
+        if authors is not None and message.incoming and starts_run:
+            assert author_id is not None
+            author = authors.get(author_id, f"User {author_id & ((1 << 56) - 1)}")
+            author_color = avatar_color(author_id)
+        last_author = author_id if message.incoming else None
         media = ""
         if message.media:
             item = message.media[0]
@@ -252,8 +274,54 @@ def history_rows(
                 time=dt.datetime.fromtimestamp(message.timestamp, tz).strftime("%H:%M"),
                 delivery=_delivery(message, max_read),
                 edited=message.edit_timestamp is not None,
+                author=author,
+                author_color=author_color,
             )
         )
     if view.hole_later:
         rows.append(LoadingRow(("loading", "later")))
     return rows
+
+
+def presence_text(presence: PeerPresence | None, now: int, tz: dt.tzinfo = dt.UTC) -> str:
+    """ "online", "last seen 14:05", "last seen yesterday at 9:30", "last seen recently"."""
+    if presence is None:
+        return "last seen a long time ago"
+    if presence.status is PresenceStatus.ONLINE and presence.timestamp > now:
+        return "online"
+    if presence.status is PresenceStatus.RECENTLY:
+        return "last seen recently"
+    if presence.status is PresenceStatus.LONG_AGO or presence.timestamp <= 0:
+        return "last seen a long time ago"
+    seen = dt.datetime.fromtimestamp(min(presence.timestamp, now), tz)
+    today = dt.datetime.fromtimestamp(now, tz).date()
+    if now - presence.timestamp < 60:
+        return "last seen just now"
+    if now - presence.timestamp < 3600:
+        minutes = (now - presence.timestamp) // 60
+        return f"last seen {minutes} minute{'s' if minutes != 1 else ''} ago"
+    if seen.date() == today:
+        return f"last seen today at {seen:%H:%M}"
+    if (today - seen.date()).days == 1:
+        return f"last seen yesterday at {seen:%H:%M}"
+    return f"last seen {seen:%d.%m.%y}"
+
+
+def peer_kind(peer_id: int) -> str:
+    return {0: "user", 1: "group", 2: "channel", 3: "secret chat"}.get(peer_id >> 56, "chat")
+
+
+def peer_subtitle(view: PeerView, now: int) -> str:
+    """What the chat header says under the name: presence, or the member count."""
+    if view.peer is None:
+        return ""
+    kind = peer_kind(int(view.peer.id))
+    if kind in ("user", "secret chat"):
+        if view.peer.flags & PeerFlags.BOT:
+            return "bot"
+        return presence_text(view.presence, now)
+    count = view.cached_data.participant_count if view.cached_data else None
+    noun = "subscriber" if kind == "channel" else "member"
+    if count is None:
+        return kind
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

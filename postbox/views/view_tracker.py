@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from postbox.view_keys import ChatListHolesViewKey, MessageHistoryHolesViewKey, PostboxViewKey
@@ -29,11 +30,13 @@ if TYPE_CHECKING:
     from postbox.transaction import Transaction
     from postbox.views.subscription import Subscription
 
-__all__ = ["ViewTracker"]
+__all__ = ["ReplayListener", "ViewTracker"]
 
 _log = logging.getLogger(__name__)
 
 _Entry = tuple["Subscription", PostboxViewKey]
+#: Told, after each replayed commit, the views it re-emitted and why (inspector).
+ReplayListener = Callable[["ChangeRecord", Mapping[PostboxViewKey, ViewUpdateType]], None]
 
 
 @runtime_checkable
@@ -60,6 +63,7 @@ class ViewTracker:
         self._hole_holders: dict[_Entry, MutableView] = {}
         #: Counters for tests and the inspector: replays asked, snapshots emitted.
         self.replays = 0
+        self.replay_listeners: list[ReplayListener] = []
 
     @property
     def has_views(self) -> bool:
@@ -152,6 +156,22 @@ class ViewTracker:
         if holes_may_differ:
             self._update_holes(changes)
         self._deliver(changes, change.transaction_state_version)
+        if self.replay_listeners:
+            self._tell_listeners(change, changes)
+
+    def _tell_listeners(
+        self,
+        change: ChangeRecord,
+        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]],
+    ) -> None:
+        emitted: dict[PostboxViewKey, ViewUpdateType] = {}
+        for changed in changes.values():
+            emitted.update(changed)
+        for listener in list(self.replay_listeners):
+            try:
+                listener(change, emitted)
+            except Exception:
+                _log.exception("replay listener %r failed", listener)
 
     def refresh_all(self, tx: Transaction, version: int) -> None:
         """Reload every view after another process wrote; emit those that changed."""

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from postbox import Postbox
+from postbox import ChatListHolesEntry, MessageHistoryHolesEntry, Postbox
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
@@ -49,6 +49,8 @@ class EngineStatus:
     fills_in_flight: int
     outgoing: int
     counters: dict[str, int]
+    #: The holes being fetched now.
+    fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
 
 
 class SyncEngine:
@@ -227,6 +229,7 @@ class SyncEngine:
             len(self.hole_filler.in_flight()),
             self.outbound.pending,
             counters,
+            tuple(self.hole_filler.in_flight()),
         )
 
 
@@ -268,6 +271,10 @@ class SyncWorker:
 
     def call(self, fn: Callable[[SyncEngine], Any], timeout: float = 30.0) -> Any:
         """Run ``fn(engine)`` (a coroutine function or a plain one) on the worker's loop."""
+        return self.submit(fn).result(timeout)
+
+    def submit(self, fn: Callable[[SyncEngine], Any]) -> Future[Any]:
+        """Schedule ``fn(engine)`` on the worker's loop; its result comes as a future."""
         loop, engine = self._loop, self.engine
         if loop is None or engine is None:
             raise RuntimeError("the sync worker is not running")
@@ -278,7 +285,7 @@ class SyncWorker:
                 return await result
             return result
 
-        return asyncio.run_coroutine_threadsafe(invoke(), loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(invoke(), loop)
 
     def stop(self) -> None:
         loop, task, thread = self._loop, self._task, self._thread

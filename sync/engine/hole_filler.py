@@ -12,6 +12,7 @@ in one transaction (the whole requested range when the server has nothing there)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
@@ -36,6 +37,7 @@ from postbox import (
     MessageTags,
     PeerGroupId,
     PeerId,
+    PeerNotificationSettings,
     Postbox,
     Transaction,
 )
@@ -350,6 +352,11 @@ def _store_dialogs(
             stored_top = [message_from_wire(top)]
             replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, stored_top, skip=skip)
         tx.reset_read_state(peer_id, CLOUD, read_state_from_dialog(dialog))
+        settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
+        if settings.muted_until != dialog.muted_until:
+            tx.update_notification_settings(
+                peer_id, dataclasses.replace(settings, muted_until=dialog.muted_until)
+            )
         if dialog.pts is not None:
             stored = tx.get_peer_chat_state(peer_id)
             if stored is None:

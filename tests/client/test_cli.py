@@ -1,4 +1,4 @@
-"""The ``postbox-chat`` command line and the demo dataset behind ``postbox-chat demo``."""
+"""The ``postbox-chat`` command line and the demo dataset behind ``postbox-chat storage-demo``."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ SMALL = ["--chats", "20", "--messages", "2000"]
 
 def run_demo(tmp_path: Path, name: str = "x.db", *extra: str) -> tuple[int, Path]:
     db = tmp_path / name
-    return main(["demo", "--db", str(db), *SMALL, *extra]), db
+    return main(["storage-demo", "--db", str(db), *SMALL, *extra]), db
 
 
 # -- the demo command -----------------------------------------------------------
@@ -39,7 +39,7 @@ def test_demo_prints_every_section(tmp_path, capsys):
     assert status == 0
     assert captured.err == ""
     out = captured.out
-    assert out.startswith("postbox-chat demo: seed 1, 20 chats, 2,000 messages over 30 days")
+    assert out.startswith("postbox-chat storage-demo: seed 1, 20 chats, 2,000 messages over 30 days")
     sections = [
         "Figures",
         "  written         2,000 messages in ",
@@ -116,7 +116,7 @@ def test_demo_refuses_an_existing_database(tmp_path, capsys):
     db = tmp_path / "x.db"
     db.write_bytes(b"precious")
 
-    assert main(["demo", "--db", str(db), *SMALL]) == 2
+    assert main(["storage-demo", "--db", str(db), *SMALL]) == 2
 
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -140,7 +140,7 @@ def test_demo_reports_postbox_errors(tmp_path, capsys):
     db = tmp_path / "x.db"
     db.write_bytes(b"not a database at all, just some text" * 100)
 
-    assert main(["demo", "--db", str(db), "--reuse", *SMALL]) == 1
+    assert main(["storage-demo", "--db", str(db), "--reuse", *SMALL]) == 1
 
     err = capsys.readouterr().err
     assert err.startswith("postbox-chat: error: ")
@@ -150,10 +150,10 @@ def test_demo_reports_postbox_errors(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["demo", "--chats", "0"], "argument --chats: the number of chats must be within"),
-        (["demo", "--messages", "many"], "argument --messages: 'many' is not a whole number"),
-        (["demo", "--bogus"], "unrecognized arguments: --bogus"),
-        (["demo", "--reuse"], "--reuse needs --db"),
+        (["storage-demo", "--chats", "0"], "argument --chats: the number of chats must be within"),
+        (["storage-demo", "--messages", "many"], "argument --messages: 'many' is not a whole number"),
+        (["storage-demo", "--bogus"], "unrecognized arguments: --bogus"),
+        (["storage-demo", "--reuse"], "--reuse needs --db"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "the following arguments are required"),
     ],
@@ -166,7 +166,7 @@ def test_bad_arguments_exit_2(argv, message, capsys):
 
 
 def test_help_exits_0(capsys):
-    assert main(["demo", "--help"]) == 0
+    assert main(["storage-demo", "--help"]) == 0
     assert "--messages N" in capsys.readouterr().out
 
 

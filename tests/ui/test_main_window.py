@@ -95,7 +95,7 @@ def test_sending_goes_pending_then_sent(qtbot, window) -> None:
         )
     )
     main.compose.setText(TEXT)
-    main.send_button.click()
+    main.chat_pane.send_button.click()
     assert main.compose.text() == ""
     qtbot.waitUntil(lambda: "pending" in states, timeout=10_000)
 

@@ -1,0 +1,38 @@
+"""What the window needs from an account (``client.account.Account`` provides it).
+
+Every method returns at once with a future: the work runs on the postbox thread or
+the sync worker, never on the main thread, and its result comes back through
+``ui.futures.FutureRelay``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
+from typing import Any, Protocol
+
+from postbox import ClosedRange, MessageId, PeerId, Postbox
+
+__all__ = ["AccountLike"]
+
+
+class AccountLike(Protocol):
+    postbox: Postbox
+
+    def send_message(self, peer_id: PeerId, text: str) -> Future[MessageId]: ...
+
+    def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]: ...
+
+    def edit_message(self, message_id: MessageId, text: str) -> Future[bool]: ...
+
+    def peer_names(self, peer_ids: Iterable[PeerId]) -> Future[dict[int, str]]: ...
+
+    def set_muted(self, peer_id: PeerId, muted: bool) -> Future[None]: ...
+
+    def refresh_profile(self, peer_id: PeerId) -> Future[None]: ...
+
+    def search(self, query: str, *, limit: int = 50) -> Future[Any]: ...
+
+    def hole_map(self, peer_id: PeerId, fetching: Sequence[ClosedRange] = ()) -> Future[Any]: ...
+
+    def status_later(self) -> Future[Any]: ...

@@ -1,0 +1,458 @@
+"""The open chat: header, history window, jump-to-bottom button and compose box.
+
+The history is a window of ``HISTORY_WINDOW`` messages on each side of an anchor, over
+a live Postbox view (and a second one over the local namespace for pending messages).
+Scrolling near either end of the window moves the anchor to the message on screen and
+opens a view there, so any length of history scrolls in constant memory; where the
+window reaches a hole the view shows a loading row and the sync engine fills it. A
+chat with unread messages opens at the first of them; what has been on screen is
+marked read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from postbox import (
+    CombinedView,
+    HistoryAnchor,
+    HistoryAnchorKind,
+    MessageHistoryView,
+    MessageHistoryViewKey,
+    MessageId,
+    MessageIndex,
+    MessageNamespace,
+    PeerId,
+    PeerView,
+    PeerViewKey,
+    UpdateKind,
+    ViewUpdateType,
+)
+from ui.account_port import AccountLike
+from ui.feed import SnapshotFeed
+from ui.futures import FutureRelay
+from ui.history_view import HistoryListView
+from ui.rows import DeliveryState, MessageRow, history_rows, peer_kind, peer_subtitle
+
+__all__ = ["HISTORY_WINDOW", "ChatPane"]
+
+#: Messages the history window holds on each side of its anchor.
+HISTORY_WINDOW = 60
+#: Rows from an end of the window at which scrolling moves the window.
+EDGE_ROWS = 15
+_CLOUD = int(MessageNamespace.CLOUD)
+
+
+class ChatPane(QWidget):
+    #: The info (profile) and inspector buttons in the header.
+    info_toggled = Signal(bool)
+    inspector_toggled = Signal(bool)
+    #: Each cloud history snapshot shown (the inspector draws its hole map from it).
+    history_shown = Signal(object)
+
+    def __init__(
+        self,
+        account: AccountLike,
+        relay: FutureRelay,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.setObjectName("chat")
+        self.account = account
+        self._relay = relay
+        self._clock = clock
+        self.peer_id: PeerId | None = None
+        self.anchor = HistoryAnchor.upper_bound()
+        self._feed: SnapshotFeed | None = None
+        self._keys: tuple[MessageHistoryViewKey, MessageHistoryViewKey, PeerViewKey] | None = None
+        self.view: MessageHistoryView | None = None
+        self._pending: MessageHistoryView | None = None
+        self._moving = False
+        self._applying = False
+        self._stick_next = False
+        self._authors: dict[int, str] = {}
+        self._asked_authors: set[int] = set()
+        self._read_sent = 0
+        self.editing: MessageRow | None = None
+        self._scroll_target: MessageIndex | None = None
+        self.window_moves = 0
+        self._build()
+
+    # -- widgets ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        header = QWidget()
+        header.setObjectName("header")
+        self.title = QLabel("Select a chat")
+        self.title.setObjectName("title")
+        self.subtitle = QLabel("")
+        self.subtitle.setObjectName("subtitle")
+        names = QVBoxLayout()
+        names.setSpacing(0)
+        names.addWidget(self.title)
+        names.addWidget(self.subtitle)
+        self.info_button = QPushButton("Info")
+        self.inspector_button = QPushButton("Inspector")
+        for button, signal in (
+            (self.info_button, self.info_toggled),
+            (self.inspector_button, self.inspector_toggled),
+        ):
+            button.setObjectName("flat")
+            button.setCheckable(True)
+            button.toggled.connect(signal)
+        self.info_button.setToolTip("Profile of this chat")
+        self.inspector_button.setToolTip("What the database and the sync engine are doing (F12)")
+        header_row = QHBoxLayout(header)
+        header_row.setContentsMargins(14, 6, 8, 6)
+        header_row.addLayout(names, 1)
+        header_row.addWidget(self.info_button)
+        header_row.addWidget(self.inspector_button)
+
+        self.history = HistoryListView()
+        self.history.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.jump_button = QToolButton(self.history)
+        self.jump_button.setObjectName("jump")
+        self.jump_button.setToolTip("Jump to the newest message")
+        self.jump_button.clicked.connect(self.jump_to_bottom)
+        self.jump_button.hide()
+
+        compose = QWidget()
+        compose.setObjectName("compose")
+        self.edit_banner = QLabel("")
+        self.edit_banner.setObjectName("caption")
+        self.edit_banner.hide()
+        self.compose = QLineEdit()
+        self.compose.setPlaceholderText("Write a message…  (↑ edits your last one)")
+        self.compose.returnPressed.connect(self.send)
+        self.send_button = QPushButton("Send")
+        self.send_button.clicked.connect(self.send)
+        compose_column = QVBoxLayout(compose)
+        compose_column.setContentsMargins(10, 6, 10, 8)
+        compose_column.addWidget(self.edit_banner)
+        compose_row = QHBoxLayout()
+        compose_row.addWidget(self.compose, 1)
+        compose_row.addWidget(self.send_button)
+        compose_column.addLayout(compose_row)
+
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(header)
+        column.addWidget(self.history, 1)
+        column.addWidget(compose)
+        self._read_timer = QTimer(self)
+        self._read_timer.setSingleShot(True)
+        self._read_timer.setInterval(120)
+        self._read_timer.timeout.connect(self._read_what_is_shown)
+        self._set_enabled(False)
+        self.history.installEventFilter(self)
+        self.compose.installEventFilter(self)
+
+    def _set_enabled(self, enabled: bool) -> None:
+        for widget in (self.compose, self.send_button, self.info_button):
+            widget.setEnabled(enabled)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
+        if watched is self.history and event.type() == QEvent.Type.Resize:
+            self._place_jump_button()
+        elif watched is self.compose and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() == Qt.Key.Key_Up and not self.compose.text():
+                return self.edit_last()
+            if event.key() == Qt.Key.Key_Escape and self.editing is not None:
+                self.cancel_edit()
+                return True
+        return super().eventFilter(watched, event)
+
+    def _place_jump_button(self) -> None:
+        size = self.jump_button.sizeHint()
+        width = max(size.width(), 44)
+        self.jump_button.setGeometry(
+            self.history.width() - width - 18, self.history.height() - 44 - 14, width, 44
+        )
+
+    # -- the window over the history ----------------------------------------------------
+
+    def open_chat(
+        self, peer_id: PeerId, title: str = "", *, unread: int = 0, at: MessageIndex | None = None
+    ) -> None:
+        """Show a chat: at message ``at`` if given, else at its first unread message if
+        it has some, else at the bottom."""
+        self.cancel_edit()
+        self.peer_id = peer_id
+        self.title.setText(title or f"Chat {peer_id.id}")
+        self.subtitle.setText("")
+        self._authors.clear()
+        self._asked_authors.clear()
+        self._read_sent = 0
+        self.view = self._pending = None
+        self.history.animator.stop()
+        self.history.history_model.apply([], ViewUpdateType.INITIAL)
+        self._set_enabled(True)
+        self._scroll_target = at
+        if at is not None:
+            anchor = HistoryAnchor.at_index(at)
+        else:
+            anchor = HistoryAnchor.first_unread() if unread else HistoryAnchor.upper_bound()
+        self._open_window(anchor)
+
+    def _open_window(self, anchor: HistoryAnchor) -> None:
+        assert self.peer_id is not None
+        if self._feed is not None:
+            self._feed.close()
+        self.anchor = anchor
+        cloud = MessageHistoryViewKey(self.peer_id, anchor, HISTORY_WINDOW)
+        local = MessageHistoryViewKey(
+            self.peer_id, HistoryAnchor.upper_bound(), HISTORY_WINDOW, namespace=1
+        )
+        peer = PeerViewKey(self.peer_id)
+        self._keys = (cloud, local, peer)
+        self._moving = True
+        self._feed = SnapshotFeed(self.account.postbox, self._keys)
+        self._feed.snapshot.connect(self._snapshot)
+
+    @Slot(object)
+    def _snapshot(self, combined: CombinedView) -> None:
+        if self._keys is None or self._keys[0] not in combined.views:
+            return  # a snapshot of a window that has since moved
+        cloud_key, local_key, peer_key = self._keys
+        cloud, local, peer = combined[cloud_key], combined[local_key], combined[peer_key]
+        assert isinstance(cloud, MessageHistoryView) and isinstance(local, MessageHistoryView)
+        assert isinstance(peer, PeerView)
+        first = self._moving
+        self._moving = False
+        if peer.peer is not None:
+            self.title.setText(peer.peer.name)
+        self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
+        if cloud_key in combined.update_types or local_key in combined.update_types or first:
+            update = cloud.update_type if cloud_key in combined.update_types else local.update_type
+            self.view, self._pending = cloud, local
+            self._show(update)
+            if first and self._scroll_target is not None:
+                self._scroll_to_message(self._scroll_target)
+                self._scroll_target = None
+            elif first and update.kind is UpdateKind.INITIAL_UNREAD and update.anchor is not None:
+                self._scroll_to_message(update.anchor)
+            elif first and self._stick_next:
+                self.history.scrollToBottom()
+            self._stick_next = False
+            self._ask_author_names(cloud)
+            self.history_shown.emit(cloud)
+        self._update_jump_button()
+        self._read_timer.start()
+
+    def _is_group(self) -> bool:
+        return self.peer_id is not None and peer_kind(int(self.peer_id)) == "group"
+
+    def _show(self, update: ViewUpdateType) -> None:
+        if self.view is None:
+            return
+        rows = history_rows(
+            self.view,
+            int(self._clock()),
+            pending=self._pending,
+            authors=self._authors if self._is_group() else None,
+        )
+        self._applying = True
+        try:
+            self.history.show_rows(rows, update)
+        finally:
+            self._applying = False
+
+    def _ask_author_names(self, view: MessageHistoryView) -> None:
+        if not self._is_group():
+            return
+        unknown = {
+            int(m.author_id)
+            for m in view.entries
+            if m.author_id is not None and int(m.author_id) not in self._asked_authors
+        }
+        if not unknown:
+            return
+        self._asked_authors |= unknown
+        peer = self.peer_id
+
+        def learned(names: dict[int, str]) -> None:
+            if peer != self.peer_id or not names:
+                return
+            self._authors.update(names)
+            self._show(ViewUpdateType.UPDATE_VISIBLE)
+
+        self._relay.watch(self.account.peer_names(PeerId(i) for i in unknown), learned)
+
+    def _scroll_to_message(self, index: MessageIndex) -> None:
+        position = self.history.history_model.row_of(("message", index.id.namespace, index.id.id))
+        if position is None:
+            return
+        # Show the row above too (its date, or the last read message) for context.
+        self._applying = True
+        try:
+            self.history.scroll_to_row(max(0, position - 1))
+        finally:
+            self._applying = False
+
+    @Slot(int)
+    def _scrolled(self, _value: int) -> None:
+        if self._applying:
+            return
+        self._read_timer.start()
+        self._update_jump_button()
+        self.move_window_if_near_an_edge()
+
+    def move_window_if_near_an_edge(self) -> bool:
+        """Open the window around what is on screen when the reader nears one of its ends
+        beyond which more stored messages lie (a hole is the filler's, not ours)."""
+        view = self.view
+        visible = self.history.visible_range()
+        if view is None or visible is None or self._moving:
+            return False
+        rows = self.history.history_model.rows
+        first, last = visible
+        target: MessageRow | None = None
+        if first < EDGE_ROWS and view.earlier_id is not None:
+            target = self._cloud_row(range(first, len(rows)))
+        elif last >= len(rows) - EDGE_ROWS and view.later_id is not None:
+            target = self._cloud_row(range(last, -1, -1))
+        elif (
+            self.history.at_bottom()
+            and self.anchor.kind is not HistoryAnchorKind.UPPER_BOUND
+            and view.later_id is None
+            and not view.hole_later
+        ):
+            self._open_window(HistoryAnchor.upper_bound())
+            self.window_moves += 1
+            return True
+        if target is None:
+            return False
+        index = MessageIndex(
+            MessageId(PeerId(target.peer_id), target.namespace, target.id), target.timestamp
+        )
+        self._open_window(HistoryAnchor.at_index(index))
+        self.window_moves += 1
+        return True
+
+    def _cloud_row(self, positions: range) -> MessageRow | None:
+        rows = self.history.history_model.rows
+        for position in positions:
+            row = rows[position]
+            if isinstance(row, MessageRow) and row.namespace == _CLOUD:
+                return row
+        return None
+
+    # -- jump to bottom and reading ------------------------------------------------------
+
+    def at_live_edge(self) -> bool:
+        """The window ends at the newest message and the reader is at its bottom."""
+        view = self.view
+        return (
+            view is not None
+            and view.later_id is None
+            and not view.hole_later
+            and self.history.at_bottom()
+        )
+
+    def _update_jump_button(self) -> None:
+        view = self.view
+        if view is None or self.at_live_edge():
+            self.jump_button.hide()
+            return
+        unread = view.read_state.count if view.read_state is not None else 0
+        self.jump_button.setText(f"↓  {unread}" if unread else "↓")
+        self._place_jump_button()
+        self.jump_button.show()
+        self.jump_button.raise_()
+
+    @Slot()
+    def jump_to_bottom(self) -> None:
+        view = self.view
+        if view is not None and view.later_id is None and not view.hole_later:
+            self.history.scrollToBottom()
+        elif self.peer_id is not None:
+            self._stick_next = True
+            self._open_window(HistoryAnchor.upper_bound())
+        self._update_jump_button()
+
+    @Slot()
+    def _read_what_is_shown(self) -> None:
+        """Mark the chat read up to the newest incoming message that has been on screen."""
+        view, visible = self.view, self.history.visible_range()
+        if self.peer_id is None or view is None or visible is None or not self.isVisible():
+            return
+        rows = self.history.history_model.rows
+        shown = [
+            row.id
+            for row in rows[visible[0] : visible[1] + 1]
+            if isinstance(row, MessageRow) and not row.outgoing and row.namespace == _CLOUD
+        ]
+        if not shown:
+            return
+        read = 0
+        if view.read_state is not None:
+            state = view.read_state.get(_CLOUD)
+            read = state.max_incoming_read_id if state is not None else 0
+        newest = max(shown)
+        if newest > max(read, self._read_sent):
+            self._read_sent = newest
+            self.account.mark_read(self.peer_id, newest)
+
+    # -- compose ------------------------------------------------------------------------
+
+    @Slot()
+    def send(self) -> None:
+        text = self.compose.text().strip()
+        if not text or self.peer_id is None:
+            return
+        if self.editing is not None:
+            target = MessageId(PeerId(self.editing.peer_id), _CLOUD, self.editing.id)
+            self.account.edit_message(target, text)
+            self.cancel_edit()
+            return
+        self.account.send_message(self.peer_id, text)
+        self.compose.clear()
+        self.jump_to_bottom()
+
+    def edit_last(self) -> bool:
+        """Start editing our newest sent message shown; False if there is none."""
+        for row in reversed(self.history.history_model.rows):
+            if (
+                isinstance(row, MessageRow)
+                and row.outgoing
+                and row.namespace == _CLOUD
+                and row.delivery in (DeliveryState.SENT, DeliveryState.READ)
+                and row.text
+            ):
+                self.editing = row
+                self.edit_banner.setText("Editing your message  ·  Esc to cancel")
+                self.edit_banner.show()
+                self.compose.setText(row.text)
+                self.send_button.setText("Save")
+                return True
+        return False
+
+    def cancel_edit(self) -> None:
+        if self.editing is None:
+            return
+        self.editing = None
+        self.edit_banner.hide()
+        self.compose.clear()
+        self.send_button.setText("Send")
+
+    def close_feed(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
+        self._keys = None

@@ -1,0 +1,332 @@
+"""The inspector: what the database and the sync engine are doing, as it happens.
+
+* **Sync**: the connection, the operation running, the state manager's queue, fills
+  in flight and messages waiting to go out (polled from the engine), and the cursor
+  (pts, qts, seq, date) from a live ``StateViewKey`` view.
+* **Hole map** of the open chat: its id ranges, newest first: stored (with how many
+  messages), holes, and holes being fetched; the range the window shows is outlined.
+* **Transactions**: the last commits, what each changed, and every view it made
+  re-emit with the update type (``Postbox.add_replay_listener``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+
+from PySide6.QtCore import QObject, QRect, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
+from PySide6.QtWidgets import (
+    QLabel,
+    QSizePolicy,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from postbox import (
+    ChangeRecord,
+    ClosedRange,
+    CombinedView,
+    MessageHistoryHolesEntry,
+    MessageHistoryView,
+    PeerId,
+    PostboxViewKey,
+    StateView,
+    StateViewKey,
+    ViewUpdateType,
+)
+from ui.account_port import AccountLike
+from ui.feed import SnapshotFeed
+from ui.futures import FutureRelay
+from ui.hole_map import HoleSegment, SegmentKind
+from ui.theme import current_theme, qcolor
+from ui.transactions import TransactionLog, describe_commit
+
+__all__ = ["HoleMapWidget", "InspectorPanel"]
+
+#: How often the panel asks the engine for its state while shown.
+POLL_MS = 250
+_SEGMENT_COLORS = {
+    SegmentKind.STORED: "#4fae4e",
+    SegmentKind.HOLE: "#9aa3ad",
+    SegmentKind.FETCHING: "#f0a030",
+}
+
+
+class _CommitBridge(QObject):
+    """Brings replay reports from the postbox thread to the main thread."""
+
+    replayed = Signal(object, object)
+
+    def report(
+        self, record: ChangeRecord, emitted: Mapping[PostboxViewKey, ViewUpdateType]
+    ) -> None:
+        self.replayed.emit(record, dict(emitted))
+
+
+class HoleMapWidget(QWidget):
+    """The segments of a chat's id space, newest first, one coloured row each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.segments: list[HoleSegment] = []
+        self.shown_range: ClosedRange | None = None
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def set_map(self, segments: Sequence[HoleSegment], window: ClosedRange | None) -> None:
+        self.segments = list(segments)
+        self.shown_range = window
+        self.updateGeometry()
+        self.update()
+
+    def _row_height(self) -> int:
+        return QFontMetrics(self.font()).height() + 8
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt
+        return QSize(240, max(1, len(self.segments)) * self._row_height() + 4)
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        theme = current_theme()
+        height = self._row_height()
+        if not self.segments:
+            painter.setPen(qcolor(theme.muted))
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "no chat open")
+            return
+        for position, segment in enumerate(self.segments):
+            row = QRect(2, 2 + position * height, self.width() - 4, height - 3)
+            painter.setPen(Qt.PenStyle.NoPen)
+            color = QColor(_SEGMENT_COLORS[segment.kind])
+            color.setAlpha(60)
+            painter.setBrush(color)
+            painter.drawRoundedRect(row, 5, 5)
+            chip = QRect(row.left() + 6, row.top() + (row.height() - 10) // 2, 10, 10)
+            painter.setBrush(QColor(_SEGMENT_COLORS[segment.kind]))
+            painter.drawEllipse(chip)
+            window = self.shown_range
+            shown = window is not None and window.overlaps(
+                ClosedRange(segment.lower, segment.upper)
+            )
+            if shown and segment.kind is SegmentKind.STORED:
+                painter.setPen(qcolor(theme.accent))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRoundedRect(row, 5, 5)
+            painter.setPen(qcolor(theme.text))
+            label = segment.label() + ("   ◀ window" if shown else "")
+            painter.drawText(
+                row.adjusted(22, 0, -4, 0),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                label,
+            )
+
+
+class InspectorPanel(QWidget):
+    def __init__(
+        self,
+        account: AccountLike,
+        relay: FutureRelay,
+        names: Callable[[PeerId], str],
+    ) -> None:
+        super().__init__()
+        self.setObjectName("inspector")
+        self.account = account
+        self._relay = relay
+        self._names = names
+        self.log = TransactionLog(limit=60)
+        self._log_dirty = False
+        self.peer_id: PeerId | None = None
+        self._history: MessageHistoryView | None = None
+        self._fetching: tuple[MessageHistoryHolesEntry, ...] = ()
+        self._map_pending = False
+        self.setMinimumWidth(300)
+
+        self.connection = QLabel("connection: …")
+        self.operation = QLabel("operation: idle")
+        self.queue = QLabel("queue: empty")
+        self.queue.setWordWrap(True)
+        self.work = QLabel("")
+        self.cursor_label = QLabel("cursor: none yet")
+        self.hole_map = HoleMapWidget()
+        self.hole_caption = QLabel("")
+        self.hole_caption.setObjectName("caption")
+        self.transactions = QTreeWidget()
+        self.transactions.setHeaderLabels(["commit", "what changed / view re-emitted"])
+        self.transactions.setColumnWidth(0, 120)
+        self.transactions.setUniformRowHeights(True)
+
+        top = QWidget()
+        column = QVBoxLayout(top)
+        column.setContentsMargins(12, 10, 12, 4)
+        sections: list[tuple[str, list[QWidget]]] = [
+            ("Sync", [self.connection, self.operation, self.queue, self.work, self.cursor_label]),
+            ("Hole map of the open chat", [self.hole_map, self.hole_caption]),
+        ]
+        for title, widgets in sections:
+            heading = QLabel(title)
+            heading.setObjectName("section")
+            column.addWidget(heading)
+            for widget in widgets:
+                column.addWidget(widget)
+        column.addStretch(1)
+        bottom = QWidget()
+        lower = QVBoxLayout(bottom)
+        lower.setContentsMargins(12, 0, 12, 8)
+        heading = QLabel("Transactions (newest first)")
+        heading.setObjectName("section")
+        lower.addWidget(heading)
+        lower.addWidget(self.transactions, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(bottom)
+        split.setSizes([330, 420])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
+        self._bridge = _CommitBridge()
+        self._bridge.replayed.connect(self._replayed)
+        self._remove_listener = account.postbox.add_replay_listener(self._bridge.report)
+        self._state_key = StateViewKey()
+        self._state_feed = SnapshotFeed(account.postbox, [self._state_key])
+        self._state_feed.snapshot.connect(self._state_changed)
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start()
+
+    # -- transactions --------------------------------------------------------------------
+
+    @Slot(object, object)
+    def _replayed(
+        self, record: ChangeRecord, emitted: Mapping[PostboxViewKey, ViewUpdateType]
+    ) -> None:
+        self.log.add(describe_commit(record, emitted, self._names))
+        self._log_dirty = True
+        if self.peer_id is not None and self.peer_id in record.message_operations:
+            self._request_hole_map()
+        if self.isVisible() and not self._timer.isActive():
+            self._timer.start()
+
+    def _render_log(self) -> None:
+        if not self._log_dirty:
+            return
+        self._log_dirty = False
+        tree = self.transactions
+        tree.clear()
+        muted = qcolor(current_theme().muted)
+        for entry in self.log:
+            at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S.%f")[:-3]
+            item = QTreeWidgetItem([f"#{entry.version}  {at}", entry.summary])
+            item.setToolTip(1, "\n".join(entry.changes))
+            for view, update in entry.views:
+                child = QTreeWidgetItem(["", f"→ {view}: {update}"])
+                child.setForeground(1, muted)
+                item.addChild(child)
+            tree.addTopLevelItem(item)
+        first = tree.topLevelItem(0)
+        if first is not None:
+            first.setExpanded(True)
+
+    # -- the open chat's hole map --------------------------------------------------------
+
+    def show_history(self, peer_id: PeerId | None, view: MessageHistoryView | None) -> None:
+        changed = peer_id != self.peer_id
+        self.peer_id, self._history = peer_id, view
+        if changed:
+            self.hole_map.set_map([], None)
+        self._request_hole_map()
+
+    def _request_hole_map(self) -> None:
+        if self.peer_id is None or self._map_pending or not self.isVisible():
+            return
+        peer = self.peer_id
+        fetching = [
+            entry.hole
+            for entry in self._fetching
+            if isinstance(entry, MessageHistoryHolesEntry) and entry.peer_id == peer
+        ]
+        self._map_pending = True
+
+        def shown(segments: list[HoleSegment]) -> None:
+            self._map_pending = False
+            if peer != self.peer_id:
+                return
+            window = None
+            view = self._history
+            if view is not None and view.entries:
+                window = ClosedRange(view.entries[0].id.id, view.entries[-1].id.id)
+            self.hole_map.set_map(segments, window)
+            stored = sum(s.messages for s in segments)
+            holes = sum(s.kind is not SegmentKind.STORED for s in segments)
+            shown_count = len(view.entries) if view is not None else 0
+            self.hole_caption.setText(
+                f"{stored:,} messages stored, {holes} hole(s); the window holds {shown_count}"
+            )
+
+        def failed(_error: BaseException) -> None:
+            self._map_pending = False
+
+        self._relay.watch(self.account.hole_map(peer, fetching), shown, failed)
+
+    # -- sync state ----------------------------------------------------------------------
+
+    @Slot(object)
+    def _state_changed(self, combined: CombinedView) -> None:
+        view = combined[self._state_key]
+        assert isinstance(view, StateView)
+        state = view.state
+        if state is None:
+            self.cursor_label.setText("cursor: none yet (first sync)")
+            return
+        date = dt.datetime.fromtimestamp(state.date, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        self.cursor_label.setText(
+            f"cursor: pts {state.pts:,} · qts {state.qts:,} · seq {state.seq:,} · {date} UTC"
+        )
+
+    @Slot()
+    def refresh(self) -> None:
+        """Poll the engine and redraw what changed (only while shown)."""
+        if not self.isVisible():
+            self._timer.stop()
+            return
+        self._render_log()
+        self._relay.watch(self.account.status_later(), self._show_status)
+
+    def _show_status(self, status: object) -> None:
+        if status is None:
+            self.connection.setText("connection: not started")
+            return
+        connection = getattr(status, "connection", "")
+        self.connection.setText(f"connection: {connection}")
+        self.operation.setText(f"operation: {getattr(status, 'operation', '') or 'idle'}")
+        queue = getattr(status, "queue", ())
+        self.queue.setText("queue: " + (" → ".join(queue) if queue else "empty"))
+        fetching = tuple(getattr(status, "fetching", ()))
+        outgoing = getattr(status, "outgoing", 0)
+        fills = [
+            f"{self._names(e.peer_id)} {e.hole.lower}–{e.hole.upper}"
+            for e in fetching
+            if isinstance(e, MessageHistoryHolesEntry)
+        ]
+        others = len(fetching) - len(fills)
+        described = ", ".join(fills) + (f" +{others} chat list" if others else "")
+        self.work.setText(f"fetching: {described or 'nothing'} · outgoing: {outgoing}")
+        if fetching != self._fetching:
+            self._fetching = fetching
+            self._request_hole_map()
+
+    def showEvent(self, event: object) -> None:  # noqa: N802 - Qt
+        self._timer.start()
+        self._log_dirty = True
+        self._request_hole_map()
+        super().showEvent(event)  # type: ignore[arg-type]
+
+    def close_feeds(self) -> None:
+        self._timer.stop()
+        self._remove_listener()
+        self._remove_listener = lambda: None
+        self._state_feed.close()

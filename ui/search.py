@@ -1,0 +1,141 @@
+"""Ctrl+K: search chats by name and messages by text (the full-text index).
+
+The dialog sends each query (after a short pause in typing) to the account, which runs
+it on the postbox thread; results come back through the relay. Choosing a chat opens
+it; choosing a message opens its chat at that message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout
+
+from postbox import Message, PeerId
+from ui.account_port import AccountLike
+from ui.futures import FutureRelay
+from ui.rows import preview_text
+
+__all__ = ["SearchDialog"]
+
+_TARGET = int(Qt.ItemDataRole.UserRole) + 1
+
+
+class SearchDialog(QDialog):
+    #: (peer id, title) of a chat chosen from the results.
+    chat_chosen = Signal(object, str)
+    #: (peer id, title, message) of a message chosen from the results.
+    message_chosen = Signal(object, str, object)
+
+    def __init__(self, account: AccountLike, relay: FutureRelay, parent: object = None) -> None:
+        super().__init__(parent)  # type: ignore[arg-type]
+        self.setObjectName("search")
+        self.setWindowTitle("Search")
+        self.resize(560, 460)
+        self.account = account
+        self._relay = relay
+        self._asked = ""
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search chats and messages")
+        self.query.textChanged.connect(self._typed)
+        self.results = QListWidget()
+        self.results.itemActivated.connect(self._chosen)
+        self.status = QLabel("")
+        self.status.setObjectName("caption")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.query)
+        layout.addWidget(self.results, 1)
+        layout.addWidget(self.status)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(150)
+        self._timer.timeout.connect(self._search)
+
+    def open_search(self) -> None:
+        self.query.selectAll()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.query.setFocus()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt
+        if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results.count():
+            self.results.setFocus()
+            self.results.keyPressEvent(event)
+            return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            item = self.results.currentItem() or self.results.item(0)
+            if item is not None and item.data(_TARGET) is not None:
+                self._chosen(item)
+            return
+        super().keyPressEvent(event)
+
+    @Slot(str)
+    def _typed(self, _text: str) -> None:
+        self._timer.start()
+
+    @Slot()
+    def _search(self) -> None:
+        text = self.query.text().strip()
+        self._asked = text
+        if not text:
+            self.results.clear()
+            self.status.setText("")
+            return
+        self._relay.watch(self.account.search(text), self._show)
+
+    def _show(self, results: object) -> None:
+        query = getattr(results, "query", "")
+        if query.strip() != self._asked:
+            return  # an answer to an older query
+        chats: tuple[tuple[PeerId, str], ...] = getattr(results, "chats", ())
+        messages: tuple[tuple[Message, str], ...] = getattr(results, "messages", ())
+        self.results.clear()
+        if chats:
+            self._heading("Chats")
+            for peer_id, title in chats:
+                item = QListWidgetItem(f"  {title}")
+                item.setData(_TARGET, ("chat", peer_id, title))
+                self.results.addItem(item)
+        if messages:
+            self._heading("Messages")
+            for message, title in messages:
+                day = dt.datetime.fromtimestamp(message.timestamp, dt.UTC).strftime("%d.%m.%y")
+                item = QListWidgetItem(f"  {title} · {day}\n  {preview_text(message)[:90]}")
+                item.setData(_TARGET, ("message", message.peer_id, title, message))
+                self.results.addItem(item)
+        found = len(chats) + len(messages)
+        self.status.setText(
+            f"{len(chats)} chats, {len(messages)} messages" if found else "Nothing found"
+        )
+        first = next(
+            (
+                self.results.item(i)
+                for i in range(self.results.count())
+                if self.results.item(i).data(_TARGET)
+            ),
+            None,
+        )
+        if first is not None:
+            self.results.setCurrentItem(first)
+
+    def _heading(self, text: str) -> None:
+        item = QListWidgetItem(text)
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        font = item.font()
+        font.setBold(True)
+        item.setFont(font)
+        self.results.addItem(item)
+
+    @Slot(QListWidgetItem)
+    def _chosen(self, item: QListWidgetItem) -> None:
+        target = item.data(_TARGET)
+        if not target:
+            return
+        if target[0] == "chat":
+            self.chat_chosen.emit(target[1], target[2])
+        else:
+            self.message_chosen.emit(target[1], target[2], target[3])
+        self.hide()

@@ -1,0 +1,156 @@
+"""Light and dark themes: the palette, the style sheet in ``resources/styles``, bubble colours.
+
+``apply_theme(app, "auto")`` follows the system's colour scheme; ``"light"`` and
+``"dark"`` force one. The delegates read ``current_theme()`` when they paint, so a
+theme change repaints everything in its colours.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+__all__ = [
+    "DARK",
+    "LIGHT",
+    "STYLE_SHEET",
+    "Theme",
+    "apply_theme",
+    "current_theme",
+    "qcolor",
+    "style_sheet",
+]
+
+STYLE_SHEET = Path(__file__).resolve().parent.parent / "resources" / "styles" / "app.qss"
+
+
+@dataclass(frozen=True, slots=True)
+class Theme:
+    name: str
+    window: str
+    base: str
+    input: str
+    text: str
+    muted: str
+    accent: str
+    divider: str
+    selection: str
+    scrollbar: str
+    history: str
+    bubble_in: str
+    bubble_out: str
+    bubble_text: str
+    time_in: str
+    time_out: str
+    date_pill: str
+    online: str
+    badge_muted: str
+
+
+LIGHT = Theme(
+    name="light",
+    window="#f4f4f5",
+    base="#ffffff",
+    input="#f1f3f5",
+    text="#1b1f23",
+    muted="#7d8690",
+    accent="#3390ec",
+    divider="#dfe1e5",
+    selection="#e3eefb",
+    scrollbar="#c4c9cf",
+    history="#d7e3ec",
+    bubble_in="#ffffff",
+    bubble_out="#e1ffc7",
+    bubble_text="#1a1a1a",
+    time_in="#8a8a8a",
+    time_out="#4fae4e",
+    date_pill="#00000040",
+    online="#4dcd5e",
+    badge_muted="#b3b9c0",
+)
+
+DARK = Theme(
+    name="dark",
+    window="#17212b",
+    base="#1e2c3a",
+    input="#242f3d",
+    text="#e9eef3",
+    muted="#8596a8",
+    accent="#5fa8f0",
+    divider="#0f1922",
+    selection="#2b5278",
+    scrollbar="#3d4c5c",
+    history="#0e1621",
+    bubble_in="#182533",
+    bubble_out="#2b5278",
+    bubble_text="#f5f7f9",
+    time_in="#6d7f8f",
+    time_out="#7da8d3",
+    date_pill="#ffffff26",
+    online="#4dcd5e",
+    badge_muted="#4b5a6a",
+)
+
+_current = LIGHT
+
+
+def current_theme() -> Theme:
+    return _current
+
+
+def style_sheet(theme: Theme) -> str:
+    """The style sheet with the theme's colours filled in."""
+    return string.Template(STYLE_SHEET.read_text(encoding="utf-8")).substitute(asdict(theme))
+
+
+def qcolor(value: str) -> QColor:
+    """``#rrggbbaa`` (CSS order) as a QColor."""
+    if len(value) == 9:
+        color = QColor(value[:7])
+        color.setAlpha(int(value[7:], 16))
+        return color
+    return QColor(value)
+
+
+def _palette(theme: Theme) -> QPalette:
+    palette = QPalette()
+    role = QPalette.ColorRole
+    for which, value in (
+        (role.Window, theme.window),
+        (role.WindowText, theme.text),
+        (role.Base, theme.base),
+        (role.AlternateBase, theme.input),
+        (role.Text, theme.text),
+        (role.Button, theme.base),
+        (role.ButtonText, theme.text),
+        (role.Highlight, theme.accent),
+        (role.HighlightedText, "#ffffff"),
+        (role.PlaceholderText, theme.muted),
+        (role.ToolTipBase, theme.base),
+        (role.ToolTipText, theme.text),
+        (role.Link, theme.accent),
+    ):
+        palette.setColor(which, qcolor(value))
+    return palette
+
+
+def apply_theme(app: QApplication, name: str = "auto") -> Theme:
+    """Use the light or dark theme (``auto``: as the system's colour scheme says)."""
+    global _current
+    if name == "auto":
+        dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+        theme = DARK if dark else LIGHT
+    elif name in ("light", "dark"):
+        theme = DARK if name == "dark" else LIGHT
+    else:
+        raise ValueError(f"unknown theme {name!r}: use auto, light or dark")
+    _current = theme
+    app.setStyle("Fusion")
+    app.setPalette(_palette(theme))
+    app.setStyleSheet(style_sheet(theme))
+    return theme
