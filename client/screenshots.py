@@ -33,17 +33,20 @@ def take_screenshots(out: Path) -> list[Path]:
     from PySide6.QtWidgets import QApplication
 
     from client.account import Account
-    from postbox import PeerId
+    from postbox import MessageTags, PeerId
     from sync.server import EmbeddedServer, ServerConfig
     from ui.main_window import MainWindow
     from ui.rows import ChatRow, LoadingRow, MessageRow
+    from ui.theme import apply_theme
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    apply_theme(app, "light")
     out.mkdir(parents=True, exist_ok=True)
     saved: list[Path] = []
     with (
         tempfile.TemporaryDirectory() as scratch,
-        EmbeddedServer(ServerConfig(token="shots", seed=1, rate=0)) as server,
+        EmbeddedServer(ServerConfig(token="shots", seed=1, rate=0, messages=20_000)) as server,
     ):
         account = Account(Path(scratch) / "client.db", "127.0.0.1", server.port, "shots")
         account.start()
@@ -68,7 +71,10 @@ def take_screenshots(out: Path) -> list[Path]:
         try:
             _wait(app, lambda: len(chats()) >= 20)
             shot("chat-list.png")
-            group = next(r for r in chats() if r.peer_id >> 56 == 1)
+            sizes = dict(server.call(lambda s: s.store.chat_sizes()))
+            group = max(
+                (r for r in chats() if r.peer_id >> 56 == 1), key=lambda r: sizes.get(r.peer_id, 0)
+            )
             window.open_chat(PeerId(group.peer_id), group.title)
             _wait(app, history_settled)
             shot("group-history.png")
@@ -91,6 +97,35 @@ def take_screenshots(out: Path) -> list[Path]:
             server.call(lambda s: s.service.generate(30))
             _wait(app, lambda: [(r.key, r.unread) for r in chats()] != before)
             shot("live-traffic.png")
+            window.chat_pane.info_button.setChecked(True)
+            profile = window.profile
+            _wait(app, lambda: profile.media_counts[int(MessageTags.PHOTO)].text() != "…")
+            _wait(app, lambda: profile.presence.text() != "")
+            shot("profile.png")
+            window.chat_pane.info_button.setChecked(False)
+            window.open_chat(PeerId(group.peer_id), group.title)
+            _wait(app, history_settled)
+            window.chat_pane.inspector_button.setChecked(True)
+            server.call(lambda s: s.service.generate(10))
+            _wait(
+                app,
+                lambda: len(window.inspector.log) >= 3 and bool(window.inspector.hole_map.segments),
+            )
+            window.resize(1400, 760)
+            _wait(app, lambda: "…" not in window.inspector.connection.text())
+            shot("inspector.png")
+            window.resize(1100, 720)
+            window.chat_pane.inspector_button.setChecked(False)
+            window.search.query.setText("the")
+            _wait(app, lambda: window.search.results.count() > 3)
+            app.processEvents()
+            search_path = out / "search.png"
+            window.search.grab().save(str(search_path))
+            saved.append(search_path)
+            window.search.hide()
+            apply_theme(app, "dark")
+            window.repaint()
+            shot("dark.png")
         finally:
             window.close_feeds()
             window.close()

@@ -89,6 +89,7 @@ class ChatPane(QWidget):
         self._read_sent = 0
         self.editing: MessageRow | None = None
         self._scroll_target: MessageIndex | None = None
+        self._profiles_asked: set[PeerId] = set()
         self.window_moves = 0
         self._build()
 
@@ -203,6 +204,10 @@ class ChatPane(QWidget):
         self.history.animator.stop()
         self.history.history_model.apply([], ViewUpdateType.INITIAL)
         self._set_enabled(True)
+        if peer_id not in self._profiles_asked:
+            # The header's member count and presence come from the full profile.
+            self._profiles_asked.add(peer_id)
+            self._relay.watch(self.account.refresh_profile(peer_id), lambda _done: None)
         self._scroll_target = at
         if at is not None:
             anchor = HistoryAnchor.at_index(at)

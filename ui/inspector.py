@@ -155,7 +155,7 @@ class InspectorPanel(QWidget):
         self.hole_caption.setObjectName("caption")
         self.transactions = QTreeWidget()
         self.transactions.setHeaderLabels(["commit", "what changed / view re-emitted"])
-        self.transactions.setColumnWidth(0, 120)
+        self.transactions.setColumnWidth(0, 118)
         self.transactions.setUniformRowHeights(True)
 
         top = QWidget()
@@ -218,18 +218,22 @@ class InspectorPanel(QWidget):
         tree = self.transactions
         tree.clear()
         muted = qcolor(current_theme().muted)
-        for entry in self.log:
-            at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S.%f")[:-3]
-            item = QTreeWidgetItem([f"#{entry.version}  {at}", entry.summary])
-            item.setToolTip(1, "\n".join(entry.changes))
+        accent = qcolor(current_theme().accent)
+        for position, entry in enumerate(self.log):
+            at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S")
+            views = len(entry.views)
+            item = QTreeWidgetItem(
+                [f"#{entry.version} {at}", f"{views} view{'s' if views != 1 else ''} re-emitted"]
+            )
+            for change in entry.changes:
+                child = QTreeWidgetItem(["", change])
+                item.addChild(child)
             for view, update in entry.views:
                 child = QTreeWidgetItem(["", f"→ {view}: {update}"])
-                child.setForeground(1, muted)
+                child.setForeground(1, accent if update == "Generic" else muted)
                 item.addChild(child)
             tree.addTopLevelItem(item)
-        first = tree.topLevelItem(0)
-        if first is not None:
-            first.setExpanded(True)
+            item.setExpanded(position < 3)
 
     # -- the open chat's hole map --------------------------------------------------------
 

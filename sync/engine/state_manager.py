@@ -348,12 +348,18 @@ class StateManager:
 
     async def _process(self, batch: list[Grouped]) -> None:
         channels = {channel for grouped in batch for channel in grouped.channels}
+        carried = {int(peer.id) for grouped in batch for peer in grouped.peers}
+        needed = {g.needs_peer for g in batch if g.needs_peer is not None} - carried
 
-        def phase_one(tx: Transaction) -> tuple[StateCursor | None, dict[int, int | None]]:
+        def phase_one(
+            tx: Transaction,
+        ) -> tuple[StateCursor | None, dict[int, int | None], set[int]]:
             states = {ch: tx.get_peer_chat_state(PeerId(ch)) for ch in channels}
-            return tx.get_state(), {ch: (s.pts if s else None) for ch, s in states.items()}
+            unknown = {peer for peer in needed if tx.get_peer(PeerId(peer)) is None}
+            pts = {ch: (s.pts if s else None) for ch, s in states.items()}
+            return tx.get_state(), pts, unknown
 
-        stored, channel_pts = await self._read(phase_one)
+        stored, channel_pts, unknown_peers = await self._read(phase_one)
         if stored is None:
             self.request_poll("no stored state yet")
             return
@@ -370,6 +376,11 @@ class StateManager:
                 self._channels_to_poll.add(hint.channel)
         pts_items = []
         for grouped in batch:
+            if grouped.needs_peer in unknown_peers:
+                # Telegram's rule for a short message from someone we do not know: drop
+                # it and let the difference bring it together with its sender.
+                self.request_poll("short message from an unknown user")
+                continue
             for update in grouped.pts:
                 pts, count = pts_of(update) or (0, 0)
                 pts_items.append((pts, count, update))

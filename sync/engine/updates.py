@@ -65,6 +65,9 @@ class Grouped:
     seq: tuple[int, int, list[AnyUpdate]] | None = None
     peers: list[Peer] = field(default_factory=list)
     too_long: bool = False
+    #: The user a short message names without carrying: if the client does not know
+    #: them, the push cannot be shown and the difference must bring it.
+    needs_peer: int | None = None
 
 
 def group_push(push: AnyUpdates, self_id: int) -> Grouped:
@@ -75,6 +78,7 @@ def group_push(push: AnyUpdates, self_id: int) -> Grouped:
         return grouped
     if isinstance(push, ShortMessage):
         grouped.pts.append(push.as_update(self_id))
+        grouped.needs_peer = push.user
         return grouped
     assert isinstance(push, Updates)
     grouped.peers.extend(push.peers)

@@ -18,6 +18,7 @@ from postbox import (
 from sync.engine import SyncEngine, SyncWorker, enqueue_edit, enqueue_read, enqueue_send
 from sync.protocol import GetHistory
 from sync.server.config import ServerConfig
+from sync.server.pushes import push_for
 from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST, TOKEN, running_engine, server_report, wait_quiescent
 
@@ -209,3 +210,39 @@ def test_the_worker_runs_the_engine_on_its_own_thread(tmp_path) -> None:
             worker.stop()
             postbox.close()
         assert worker.error is None
+
+
+def test_a_short_message_from_an_unknown_user_comes_with_its_sender(tmp_path) -> None:
+    """No chat list is open, so no dialog (and no peer) is stored: the compact push of a
+    private message names a user the client does not know. It is dropped, and the
+    difference brings the message together with its sender."""
+    with serve() as server:
+        peer = busiest_user(server)
+
+        def push(s) -> None:
+            update = s.store.add_message(peer, out=False, author=peer, text="who am I?")
+            s.service._publish([push_for(s.store, update)], None)
+
+        async def run() -> None:
+            postbox = Postbox(tmp_path / "c.db")
+            engine = SyncEngine(postbox, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
+            task = asyncio.create_task(engine.run())
+            try:
+                await wait_quiescent(engine)
+                assert postbox.run(lambda tx: tx.get_peer(PeerId(peer))) is None
+                before = engine.state_manager.counters.differences
+                server.call(push)
+                await engine.wait_for(
+                    lambda: postbox.run(lambda tx: tx.get_peer(PeerId(peer))) is not None
+                )
+                top = postbox.run(
+                    lambda tx: tx.get_messages(PeerId(peer), 0, limit=1, newest_first=True)
+                )
+                assert top[0].text == "who am I?"
+                assert engine.state_manager.counters.differences > before
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                postbox.close()
+
+        asyncio.run(run())
