@@ -128,6 +128,10 @@ class Account:
     def refresh_profile(self, peer_id: PeerId) -> Future[None]:
         """Fetch a peer's profile (about, presence, shared-media counts) into the database;
         the profile screen's views show it when it lands."""
+        if not self._started:
+            offline: Future[None] = Future()
+            offline.set_exception(RuntimeError("the account is not syncing"))
+            return offline
         return self._worker.submit(
             lambda engine: refresh_profile(engine.call, self.postbox, peer_id)
         )

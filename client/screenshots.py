@@ -71,7 +71,7 @@ def take_screenshots(out: Path) -> list[Path]:
         try:
             _wait(app, lambda: len(chats()) >= 20)
             shot("chat-list.png")
-            sizes = dict(server.call(lambda s: s.store.chat_sizes()))
+            sizes = dict(server.call(lambda s: s.service.store.chat_sizes()))
             group = max(
                 (r for r in chats() if r.peer_id >> 56 == 1), key=lambda r: sizes.get(r.peer_id, 0)
             )

@@ -227,8 +227,7 @@ class ChatPane(QWidget):
         peer = PeerViewKey(self.peer_id)
         self._keys = (cloud, local, peer)
         self._moving = True
-        self._feed = SnapshotFeed(self.account.postbox, self._keys)
-        self._feed.snapshot.connect(self._snapshot)
+        self._feed = SnapshotFeed(self.account.postbox, self._keys, self._snapshot)
 
     @Slot(object)
     def _snapshot(self, combined: CombinedView) -> None:

@@ -8,7 +8,7 @@ no widget touches the database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QObject, Signal
 
@@ -18,13 +18,23 @@ __all__ = ["SnapshotFeed"]
 
 
 class SnapshotFeed(QObject):
-    """Emits ``snapshot(CombinedView)`` on the thread this object lives in."""
+    """Emits ``snapshot(CombinedView)`` on the thread this object lives in.
+
+    ``receiver`` is connected before the views open, so the first snapshot (which the
+    postbox thread may deliver at once) cannot be missed.
+    """
 
     snapshot = Signal(object)
 
-    def __init__(self, postbox: Postbox, keys: Iterable[PostboxViewKey]) -> None:
+    def __init__(
+        self,
+        postbox: Postbox,
+        keys: Iterable[PostboxViewKey],
+        receiver: Callable[[CombinedView], None],
+    ) -> None:
         super().__init__()
         self.keys = tuple(keys)
+        self.snapshot.connect(receiver)
         self._subscription: Subscription | None = postbox.combined_view(
             self.keys, callback=self._deliver
         )

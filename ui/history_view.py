@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView
 from postbox import ViewUpdateType
 from ui.delegates import HistoryDelegate
 from ui.models import HistoryModel
-from ui.rows import HistoryRow, LoadingRow
+from ui.rows import HistoryRow, MessageRow
 
 __all__ = ["ANIMATION_MS", "HistoryListView", "RowAnimator"]
 
@@ -100,17 +100,22 @@ class HistoryListView(QListView):
         return bar.value() >= bar.maximum() - _BOTTOM_SLACK
 
     def top_row(self) -> tuple[Hashable, int] | None:
-        """The key of the first row on screen that is not a loading row (those stay at
-        the window's end while what was loaded goes in below them), and its offset
-        from the top of the viewport."""
+        """The key of the first message on screen, and its offset from the top of the
+        viewport. Loading and date rows are not anchors: a fill goes in below a loading
+        row, and a day's date row moves up when earlier messages of that day arrive."""
         index = self.indexAt(QPoint(4, 1))
         if not index.isValid():
             return None
         rows = self.history_model.rows
         position = index.row()
-        while position + 1 < len(rows) and isinstance(rows[position], LoadingRow):
-            position += 1
-        return rows[position].key, self.visualRect(self.history_model.index(position, 0)).top()
+        bottom = self.viewport().rect().bottom()
+        for candidate in range(position, len(rows)):
+            rect = self.visualRect(self.history_model.index(candidate, 0))
+            if rect.top() > bottom:
+                break
+            if isinstance(rows[candidate], MessageRow):
+                return rows[candidate].key, rect.top()
+        return rows[position].key, self.visualRect(index).top()
 
     def visible_range(self) -> tuple[int, int] | None:
         """The first and last model rows at least partly on screen."""

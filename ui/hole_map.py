@@ -12,12 +12,19 @@ import enum
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from postbox import ClosedRange, MessageHistoryHoleSpace, MessageNamespace, PeerId, Transaction
+from postbox import (
+    MAX_MESSAGE_ID,
+    ClosedRange,
+    MessageHistoryHoleSpace,
+    MessageNamespace,
+    PeerId,
+    Transaction,
+)
 
 __all__ = ["MAX_ID", "HoleSegment", "SegmentKind", "hole_map", "read_hole_map"]
 
 #: The largest message id.
-MAX_ID = 2**31 - 1
+MAX_ID = MAX_MESSAGE_ID
 
 
 class SegmentKind(enum.Enum):

@@ -149,9 +149,7 @@ class MainWindow(QMainWindow):
     # -- chat list ---------------------------------------------------------------------
 
     def _open_chat_list(self) -> SnapshotFeed:
-        feed = SnapshotFeed(self.account.postbox, [self._chat_key])
-        feed.snapshot.connect(self._chat_list_changed)
-        return feed
+        return SnapshotFeed(self.account.postbox, [self._chat_key], self._chat_list_changed)
 
     @Slot(object)
     def _chat_list_changed(self, combined: CombinedView) -> None:

@@ -118,8 +118,7 @@ class ProfilePanel(QWidget):
             label.setText("…")
         self._peer_key = PeerViewKey(peer_id)
         keys = [self._peer_key] + [TagSummaryViewKey(peer_id, int(tag)) for tag, _ in MEDIA_LABELS]
-        self._feed = SnapshotFeed(self.account.postbox, keys)
-        self._feed.snapshot.connect(self._snapshot)
+        self._feed = SnapshotFeed(self.account.postbox, keys, self._snapshot)
         self._relay.watch(self.account.refresh_profile(peer_id), lambda _done: None)
 
     @Slot(object)

@@ -39,7 +39,9 @@ def test_demo_prints_every_section(tmp_path, capsys):
     assert status == 0
     assert captured.err == ""
     out = captured.out
-    assert out.startswith("postbox-chat storage-demo: seed 1, 20 chats, 2,000 messages over 30 days")
+    assert out.startswith(
+        "postbox-chat storage-demo: seed 1, 20 chats, 2,000 messages over 30 days"
+    )
     sections = [
         "Figures",
         "  written         2,000 messages in ",
@@ -151,7 +153,10 @@ def test_demo_reports_postbox_errors(tmp_path, capsys):
     ("argv", "message"),
     [
         (["storage-demo", "--chats", "0"], "argument --chats: the number of chats must be within"),
-        (["storage-demo", "--messages", "many"], "argument --messages: 'many' is not a whole number"),
+        (
+            ["storage-demo", "--messages", "many"],
+            "argument --messages: 'many' is not a whole number",
+        ),
         (["storage-demo", "--bogus"], "unrecognized arguments: --bogus"),
         (["storage-demo", "--reuse"], "--reuse needs --db"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),

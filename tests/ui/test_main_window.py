@@ -6,8 +6,9 @@ import pytest
 
 from client.account import Account
 from client.app import display_problem
-from postbox import PeerId
+from postbox import PeerId, UpdateKind
 from sync.server.config import ServerConfig
+from sync.server.pushes import push_for
 from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST
 from ui.main_window import MainWindow
@@ -20,8 +21,9 @@ TEXT = "hello from the UI"
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    with EmbeddedServer(ServerConfig(token=TOKEN, peers=12, messages=300, seed=2)) as server:
+def window(qtbot, tmp_path, request):
+    size = getattr(request, "param", {"peers": 12, "messages": 300})
+    with EmbeddedServer(ServerConfig(token=TOKEN, seed=2, **size)) as server:
         account = Account(tmp_path / "c.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST)
         account.start()
         main = MainWindow(account)
@@ -116,3 +118,81 @@ def test_without_a_display_the_app_says_how_to_proceed(monkeypatch) -> None:
     assert problem is not None and "xvfb-run" in problem
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert display_problem() is None
+
+
+@pytest.mark.parametrize("window", [{"peers": 12, "messages": 4_000}], indirect=True)
+def test_scrolling_up_fills_holes_in_place_and_new_messages_animate_in(qtbot, window) -> None:
+    """Against the real engine: every fill that lands while the reader sits at the top
+    (on the loading row) leaves the message they were looking at where it was, without
+    animation; at the bottom, a pushed message grows in and moves its chat to the top."""
+    main, server = window
+    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
+    sizes = dict(server.call(lambda s: s.store.chat_sizes()))
+    chat = max(
+        (r for r in main.chat_model.rows if isinstance(r, ChatRow) and r.peer_id >> 56 != 2),
+        key=lambda r: sizes.get(r.peer_id, 0),
+    )
+    oldest = server.call(lambda s: min(m.id for m in s.store.recent_messages(chat.peer_id, 10_000)))
+    main.open_chat(PeerId(chat.peer_id), chat.title)
+    history = main.history
+    ids = lambda: {r.id for r in main.history_model.rows if isinstance(r, MessageRow)}  # noqa: E731
+    qtbot.waitUntil(lambda: len(ids()) > 5, timeout=20_000)
+    fills: list[tuple[bool, bool]] = []  # (the top message stayed, nothing animates)
+    show_rows = history.show_rows
+
+    def watched(rows, update) -> None:
+        if update.kind is not UpdateKind.FILL_HOLE or history.at_bottom():
+            show_rows(rows, update)
+            return
+        anchor = history.top_row()
+        show_rows(rows, update)
+        assert anchor is not None
+        key, top = anchor
+        position = main.history_model.row_of(key)
+        stayed = position is not None and (
+            history.visualRect(main.history_model.index(position, 0)).top() == top
+        )
+        fills.append((stayed, not history.animator.running))
+
+    history.show_rows = watched  # type: ignore[method-assign]
+    while oldest not in ids():
+        history.verticalScrollBar().setValue(0)
+        top_key = main.history_model.rows[0].key
+        qtbot.waitUntil(
+            lambda top_key=top_key: (
+                oldest in ids()
+                or main.history_model.rows[0].key != top_key
+                or (not main.chat_pane._moving and history.verticalScrollBar().value() > 0)
+            ),
+            timeout=20_000,
+        )
+    assert fills and all(stayed and still for stayed, still in fills)
+    # Back at the bottom, a new message arrives live.
+    main.chat_pane.jump_to_bottom()
+    qtbot.waitUntil(lambda: history.at_bottom() and main.chat_pane.at_live_edge(), timeout=20_000)
+    texts = {r.text for r in main.history_model.rows if isinstance(r, MessageRow)}
+    server.call(
+        lambda s: s.service._publish(
+            [
+                push_for(
+                    s.store, s.store.add_message(chat.peer_id, out=False, author=None, text="ping")
+                )
+            ],
+            None,
+        )
+    )
+    qtbot.waitUntil(
+        lambda: (
+            "ping" in {r.text for r in main.history_model.rows if isinstance(r, MessageRow)} - texts
+        ),
+        timeout=20_000,
+    )
+    key = next(
+        r.key for r in main.history_model.rows if isinstance(r, MessageRow) and r.text == "ping"
+    )
+    assert key in history.animator.progress  # growing in
+    assert history.at_bottom()
+    qtbot.waitUntil(
+        lambda: main.chat_model.rows[0].peer_id == chat.peer_id or main.chat_model.rows[0].pinned,
+        timeout=20_000,
+    )

@@ -1,0 +1,298 @@
+"""The window over a local database (no server): the history window, panels and search.
+
+The account is not started, so nothing syncs: the tests write into the Postbox
+themselves, the way the sync engine would, and watch the window follow.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+
+from client.account import Account
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChatListInclusion,
+    Media,
+    MediaKind,
+    MessageFlags,
+    MessageHistoryHoleSpace,
+    MessageId,
+    MessageTags,
+    Peer,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    PeerPresence,
+    PeerReadState,
+    PresenceStatus,
+    StoreMessage,
+)
+from ui.chat_pane import HISTORY_WINDOW
+from ui.main_window import CHAT_LIST_PAGE, MainWindow
+from ui.rows import ChatRow, LoadingRow, MessageRow
+
+pytestmark = pytest.mark.gui
+
+NOW = int(time.time())
+CLOUD = 0
+EVERYWHERE = MessageHistoryHoleSpace.everywhere()
+ALICE = PeerId.make(PeerNamespace.USER, 11)
+BOB = PeerId.make(PeerNamespace.USER, 12)
+CLUB = PeerId.make(PeerNamespace.GROUP, 21)
+
+
+def incoming(
+    peer: PeerId, id_: int, *, author: PeerId | None = None, text: str = ""
+) -> StoreMessage:
+    return StoreMessage(
+        peer, CLOUD, id_, NOW - 100_000 + id_ * 10, flags=int(MessageFlags.INCOMING),
+        author_id=author or peer, text=text or f"message {id_} " + "word " * (id_ % 9),
+    )  # fmt: skip
+
+
+def outgoing(peer: PeerId, id_: int, text: str) -> StoreMessage:
+    return StoreMessage(peer, CLOUD, id_, NOW - 100_000 + id_ * 10, text=text)
+
+
+def list_chat(tx, peer: PeerId, name: str) -> None:
+    tx.update_peers([Peer(peer, name)])
+    tx.update_chat_list_inclusion(peer, ChatListInclusion(PeerGroupId.ROOT))
+
+
+@pytest.fixture
+def account(tmp_path):
+    account = Account(tmp_path / "local.db", "127.0.0.1", 1, "unused")
+
+    def seed(tx) -> None:
+        for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+            for hole in tx.get_chat_list_holes(group):
+                tx.remove_chat_list_hole(group, hole)
+        list_chat(tx, ALICE, "Alice Baker")
+        list_chat(tx, BOB, "Bob Stone")
+        list_chat(tx, CLUB, "Chess Club")
+        tx.remove_hole(ALICE, CLOUD, EVERYWHERE, 1, MAX_MESSAGE_ID)
+        tx.add_messages(incoming(ALICE, i) for i in range(1, 1_001))
+        tx.reset_read_state(ALICE, CLOUD, PeerReadState(1_000, 0, 1_000, 0))
+        tx.remove_hole(BOB, CLOUD, EVERYWHERE, 300, MAX_MESSAGE_ID)  # 1..299 is a hole
+        tx.add_messages(incoming(BOB, i) for i in range(300, 400))
+        tx.add_messages([outgoing(BOB, 400, "see you at noon")])
+        tx.reset_read_state(BOB, CLOUD, PeerReadState(399, 0, 399, 0))
+        tx.remove_hole(CLUB, CLOUD, EVERYWHERE, 1, MAX_MESSAGE_ID)
+        tx.add_messages(
+            [
+                incoming(CLUB, 1, author=ALICE, text="shall we play?"),
+                incoming(CLUB, 2, author=ALICE, text="tonight"),
+                incoming(CLUB, 3, author=BOB, text="yes, bring the clock"),
+            ]
+        )
+
+    account.postbox.run(seed)
+    yield account
+    account.close()
+
+
+@pytest.fixture
+def window(qtbot, account):
+    main = MainWindow(account, clock=lambda: NOW)  # presences read against a fixed now
+    qtbot.addWidget(main)
+    main.resize(1000, 640)
+    main.show()
+    qtbot.waitExposed(main)
+    qtbot.waitUntil(lambda: len(main.chat_model.rows) == 3)
+    yield main
+    main.close_feeds()
+
+
+def messages(main: MainWindow) -> list[MessageRow]:
+    return [r for r in main.history_model.rows if isinstance(r, MessageRow)]
+
+
+def shown_ids(main: MainWindow) -> list[int]:
+    return [r.id for r in messages(main)]
+
+
+def test_scrolling_moves_the_window_through_a_long_history(qtbot, window) -> None:
+    window.open_chat(ALICE, "Alice Baker")
+    qtbot.waitUntil(lambda: 1_000 in shown_ids(window))
+    assert window.history.at_bottom()
+    bar = window.history.verticalScrollBar()
+    most = 0
+    # Scroll up to the very first message, as a reader would: the window moves.
+    while 1 not in shown_ids(window):
+        moves = window.chat_pane.window_moves
+        bar.setValue(0)
+        qtbot.waitUntil(
+            lambda moves=moves: window.chat_pane.window_moves > moves or 1 in shown_ids(window)
+        )
+        qtbot.waitUntil(lambda: not window.chat_pane._moving)
+        most = max(most, len(messages(window)))
+    assert most <= 2 * HISTORY_WINDOW + 1  # a window, never the whole chat
+    assert window.chat_pane.window_moves >= 1_000 // HISTORY_WINDOW - 1
+    assert window.chat_pane.jump_button.isVisible()
+    window.chat_pane.jump_to_bottom()
+    qtbot.waitUntil(lambda: 1_000 in shown_ids(window) and window.history.at_bottom())
+    qtbot.waitUntil(lambda: not window.chat_pane.jump_button.isVisible())
+
+
+def test_a_chat_opens_at_its_first_unread_message(qtbot, account, window) -> None:
+    account.postbox.run(
+        lambda tx: tx.reset_read_state(ALICE, CLOUD, PeerReadState(700, 0, 700, 300))
+    )
+    alice = next(r for r in window.chat_model.rows if r.peer_id == int(ALICE))
+    qtbot.waitUntil(
+        lambda: next(r for r in window.chat_model.rows if r.peer_id == int(ALICE)).unread == 300
+    )
+    alice = next(r for r in window.chat_model.rows if r.peer_id == int(ALICE))
+    window.open_chat(ALICE, alice.title, unread=alice.unread)
+    qtbot.waitUntil(lambda: 701 in shown_ids(window))
+    first, last = window.history.visible_range()
+    visible = [
+        r.id for r in window.history_model.rows[first : last + 1] if isinstance(r, MessageRow)
+    ]
+    assert visible[0] in (700, 701)  # the first unread, with the message before it
+    assert not window.history.at_bottom()
+    pane = window.chat_pane
+    qtbot.waitUntil(lambda: pane.jump_button.isVisible())
+    # What was on screen is read; the button shows what is left.
+    qtbot.waitUntil(lambda: pane.view.read_state.get(CLOUD).max_incoming_read_id >= max(visible))
+    assert pane.jump_button.text().startswith("↓")
+
+
+def test_a_fill_above_keeps_the_top_message_still(qtbot, account, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    bar = window.history.verticalScrollBar()
+    bar.setValue(0)
+    qtbot.waitUntil(lambda: isinstance(window.history_model.rows[0], LoadingRow))
+    key, offset = window.history.top_row()
+    assert key[0] == "message" or key[0] == "day"
+
+    def fill(tx) -> None:  # what the hole filler writes for the range it fetched
+        tx.add_messages(incoming(BOB, i) for i in range(250, 300))
+        tx.remove_hole(BOB, CLOUD, EVERYWHERE, 250, 299)
+
+    account.postbox.run(fill)
+    qtbot.waitUntil(lambda: 299 in shown_ids(window))
+    assert window.history.top_row() == (key, offset)
+    assert not window.history.animator.running
+
+
+def test_up_edits_the_last_sent_message(qtbot, account, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    pane = window.chat_pane
+    pane.compose.setFocus()
+    qtbot.keyClick(pane.compose, Qt.Key.Key_Up)
+    assert pane.compose.text() == "see you at noon"
+    assert pane.editing is not None and pane.editing.id == 400
+    pane.compose.setText("see you at one")
+    qtbot.keyClick(pane.compose, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: any(r.text == "see you at one" for r in messages(window)))
+    stored = account.postbox.run(lambda tx: tx.get_message(MessageId(BOB, CLOUD, 400)))
+    assert stored.text == "see you at one"
+    assert pane.editing is None and pane.compose.text() == ""
+
+
+def test_group_messages_name_their_senders(qtbot, window) -> None:
+    window.open_chat(CLUB, "Chess Club")
+    qtbot.waitUntil(lambda: any(r.author for r in messages(window)))
+    authors = [(r.id, r.author) for r in messages(window)]
+    assert authors == [(1, "Alice Baker"), (2, ""), (3, "Bob Stone")]
+
+
+def test_a_presence_change_reaches_the_profile(qtbot, account, window) -> None:
+    window.open_chat(ALICE, "Alice Baker")
+    window.chat_pane.info_button.setChecked(True)
+    profile = window.profile
+    qtbot.waitUntil(lambda: profile.name.text() == "Alice Baker")
+    assert profile.presence.text() == "last seen a long time ago"
+    online = PeerPresence(PresenceStatus.ONLINE, NOW + 300)
+    account.postbox.run(lambda tx: tx.update_peer_presences({ALICE: online}))
+    qtbot.waitUntil(lambda: profile.presence.text() == "online")
+    qtbot.waitUntil(lambda: window.chat_pane.subtitle.text() == "online")
+    seen = PeerPresence(PresenceStatus.OFFLINE, NOW - 120)
+    account.postbox.run(lambda tx: tx.update_peer_presences({ALICE: seen}))
+    qtbot.waitUntil(lambda: profile.presence.text() == "last seen 2 minutes ago")
+
+
+def test_the_profile_counts_shared_media_and_toggles_notifications(qtbot, account, window) -> None:
+    photo = StoreMessage(
+        ALICE, CLOUD, 1_001, NOW, flags=int(MessageFlags.INCOMING), tags=int(MessageTags.PHOTO),
+        media=(Media(MediaKind.PHOTO, 1),), text="look",
+    )  # fmt: skip
+    account.postbox.run(lambda tx: tx.replace_tag_summary(ALICE, int(MessageTags.PHOTO), 0, 4, 900))
+    window.open_chat(ALICE, "Alice Baker")
+    window.chat_pane.info_button.setChecked(True)
+    counts = window.profile.media_counts
+    qtbot.waitUntil(lambda: counts[int(MessageTags.PHOTO)].text() == "4")
+    account.postbox.run(lambda tx: tx.add_messages([photo]))
+    qtbot.waitUntil(lambda: counts[int(MessageTags.PHOTO)].text() == "5")
+    assert window.profile.notifications.isChecked()
+    window.profile.notifications.setChecked(False)
+    qtbot.waitUntil(
+        lambda: next(r for r in window.chat_model.rows if r.peer_id == int(ALICE)).muted
+    )
+    settings = account.postbox.run(lambda tx: tx.get_notification_settings(ALICE))
+    assert settings.is_muted(NOW)
+
+
+def test_the_inspector_lists_a_commit_and_the_views_it_re_emitted(qtbot, account, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    window.chat_pane.inspector_button.setChecked(True)
+    inspector = window.inspector
+    qtbot.waitUntil(lambda: bool(inspector.hole_map.segments))
+    assert [s.kind.value for s in inspector.hole_map.segments] == ["stored", "hole"]
+    account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text="live one")]))
+    qtbot.waitUntil(
+        lambda: any("messages: 1 stored in Bob Stone" in e.changes for e in inspector.log)
+    )
+    entry = next(e for e in inspector.log if "messages: 1 stored in Bob Stone" in e.changes)
+    assert ("history of Bob Stone", "Generic") in entry.views
+    assert ("chat list (100)", "Generic") in entry.views
+    inspector.refresh()
+    tree = inspector.transactions
+    qtbot.waitUntil(lambda: tree.topLevelItemCount() > 0)
+    texts = [
+        tree.topLevelItem(i).child(j).text(1)
+        for i in range(tree.topLevelItemCount())
+        for j in range(tree.topLevelItem(i).childCount())
+    ]
+    assert "→ history of Bob Stone: Generic" in texts
+
+
+def test_ctrl_k_finds_a_message_and_opens_its_chat_there(qtbot, account, window) -> None:
+    account.postbox.run(
+        lambda tx: tx.add_messages([incoming(ALICE, 1_001, text="the quarterly banana report")])
+    )
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    search = window.search
+    qtbot.waitUntil(search.isVisible)
+    search.query.setText("banan")
+    qtbot.waitUntil(lambda: "1 messages" in search.status.text())
+    qtbot.keyClick(search.query, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.open_peer == ALICE and 1_001 in shown_ids(window))
+    assert not search.isVisible()
+    search.open_search()
+    search.query.setText("chess")
+    qtbot.waitUntil(lambda: search.status.text().startswith("1 chats"))
+    qtbot.keyClick(search.query, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.open_peer == CLUB)
+
+
+def test_the_chat_list_window_grows_at_its_end(qtbot, account, window) -> None:
+    def many(tx) -> None:
+        for i in range(250):
+            peer = PeerId.make(PeerNamespace.USER, 1_000 + i)
+            list_chat(tx, peer, f"Person {i}")
+            tx.add_messages([incoming(peer, 5_000 + i)])
+
+    account.postbox.run(many)
+    qtbot.waitUntil(lambda: len(window.chat_model.rows) == CHAT_LIST_PAGE)
+    bar = window.chat_list.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    qtbot.waitUntil(lambda: len(window.chat_model.rows) == 2 * CHAT_LIST_PAGE)
+    assert all(isinstance(r, ChatRow) and not r.is_hole for r in window.chat_model.rows)

@@ -1,0 +1,156 @@
+"""What the inspector says, without Qt: commits described, hole maps, replay reports."""
+
+from __future__ import annotations
+
+import threading
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from postbox import (
+    ChatListInclusion,
+    ChatListViewKey,
+    ClosedRange,
+    HistoryAnchor,
+    MessageHistoryHoleSpace,
+    MessageHistoryViewKey,
+    Peer,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    PeerPresence,
+    Postbox,
+    PresenceStatus,
+    StateCursor,
+    StoreMessage,
+    UpdateKind,
+)
+from ui.hole_map import MAX_ID, HoleSegment, SegmentKind, hole_map, read_hole_map
+from ui.transactions import TransactionLog, describe_commit, describe_key
+
+ALICE = PeerId.make(PeerNamespace.USER, 7)
+
+
+def names(peer_id: PeerId) -> str:
+    return {ALICE: "Alice"}.get(peer_id, "someone")
+
+
+def test_a_replay_listener_hears_each_commit_with_the_views_it_re_emitted() -> None:
+    heard = []
+    done = threading.Event()
+    history = MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 10)
+    with Postbox(None) as postbox:
+
+        def known_chat(tx) -> None:
+            tx.update_peers([Peer(ALICE, "Alice")])
+            tx.update_chat_list_inclusion(ALICE, ChatListInclusion(PeerGroupId.ROOT, None, None))
+            tx.remove_hole(ALICE, 0, MessageHistoryHoleSpace.everywhere(), 1, MAX_ID)
+            tx.add_messages([StoreMessage(ALICE, 0, 4, 900, text="earlier")])
+
+        postbox.run(known_chat)
+        subscription = postbox.combined_view([history, ChatListViewKey()])
+        subscription.ready.result(10)
+
+        def listen(record, emitted) -> None:
+            heard.append(describe_commit(record, emitted, names))
+            done.set()
+
+        remove = postbox.add_replay_listener(listen)
+        postbox.run(
+            lambda tx: (
+                tx.update_peers([Peer(ALICE, "Alice Baker")]),
+                tx.add_messages([StoreMessage(ALICE, 0, 5, 1_000, text="hi")]),
+                tx.set_state(StateCursor(3, 0, 1, 1_000)),
+            )
+        )
+        assert done.wait(10)
+        remove()
+        postbox.run(
+            lambda tx: tx.update_peer_presences({ALICE: PeerPresence(PresenceStatus.ONLINE, 9)})
+        )
+        subscription.dispose()
+    assert len(heard) == 1  # removed listeners hear nothing more
+    entry = heard[0]
+    assert "messages: 1 stored in Alice" in entry.changes
+    assert "cursor: pts 3, qts 0, seq 1" in entry.changes
+    assert "peers: Alice" in entry.changes
+    assert ("history of Alice", "Generic") in entry.views
+    assert any(view.startswith("chat list") for view, _ in entry.views)
+
+
+def test_view_keys_read_as_words() -> None:
+    assert describe_key(MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 5), names) == (
+        "history of Alice"
+    )
+    pending = MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 5, namespace=1)
+    assert describe_key(pending, names) == "pending of Alice"
+    assert describe_key(ChatListViewKey(count=40)) == "chat list (40)"
+
+
+def test_the_log_keeps_the_newest_entries_first() -> None:
+    log = TransactionLog(limit=3)
+    from ui.transactions import CommitEntry
+
+    for version in range(5):
+        log.add(CommitEntry(version, 0.0, (), ()))
+    assert [entry.version for entry in log] == [4, 3, 2]
+    assert log.total == 5 and len(log) == 3
+
+
+def test_a_hole_map_splits_the_id_space_newest_first() -> None:
+    stored = {3, 4, 50, 51, 52}
+    segments = hole_map(
+        [ClosedRange(10, 40), ClosedRange(60, MAX_ID)],
+        lambda lower, upper: sum(lower <= i <= upper for i in stored),
+        fetching=[ClosedRange(35, 39)],
+    )
+    assert segments == [
+        HoleSegment(60, MAX_ID, SegmentKind.HOLE),
+        HoleSegment(41, 59, SegmentKind.STORED, 3),
+        HoleSegment(10, 40, SegmentKind.FETCHING),
+        HoleSegment(1, 9, SegmentKind.STORED, 2),
+    ]
+    assert segments[0].label() == "60–∞: hole"
+    assert segments[1].label() == "41–59: 3 stored"
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 500), st.integers(0, 60)), max_size=8).map(
+        lambda pairs: sorted(pairs)
+    )
+)
+def test_a_hole_map_covers_every_id_once(pairs) -> None:
+    holes, next_free = [], 1
+    for start, length in pairs:
+        lower = max(start, next_free)
+        holes.append(ClosedRange(lower, lower + length))
+        next_free = lower + length + 2
+    segments = hole_map(holes, lambda _lower, _upper: 0)
+    covered = sorted((s.lower, s.upper) for s in segments)
+    assert covered[0][0] == 1 and covered[-1][1] == MAX_ID
+    for (_, upper), (lower, _) in zip(covered, covered[1:], strict=False):
+        assert lower == upper + 1
+    assert sum(s.kind is SegmentKind.HOLE for s in segments) == len(holes)
+
+
+def test_the_hole_map_of_a_stored_chat() -> None:
+    with Postbox(None) as postbox:
+
+        def write(tx) -> None:
+            tx.add_messages([StoreMessage(ALICE, 0, i, 1_000 + i) for i in (20, 21, 22)])
+            tx.remove_hole(ALICE, 0, MessageHistoryHoleSpace.everywhere(), 20, MAX_ID)
+
+        postbox.run(write)
+        segments = postbox.run(lambda tx: read_hole_map(tx, ALICE))
+    assert segments == [
+        HoleSegment(20, MAX_ID, SegmentKind.STORED, 3),
+        HoleSegment(1, 19, SegmentKind.HOLE),
+    ]
+
+
+def test_update_kinds_are_named_as_in_postbox() -> None:
+    from postbox import ViewUpdateType
+    from ui.transactions import describe_update
+
+    assert describe_update(ViewUpdateType.FILL_HOLE) == "FillHole"
+    assert describe_update(ViewUpdateType(UpdateKind.INITIAL_UNREAD)) == "InitialUnread"

@@ -1,0 +1,58 @@
+"""Themes fill every colour of the style sheet; the app commands refuse bad input clearly."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+import pytest
+
+from client.app import parse_faults
+from client.cli import main
+from sync.server.config import FaultConfig
+from ui.theme import DARK, LIGHT, STYLE_SHEET, Theme, style_sheet
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK], ids=lambda t: t.name)
+def test_a_theme_fills_every_colour_of_the_style_sheet(theme: Theme) -> None:
+    sheet = style_sheet(theme)
+    assert "$" not in sheet
+    used = set(re.findall(r"\$(\w+)", STYLE_SHEET.read_text(encoding="utf-8")))
+    assert used <= {f.name for f in fields(Theme)}
+    for name in used:
+        assert getattr(theme, name) in sheet
+
+
+def test_fault_specs_parse_into_a_fault_config() -> None:
+    assert parse_faults("drop=0.05, reorder=4,dup=0.1") == FaultConfig(
+        drop=0.05, reorder=4, duplicate=0.1
+    )
+    assert parse_faults("") == FaultConfig()
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        parse_faults("drop")
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        parse_faults("explode=1")
+    with pytest.raises(ValueError, match="not a number"):
+        parse_faults("delay=soon")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["demo", "--faults", "drop=2"], "drop"),
+        (["demo", "--faults", "melt=1"], "NAME=VALUE"),
+        (["demo", "--rate", "-1"], "rate must be within"),
+        (["run", "--server", "nowhere", "--token", "t", "--db", "x.db"], "HOST:PORT"),
+        (["run", "--token", "t", "--db", "x.db"], "--server"),
+    ],
+)
+def test_the_app_commands_refuse_bad_arguments(argv, message, capsys) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_without_a_display_demo_says_how_to_proceed(monkeypatch, capsys) -> None:
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["demo"]) == 2
+    assert "xvfb-run" in capsys.readouterr().err
