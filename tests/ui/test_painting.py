@@ -1,0 +1,70 @@
+"""Painting every kind of row many times keeps the interpreter sound.
+
+PySide6 6.12.0 dropped a reference to ``None`` on each void ``QPainter`` call, which on
+Python 3.11 aborts the process after a few thousand paints; this catches any binding
+that does so again, and any delegate that fails on a row it may meet.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QListView, QStyleOptionViewItem
+
+from postbox import ViewUpdateType
+from ui.delegates import ChatListDelegate, HistoryDelegate
+from ui.models import ChatListModel, HistoryModel
+from ui.rows import ChatRow, DateRow, LoadingRow, MessageRow
+
+pytestmark = pytest.mark.gui
+
+CHATS = [
+    ChatRow(
+        1, 1, "Alice Baker", "AB", "#e17076", "hello there", "12:00", 3, True, True, True, True
+    ),
+    ChatRow(2, 2, "Chess Club", "CC", "#7bc862", "", "Tue", 0, False, False, False, False),
+    ChatRow(("hole",), 0, "", "", "", "", "", 0, False, False, False, False, True),
+]
+HISTORY = [
+    LoadingRow(("loading", "earlier")),
+    DateRow(("day", 1), "Today"),
+    MessageRow(("message", 0, 1), 1, 0, 1, 1, "a long text " * 20, "", False, "12:00", None,
+               False, "Bob", "#65aadd"),
+    MessageRow(("message", 0, 2), 1, 0, 2, 2, "with a photo", "Photo", True, "12:01", "read",
+               True),
+    MessageRow(("message", 1, 3), 1, 1, 3, 3, "pending", "", True, "12:02", "pending", False),
+]  # fmt: skip
+
+
+def test_painting_rows_leaves_none_alone(qtbot) -> None:
+    chats, history = ChatListModel(), HistoryModel()
+    chats.apply(CHATS, ViewUpdateType.INITIAL)
+    history.apply(HISTORY, ViewUpdateType.INITIAL)
+    chat_view, history_view = QListView(), QListView()
+    qtbot.addWidget(chat_view)
+    qtbot.addWidget(history_view)
+    chat_view.setModel(chats)
+    history_view.setModel(history)
+    history_view.resize(600, 400)
+    delegates = [
+        (ChatListDelegate(chat_view), chats),
+        (HistoryDelegate(history_view, {("message", 0, 2): 0.5}), history),
+    ]
+    image = QImage(600, 400, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    option = QStyleOptionViewItem()
+    option.rect = QRect(0, 0, 600, 80)
+    before = sys.getrefcount(None)
+    try:
+        for _ in range(300):
+            for delegate, model in delegates:
+                for row in range(model.rowCount()):
+                    index = model.index(row, 0)
+                    delegate.sizeHint(option, index)
+                    delegate.paint(painter, option, index)
+    finally:
+        painter.end()
+    assert sys.getrefcount(None) >= before - 50  # a leak would be thousands
