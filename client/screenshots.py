@@ -63,6 +63,7 @@ def take_screenshots(out: Path) -> list[Path]:
             return messages >= 20 or (messages > 0 and not isinstance(rows[0], LoadingRow))
 
         def shot(name: str) -> None:
+            _wait(app, lambda: not window.history.animator.running)
             app.processEvents()
             path = out / name
             window.grab().save(str(path))

@@ -9,18 +9,41 @@ from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter
+from PySide6.QtWidgets import (
+    QDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+)
 
 from postbox import Message, PeerId
 from ui.account_port import AccountLike
 from ui.futures import FutureRelay
 from ui.rows import preview_text
+from ui.theme import current_theme, qcolor
 
 __all__ = ["SearchDialog"]
 
 _TARGET = int(Qt.ItemDataRole.UserRole) + 1
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_Index = QModelIndex | QPersistentModelIndex
 
 
 class SearchDialog(QDialog):
@@ -41,6 +64,9 @@ class SearchDialog(QDialog):
         self.query.setPlaceholderText("Search chats and messages")
         self.query.textChanged.connect(self._typed)
         self.results = QListWidget()
+        self.results.setItemDelegate(_ResultDelegate(self.results))
+        self.results.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.results.setUniformItemSizes(False)
         self.results.itemActivated.connect(self._chosen)
         self.status = QLabel("")
         self.status.setObjectName("caption")
@@ -96,14 +122,14 @@ class SearchDialog(QDialog):
         if chats:
             self._heading("Chats")
             for peer_id, title in chats:
-                item = QListWidgetItem(f"  {title}")
+                item = QListWidgetItem(title)
                 item.setData(_TARGET, ("chat", peer_id, title))
                 self.results.addItem(item)
         if messages:
             self._heading("Messages")
             for message, title in messages:
                 day = dt.datetime.fromtimestamp(message.timestamp, dt.UTC).strftime("%d.%m.%y")
-                item = QListWidgetItem(f"  {title} · {day}\n  {preview_text(message)[:90]}")
+                item = QListWidgetItem(f"{title}\t{day}\n{preview_text(message)}")
                 item.setData(_TARGET, ("message", message.peer_id, title, message))
                 self.results.addItem(item)
         found = len(chats) + len(messages)
@@ -122,11 +148,8 @@ class SearchDialog(QDialog):
             self.results.setCurrentItem(first)
 
     def _heading(self, text: str) -> None:
-        item = QListWidgetItem(text)
+        item = QListWidgetItem(text.upper())
         item.setFlags(Qt.ItemFlag.NoItemFlags)
-        font = item.font()
-        font.setBold(True)
-        item.setFont(font)
         self.results.addItem(item)
 
     @Slot(QListWidgetItem)
@@ -139,3 +162,46 @@ class SearchDialog(QDialog):
         else:
             self.message_chosen.emit(target[1], target[2], target[3])
         self.hide()
+
+
+class _ResultDelegate(QStyledItemDelegate):
+    """A heading, a chat (its name), or a message (chat, date, then the text), elided."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
+        line = QFontMetrics(option.font).height()
+        lines = 2 if "\n" in str(index.data()) else 1
+        return QSize(200, line * lines + (14 if lines == 2 else 10))
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        theme = current_theme()
+        text = str(index.data())
+        rect = option.rect.adjusted(12, 5, -12, -5)
+        painter.save()
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(option.rect, qcolor(theme.selection))
+        metrics = QFontMetrics(option.font)
+        line = metrics.height()
+        bold = QFont(option.font)
+        bold.setBold(True)
+        if index.data(_TARGET) is None:  # a heading
+            painter.setFont(bold)
+            painter.setPen(qcolor(theme.accent))
+            painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, text)
+        else:
+            first, _, snippet = text.partition("\n")
+            title, _, day = first.partition("\t")
+            painter.setPen(qcolor(theme.muted))
+            painter.drawText(QRect(rect.left(), rect.top(), rect.width(), line), _RIGHT, day)
+            painter.setFont(bold)
+            painter.setPen(qcolor(theme.text))
+            width = rect.width() - metrics.horizontalAdvance(day) - 12
+            title = QFontMetrics(bold).elidedText(title, Qt.TextElideMode.ElideRight, width)
+            painter.drawText(QRect(rect.left(), rect.top(), width, line), _LEFT, title)
+            if snippet:
+                painter.setFont(option.font)
+                painter.setPen(qcolor(theme.muted))
+                snippet = metrics.elidedText(snippet, Qt.TextElideMode.ElideRight, rect.width())
+                painter.drawText(
+                    QRect(rect.left(), rect.top() + line + 2, rect.width(), line), _LEFT, snippet
+                )
+        painter.restore()
