@@ -19,12 +19,15 @@ from postbox import (
     InsertMessage,
     MessageHistoryHolesViewKey,
     MessageHistoryViewKey,
+    OperationLogViewKey,
     PeerId,
     PeerViewKey,
     PostboxViewKey,
     RemoveMessage,
     StateViewKey,
+    SynchronizeReadStatesViewKey,
     TagSummaryViewKey,
+    UnsentMessagesViewKey,
     UpdateKind,
     ViewUpdateType,
 )
@@ -79,6 +82,12 @@ def describe_key(key: PostboxViewKey, names: PeerNames = _default_name) -> str:
         return "chat list holes"
     if isinstance(key, StateViewKey):
         return "state cursor"
+    if isinstance(key, OperationLogViewKey):
+        return f"operation log (tag {key.tag})"
+    if isinstance(key, UnsentMessagesViewKey):
+        return "unsent messages"
+    if isinstance(key, SynchronizeReadStatesViewKey):
+        return "read states to send"
     return type(key).__name__.removesuffix("ViewKey")
 
 
