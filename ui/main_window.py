@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Slot
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -81,8 +81,16 @@ class MainWindow(QMainWindow):
         side_column = QVBoxLayout(side)
         side_column.setContentsMargins(0, 6, 0, 0)
         side_column.setSpacing(4)
+        self.connection_label = QLabel("Connecting…")
+        self.connection_label.setObjectName("caption")
+        self.connection_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         side_column.addWidget(self.search_button)
+        side_column.addWidget(self.connection_label)
         side_column.addWidget(self.chat_list, 1)
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(500)
+        self._status_timer.timeout.connect(self._poll_status)
+        self._status_timer.start()
 
         self.chat_pane = ChatPane(account, self.relay, clock=clock)
         self.profile = ProfilePanel(account, self.relay, clock=clock)
@@ -145,6 +153,23 @@ class MainWindow(QMainWindow):
 
     def _now(self) -> int:
         return int(self._clock())
+
+    @Slot()
+    def _poll_status(self) -> None:
+        self.relay.watch(self.account.status_later(), self._show_status)
+
+    def _show_status(self, status: object) -> None:
+        """Telegram's title line: say so while not connected or catching up."""
+        connection = str(getattr(status, "connection", "offline"))
+        operation = str(getattr(status, "operation", ""))
+        if connection != "connected":
+            text = "Offline" if status is None else connection[:1].upper() + connection[1:] + "…"
+        elif operation.startswith("pollDifference"):
+            text = "Updating…"
+        else:
+            text = ""
+        self.connection_label.setText(text)
+        self.connection_label.setVisible(bool(text))
 
     # -- chat list ---------------------------------------------------------------------
 
@@ -243,6 +268,7 @@ class MainWindow(QMainWindow):
         self.open_chat(peer_id, title, at=message)
 
     def close_feeds(self) -> None:
+        self._status_timer.stop()
         self.relay.close()
         self._chat_feed.close()
         self.chat_pane.close_feed()

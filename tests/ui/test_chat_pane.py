@@ -296,3 +296,8 @@ def test_the_chat_list_window_grows_at_its_end(qtbot, account, window) -> None:
     bar.setValue(bar.maximum())
     qtbot.waitUntil(lambda: len(window.chat_model.rows) == 2 * CHAT_LIST_PAGE)
     assert all(isinstance(r, ChatRow) and not r.is_hole for r in window.chat_model.rows)
+
+
+def test_the_title_line_says_offline_when_nothing_syncs(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: window.connection_label.text() == "Offline")
+    assert window.connection_label.isVisible()

@@ -47,6 +47,7 @@ def test_the_chat_list_fills_and_a_chat_opens(qtbot, window) -> None:
     qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
     rows = [row for row in main.chat_model.rows if isinstance(row, ChatRow) and not row.is_hole]
     assert rows[0].pinned  # pinned chats lead
+    qtbot.waitUntil(lambda: not main.connection_label.isVisible(), timeout=20_000)
     main.chat_list.setCurrentIndex(main.chat_model.index(0, 0))
     qtbot.waitUntil(
         lambda: any(isinstance(r, MessageRow) for r in main.history_model.rows), timeout=20_000
