@@ -45,6 +45,7 @@ from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
+from ui.models import effective_update
 from ui.rows import DeliveryState, MessageRow, history_rows, peer_kind, peer_subtitle
 
 __all__ = ["HISTORY_WINDOW", "ChatPane"]
@@ -243,7 +244,11 @@ class ChatPane(QWidget):
             self.title.setText(peer.peer.name)
         self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
         if cloud_key in combined.update_types or local_key in combined.update_types or first:
-            update = cloud.update_type if cloud_key in combined.update_types else local.update_type
+            reasons = combined.update_types
+            update = effective_update(
+                [*reasons.get(cloud_key, ()), *reasons.get(local_key, ())],
+                cloud.update_type if cloud_key in reasons else local.update_type,
+            )
             self.view, self._pending = cloud, local
             self._show(update)
             if first and self._scroll_target is not None:

@@ -19,6 +19,8 @@ from ui.theme import current_theme, qcolor
 __all__ = ["ChatListDelegate", "HistoryDelegate"]
 
 _Index = QModelIndex | QPersistentModelIndex
+#: Text boxes a history delegate remembers before starting afresh.
+_CACHE_LIMIT = 20_000
 _TICKS = {
     DeliveryState.PENDING: "◷",
     DeliveryState.FAILED: "⚠",
@@ -27,8 +29,16 @@ _TICKS = {
 }
 
 
+_LINE_HEIGHTS: dict[str, int] = {}
+
+
 def _line(option: QStyleOptionViewItem) -> int:
-    return QFontMetrics(option.font).height()
+    """The height of a line of text in the option's font (cached per font)."""
+    font = option.font.key()
+    height = _LINE_HEIGHTS.get(font)
+    if height is None:
+        height = _LINE_HEIGHTS[font] = QFontMetrics(option.font).height()
+    return height
 
 
 class ChatListDelegate(QStyledItemDelegate):
@@ -126,6 +136,7 @@ class HistoryDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._view = parent
         self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
+        self._bodies: dict[tuple[str, int, str], QRect] = {}
 
     def _text_width(self, option: QStyleOptionViewItem) -> int:
         """How wide a bubble's text may be: most of the view, at most a comfortable line."""
@@ -134,11 +145,19 @@ class HistoryDelegate(QStyledItemDelegate):
         return max(160, min(int(line * 30), int(available * 0.72))) - line * 2
 
     def _body(self, option: QStyleOptionViewItem, row: MessageRow) -> QRect:
-        metrics = QFontMetrics(option.font)
+        """The wrapped text's box: measured once per text, width and font."""
+        width = self._text_width(option)
         text = row.text or row.media
-        return metrics.boundingRect(
-            QRect(0, 0, self._text_width(option), 100_000), Qt.TextFlag.TextWordWrap, text
-        )
+        key = (text, width, option.font.key())
+        body = self._bodies.get(key)
+        if body is None:
+            if len(self._bodies) > _CACHE_LIMIT:
+                self._bodies.clear()
+            metrics = QFontMetrics(option.font)
+            body = self._bodies[key] = metrics.boundingRect(
+                QRect(0, 0, width, 100_000), Qt.TextFlag.TextWordWrap, text
+            )
+        return body
 
     def _full_height(self, option: QStyleOptionViewItem, row: object) -> int:
         line = _line(option)

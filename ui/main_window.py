@@ -43,7 +43,7 @@ from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
 from ui.inspector import InspectorPanel
-from ui.models import ChatListModel, HistoryModel
+from ui.models import ChatListModel, HistoryModel, effective_update
 from ui.profile_panel import ProfilePanel
 from ui.rows import ChatRow, chat_list_rows
 from ui.search import SearchDialog
@@ -187,7 +187,8 @@ class MainWindow(QMainWindow):
         for row in rows:
             if not row.is_hole:
                 self._names[row.peer_id] = row.title
-        self.chat_model.apply(rows, view.update_type)
+        update = effective_update(combined.update_types.get(self._chat_key, ()), view.update_type)
+        self.chat_model.apply(rows, update)
         self._select_open_chat()
 
     def _select_open_chat(self) -> None:

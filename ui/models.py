@@ -10,7 +10,7 @@ are windows over their view: they never hold more rows than the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -19,7 +19,7 @@ from postbox import UpdateKind, ViewUpdateType
 from ui.diff import Change, Insert, Remove, RowStep, diff_rows
 from ui.rows import ChatRow, HistoryRow
 
-__all__ = ["ROW_ROLE", "ChatListModel", "HistoryModel", "RowModel"]
+__all__ = ["ROW_ROLE", "ChatListModel", "HistoryModel", "RowModel", "effective_update"]
 
 #: The role under which a model gives the whole row object to its delegate.
 ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1
@@ -28,7 +28,28 @@ _SILENT = frozenset(
     {UpdateKind.INITIAL, UpdateKind.INITIAL_UNREAD, UpdateKind.FILL_HOLE, UpdateKind.UPDATE_VISIBLE}
 )
 
+#: Which reason wins when snapshots were merged: a silent one over a live one.
+_PRECEDENCE = (
+    UpdateKind.INITIAL_UNREAD,
+    UpdateKind.INITIAL,
+    UpdateKind.FILL_HOLE,
+    UpdateKind.UPDATE_VISIBLE,
+    UpdateKind.GENERIC,
+)
+
 R = TypeVar("R", ChatRow, HistoryRow)
+
+
+def effective_update(reasons: Iterable[ViewUpdateType], fallback: ViewUpdateType) -> ViewUpdateType:
+    """How to show a snapshot that may stand for several merged ones: if any of them was
+    a first load or a fill, nothing animates; only purely live changes do."""
+    by_kind = {reason.kind: reason for reason in reasons}
+    for kind in _PRECEDENCE:
+        if kind in by_kind:
+            return by_kind[kind]
+    return fallback
+
+
 _Index = QModelIndex | QPersistentModelIndex
 
 

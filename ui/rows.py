@@ -10,6 +10,7 @@ carry a ``key``, so a model can diff two snapshots row by row.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ def avatar_color(peer_id: int) -> str:
     return AVATAR_COLORS[int(peer_id) % len(AVATAR_COLORS)]
 
 
+@functools.lru_cache(maxsize=8192)
 def initials(name: str) -> str:
     """Up to two letters of a name, for an avatar ("Alice Baker" -> "AB")."""
     letters = [word[0] for word in name.split() if word and word[0].isalnum()]
@@ -88,8 +90,12 @@ def preview_text(message: Message | None) -> str:
 
 def format_list_time(timestamp: int, now: int, tz: dt.tzinfo = dt.UTC) -> str:
     """ "14:05" today, "Tue" within the week, "03.02.24" before."""
+    return _list_time(timestamp, dt.datetime.fromtimestamp(now, tz).date(), tz)
+
+
+@functools.lru_cache(maxsize=8192)
+def _list_time(timestamp: int, today: dt.date, tz: dt.tzinfo) -> str:
     moment = dt.datetime.fromtimestamp(timestamp, tz)
-    today = dt.datetime.fromtimestamp(now, tz).date()
     if moment.date() == today:
         return moment.strftime("%H:%M")
     if 0 < (today - moment.date()).days < 7:
@@ -116,7 +122,8 @@ class ChatRow:
     is_hole: bool = False
 
 
-def chat_list_rows(view: ChatListView, now: int) -> list[ChatRow]:
+def chat_list_rows(view: ChatListView, now: int, tz: dt.tzinfo = dt.UTC) -> list[ChatRow]:
+    today = dt.datetime.fromtimestamp(now, tz).date()
     rows: list[ChatRow] = []
     for entry in view.entries:
         if isinstance(entry, ChatListHoleEntry):
@@ -138,7 +145,7 @@ def chat_list_rows(view: ChatListView, now: int) -> list[ChatRow]:
                 initials=initials(name),
                 color=avatar_color(peer_id),
                 preview=preview_text(message),
-                time=format_list_time(message.timestamp, now) if message else "",
+                time=_list_time(message.timestamp, today, tz) if message else "",
                 unread=entry.read_state.count if entry.read_state else 0,
                 pinned=entry.index.pinning_index is not None,
                 muted=settings is not None and settings.is_muted(now),
