@@ -29,16 +29,9 @@ _TICKS = {
 }
 
 
-_LINE_HEIGHTS: dict[str, int] = {}
-
-
 def _line(option: QStyleOptionViewItem) -> int:
-    """The height of a line of text in the option's font (cached per font)."""
-    font = option.font.key()
-    height = _LINE_HEIGHTS.get(font)
-    if height is None:
-        height = _LINE_HEIGHTS[font] = QFontMetrics(option.font).height()
-    return height
+    """The height of a line of text in the option's font."""
+    return option.fontMetrics.height()
 
 
 class ChatListDelegate(QStyledItemDelegate):
@@ -70,7 +63,7 @@ class ChatListDelegate(QStyledItemDelegate):
             rect.left() + line // 2, rect.top() + (rect.height() - size) // 2, size, size
         )
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(row.color))
+        painter.setBrush(qcolor(row.color))
         painter.drawEllipse(avatar)
         bold = QFont(option.font)
         bold.setBold(True)
@@ -86,7 +79,7 @@ class ChatListDelegate(QStyledItemDelegate):
         right = rect.right() - line // 2
         top = rect.top() + int(line * 0.55)
         painter.setFont(option.font)
-        time_width = QFontMetrics(option.font).horizontalAdvance(row.time) + 4
+        time_width = option.fontMetrics.horizontalAdvance(row.time) + 4
         painter.setPen(muted_color)
         painter.drawText(
             QRect(right - time_width, top, time_width, line), Qt.AlignmentFlag.AlignRight, row.time
@@ -118,7 +111,7 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.setPen(muted_color)
         preview = ("You: " if row.outgoing else "") + row.preview
         width = right - left - badge_width - 8
-        preview = QFontMetrics(option.font).elidedText(preview, Qt.TextElideMode.ElideRight, width)
+        preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
         painter.restore()
 
@@ -127,7 +120,7 @@ class HistoryDelegate(QStyledItemDelegate):
     """Bubbles: incoming on the left, outgoing on the right; date and loading rows.
 
     ``progress`` maps the keys of rows that are appearing to how far (0..1): such a
-    row grows from nothing to its height and fades in as it does.
+    row is drawn that faded in.
     """
 
     def __init__(
@@ -136,7 +129,7 @@ class HistoryDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._view = parent
         self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
-        self._bodies: dict[tuple[str, int, str], QRect] = {}
+        self._bodies: dict[tuple[str, int, int], QRect] = {}
 
     def _text_width(self, option: QStyleOptionViewItem) -> int:
         """How wide a bubble's text may be: most of the view, at most a comfortable line."""
@@ -148,12 +141,12 @@ class HistoryDelegate(QStyledItemDelegate):
         """The wrapped text's box: measured once per text, width and font."""
         width = self._text_width(option)
         text = row.text or row.media
-        key = (text, width, option.font.key())
+        key = (text, width, _line(option))
         body = self._bodies.get(key)
         if body is None:
             if len(self._bodies) > _CACHE_LIMIT:
                 self._bodies.clear()
-            metrics = QFontMetrics(option.font)
+            metrics = option.fontMetrics
             body = self._bodies[key] = metrics.boundingRect(
                 QRect(0, 0, width, 100_000), Qt.TextFlag.TextWordWrap, text
             )
@@ -167,12 +160,7 @@ class HistoryDelegate(QStyledItemDelegate):
         return self._body(option, row).height() + extra + line + int(line * 1.4)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
-        row = index.data(ROW_ROLE)
-        height = self._full_height(option, row)
-        appearing = self._progress.get(getattr(row, "key", None))
-        if appearing is not None:
-            height = max(1, int(height * appearing))
-        return QSize(200, height)
+        return QSize(200, self._full_height(option, index.data(ROW_ROLE)))
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         row = index.data(ROW_ROLE)
@@ -185,7 +173,7 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.setPen(qcolor(theme.muted))
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "Loading messages…")
         elif isinstance(row, DateRow):
-            metrics = QFontMetrics(option.font)
+            metrics = option.fontMetrics
             width = metrics.horizontalAdvance(row.text) + line * 2
             pill = QRect(rect.center().x() - width // 2, rect.top() + line // 3, width, line + 6)
             painter.setPen(Qt.PenStyle.NoPen)
@@ -195,13 +183,8 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, row.text)
         elif isinstance(row, MessageRow):
             appearing = self._progress.get(row.key)
-            if appearing is not None:
-                # Growing in: drawn at full size, bottom-aligned in the row, fading in.
-                painter.setClipRect(rect)
+            if appearing is not None:  # fading in as the view slides it into sight
                 painter.setOpacity(appearing)
-                full = self._full_height(option, row)
-                option = QStyleOptionViewItem(option)
-                option.rect = QRect(rect.left(), rect.bottom() - full + 1, rect.width(), full)
             self._paint_message(painter, option, row)
         painter.restore()
 
@@ -211,7 +194,7 @@ class HistoryDelegate(QStyledItemDelegate):
         theme = current_theme()
         rect = option.rect
         line = _line(option)
-        metrics = QFontMetrics(option.font)
+        metrics = option.fontMetrics
         text = row.text or row.media
         body = self._body(option, row)
         footer = row.time + ("  edited" if row.edited else "")
@@ -234,7 +217,7 @@ class HistoryDelegate(QStyledItemDelegate):
         top = inner.top()
         if row.author:
             painter.setFont(bold)
-            painter.setPen(QColor(row.author_color))
+            painter.setPen(qcolor(row.author_color))
             painter.drawText(
                 QRect(inner.left(), top, inner.width(), line),
                 Qt.AlignmentFlag.AlignLeft,

@@ -1,11 +1,14 @@
-"""The history list: live rows grow in, older rows arriving above do not move the view.
+"""The history list: live rows slide into sight, older rows arriving above do not move it.
 
 ``HistoryListView.show_rows(rows, update_type)`` applies a snapshot's rows to its model
-and keeps the reader's place: at the bottom it stays at the bottom when a live message
-arrives; reading further up, the message at the top of the viewport stays exactly where
-it is, whatever is inserted above it (a hole fill) or below it. Rows that arrived with a
-live update grow from nothing to their height and fade in over ``ANIMATION_MS``; first
-loads and fills appear in place, still.
+and keeps the reader's place: reading further up, the message at the top of the
+viewport stays exactly where it is, whatever is inserted above it (a hole fill) or
+below it. At the bottom, rows that arrived with a live update fade in while the view
+slides up to show them over ``ANIMATION_MS`` (the row grows in from the bottom edge),
+and the reader stays at the bottom. First loads and fills appear in place, still.
+
+The slide moves the scroll position, not the layout: rows are laid out once per
+snapshot, so an animation frame costs a scroll and a repaint, whatever the window holds.
 """
 
 from __future__ import annotations
@@ -29,51 +32,95 @@ _BOTTOM_SLACK = 4
 
 
 class RowAnimator(QObject):
-    """The appearance progress (0..1) of rows that are animating in, by row key."""
+    """Fades rows in (``progress``: key to 0..1) and, when following, slides the view
+    from where it was to the bottom."""
 
     def __init__(self, view: HistoryListView) -> None:
         super().__init__(view)
         self._view = view
         self.progress: dict[Hashable, float] = {}
         self._animations: list[QVariantAnimation] = []
+        self._follow: QVariantAnimation | None = None
+        self._follow_from = 0
+        self._follow_set = -1
 
-    def start(self, keys: Sequence[Hashable]) -> None:
+    def start(self, keys: Sequence[Hashable], *, follow: bool) -> None:
         if not keys:
             return
         for key in keys:
             self.progress[key] = 0.0
-        animation = QVariantAnimation(self)
-        animation.setStartValue(0.0)
-        animation.setEndValue(1.0)
-        animation.setDuration(ANIMATION_MS)
-        animation.setEasingCurve(QEasingCurve.Type.OutCubic)
+        animation = self._animation()
         batch = tuple(keys)
 
         def step(value: object) -> None:
             for key in batch:
                 if key in self.progress:
                     self.progress[key] = float(value)  # type: ignore[arg-type]
-            self._view.relayout_keeping_place()
+            self._view.viewport().update()
 
         def done() -> None:
             for key in batch:
                 self.progress.pop(key, None)
             self._animations.remove(animation)
-            self._view.relayout_keeping_place()
+            self._view.viewport().update()
 
         animation.valueChanged.connect(step)
         animation.finished.connect(done)
         self._animations.append(animation)
         animation.start()
+        if follow:
+            self._start_following()
+
+    def _animation(self) -> QVariantAnimation:
+        animation = QVariantAnimation(self)
+        animation.setStartValue(0.0)
+        animation.setEndValue(1.0)
+        animation.setDuration(ANIMATION_MS)
+        animation.setEasingCurve(QEasingCurve.Type.OutCubic)
+        return animation
+
+    def _start_following(self) -> None:
+        bar = self._view.verticalScrollBar()
+        if self._follow is not None:
+            self._follow.stop()
+        self._follow_from = bar.value()
+        self._follow_set = bar.value()
+        follow = self._animation()
+        self._follow = follow
+
+        def step(value: object) -> None:
+            if bar.value() != self._follow_set:  # the reader took the scroll bar
+                follow.stop()
+                self._stop_following(follow)
+                return
+            target = self._follow_from + (bar.maximum() - self._follow_from) * float(value)  # type: ignore[arg-type]
+            bar.setValue(round(target))
+            self._follow_set = bar.value()
+
+        follow.valueChanged.connect(step)
+        follow.finished.connect(lambda: self._stop_following(follow))
+        follow.start()
+
+    def _stop_following(self, follow: QVariantAnimation) -> None:
+        if self._follow is follow:
+            self._follow = None
+
+    @property
+    def following(self) -> bool:
+        """Sliding to the bottom: the reader counts as being there."""
+        return self._follow is not None
 
     def stop(self) -> None:
+        if self._follow is not None:
+            self._follow.stop()
+            self._follow = None
         for animation in list(self._animations):
             animation.stop()
             animation.finished.emit()
 
     @property
     def running(self) -> bool:
-        return bool(self._animations)
+        return bool(self._animations) or self._follow is not None
 
 
 class HistoryListView(QListView):
@@ -97,7 +144,7 @@ class HistoryListView(QListView):
 
     def at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
-        return bar.value() >= bar.maximum() - _BOTTOM_SLACK
+        return self.animator.following or bar.value() >= bar.maximum() - _BOTTOM_SLACK
 
     def top_row(self) -> tuple[Hashable, int] | None:
         """The key of the first message on screen, and its offset from the top of the
@@ -143,26 +190,20 @@ class HistoryListView(QListView):
             bar = self.verticalScrollBar()
             bar.setValue(bar.value() + top - offset)
 
-    def relayout_keeping_place(self) -> None:
-        """Lay the rows out again (an animating row changed height) without moving the
-        reader: at the bottom stay there, else keep the top row where it is."""
-        stick_to_bottom = self.at_bottom()
-        anchor = None if stick_to_bottom else self.top_row()
-        self.doItemsLayout()
-        self._restore(anchor, stick_to_bottom)
-        self.viewport().update()
-
     def show_rows(self, rows: Sequence[HistoryRow], update_type: ViewUpdateType) -> None:
         stick_to_bottom = self.at_bottom()
-        anchor = None if stick_to_bottom else self.top_row()
+        anchor = self.top_row()
         self._live_rows = []
         self.history_model.apply(rows, update_type)
         live = [self.history_model.rows[i].key for i in self._live_rows]
-        for key in live:  # start collapsed, so the layout below does not jump
-            self.animator.progress[key] = 0.0
         self.doItemsLayout()
-        self._restore(anchor, stick_to_bottom)
-        self.animator.start(live)
+        if stick_to_bottom and live:
+            # Keep what is on screen where it is, then slide the new rows into sight.
+            self._restore(anchor, stick_to_bottom=False)
+            self.animator.start(live, follow=True)
+            return
+        self._restore(None if stick_to_bottom else anchor, stick_to_bottom)
+        self.animator.start(live, follow=False)
 
     def scroll_to_row(self, position: int, *, top_margin: int = 0) -> None:
         """Put a row at the top of the viewport (``top_margin`` pixels below its edge)."""

@@ -7,6 +7,7 @@ theme change repaints everything in its colours.
 
 from __future__ import annotations
 
+import functools
 import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -108,8 +109,9 @@ def style_sheet(theme: Theme) -> str:
     return string.Template(STYLE_SHEET.read_text(encoding="utf-8")).substitute(asdict(theme))
 
 
+@functools.lru_cache(maxsize=256)
 def qcolor(value: str) -> QColor:
-    """``#rrggbbaa`` (CSS order) as a QColor."""
+    """``#rrggbbaa`` (CSS order) as a QColor, parsed once (do not modify the result)."""
     if len(value) == 9:
         color = QColor(value[:7])
         color.setAlpha(int(value[7:], 16))

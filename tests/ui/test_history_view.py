@@ -49,12 +49,28 @@ def test_a_fill_above_keeps_the_top_message_in_place(qtbot, view) -> None:
     assert not view.animator.running
 
 
-def test_a_live_message_keeps_a_reader_at_the_bottom_and_fades_in(qtbot, view) -> None:
+def test_a_live_message_slides_into_sight_and_keeps_the_reader_at_the_bottom(qtbot, view):
+    bar = view.verticalScrollBar()
+    before = view.top_row()
     view.show_rows(rows(range(100, 161)), ViewUpdateType.GENERIC)
-    assert view.at_bottom()
-    assert ("message", 0, 160) in view.animator.progress
+    # Laid out at once, off screen: what was shown has not moved yet...
+    assert view.top_row() == before
+    assert bar.value() < bar.maximum()
+    assert view.at_bottom()  # following counts as being at the bottom
+    assert view.animator.progress[("message", 0, 160)] < 1.0
+    # ...then the view slides down to it as it fades in.
     qtbot.waitUntil(lambda: not view.animator.running, timeout=2_000)
+    assert bar.value() == bar.maximum()
     assert view.animator.progress == {}
+
+
+def test_a_reader_who_scrolls_during_the_slide_stops_it(qtbot, view) -> None:
+    bar = view.verticalScrollBar()
+    view.show_rows(rows(range(100, 161)), ViewUpdateType.GENERIC)
+    assert view.animator.following
+    bar.setValue(bar.value() - 200)
+    qtbot.waitUntil(lambda: not view.animator.following, timeout=2_000)
+    assert not view.at_bottom()
 
 
 def test_a_live_message_does_not_move_someone_reading_history(view) -> None:
