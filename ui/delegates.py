@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.models import ROW_ROLE
+from ui.paint_cache import RowPixmaps
 from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow
 from ui.theme import current_theme, qcolor
 
@@ -35,6 +36,12 @@ def _line(option: QStyleOptionViewItem) -> int:
 
 
 class ChatListDelegate(QStyledItemDelegate):
+    """A chat: avatar, name, time, preview, badge. Drawn once per look into a pixmap."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pixmaps = RowPixmaps(limit=256)
+
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
         return QSize(280, int(_line(option) * 3.6))
 
@@ -42,6 +49,12 @@ class ChatListDelegate(QStyledItemDelegate):
         row = index.data(ROW_ROLE)
         if not isinstance(row, ChatRow):
             return
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        self.pixmaps.paint(
+            painter, option, (row, selected), lambda canvas, at: self._draw(canvas, at, row)
+        )
+
+    def _draw(self, painter: QPainter, option: QStyleOptionViewItem, row: ChatRow) -> None:
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = option.rect
@@ -130,6 +143,7 @@ class HistoryDelegate(QStyledItemDelegate):
         self._view = parent
         self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
         self._bodies: dict[tuple[str, int, int], QRect] = {}
+        self.pixmaps = RowPixmaps(limit=160)
 
     def _text_width(self, option: QStyleOptionViewItem) -> int:
         """How wide a bubble's text may be: most of the view, at most a comfortable line."""
@@ -185,12 +199,15 @@ class HistoryDelegate(QStyledItemDelegate):
             appearing = self._progress.get(row.key)
             if appearing is not None:  # fading in as the view slides it into sight
                 painter.setOpacity(appearing)
-            self._paint_message(painter, option, row)
+            self.pixmaps.paint(
+                painter, option, row, lambda canvas, at: self._paint_message(canvas, at, row)
+            )
         painter.restore()
 
     def _paint_message(
         self, painter: QPainter, option: QStyleOptionViewItem, row: MessageRow
     ) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         theme = current_theme()
         rect = option.rect
         line = _line(option)
