@@ -72,7 +72,7 @@ def _read_state(plan: AccountPlan, chat: ChatPlan) -> PeerReadState | None:
     newest = list(newest_fates(ChatRows(plan, chat), _READ_WINDOW))
     if not newest:
         return None
-    incoming = [fate.row is not None and bool(fate.row[4] & 1) for fate in newest]
+    incoming = [bool(fate.row[4] & 1) for fate in newest]
     trailing = 0
     while trailing < len(newest) and incoming[trailing]:
         trailing += 1

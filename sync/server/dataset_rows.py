@@ -39,6 +39,7 @@ __all__ = [
     "RowError",
     "TableCheck",
     "build_message",
+    "check_deletion",
     "check_group_members",
     "check_notification_settings",
     "check_peer_list",
@@ -93,6 +94,7 @@ COLUMNS: Mapping[str, tuple[str, ...]] = {
     "archived": ("peer_id",),
     "notification_settings": ("peer_id", "muted_until", "sound", "show_previews"),
     "presences": ("peer_id", "status", "timestamp"),
+    "deletions": ("peer_id", "id", "timestamp"),
 }
 
 #: A message row: plain msgpack values in ``COLUMNS["messages"]`` order.
@@ -346,4 +348,12 @@ def check_presence(row: Any, known: Mapping[int, Any] | None) -> None:
     _int(status, "status", 0, INT32_MAX)
     if status not in PRESENCE_STATUSES:
         raise RowError(f"presence status {status} is unknown")
+    _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)
+
+
+def check_deletion(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a deletions row", 3)
+    peer_id, id_, timestamp = row
+    _peer(peer_id, "peer_id", known)
+    _int(id_, "id", INT32_MIN, INT32_MAX)
     _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)

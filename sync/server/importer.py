@@ -1,4 +1,5 @@
-"""Loading a dataset into an empty server store, its dates moved so its "now" is today."""
+"""Loading a dataset into an empty server store, its dates moved so its "now" is today
+(unless the dataset keeps its dates), with its update log if it has one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sync.protocol import (
 )
 from sync.server.generator import DemoDataset
 from sync.server.schema import MESSAGE_COLUMNS, media_to_db, pack
+from sync.server.update_log_import import import_update_log
 
 if TYPE_CHECKING:
     from sync.server.store import ServerStore
@@ -48,7 +50,7 @@ def import_dataset(
     if not store.is_empty:
         raise ValueError("the server database already holds an account")
     now = store.now()
-    shift = now - dataset.now
+    shift = 0 if dataset.keep_dates else now - dataset.now
     rng = random.Random(f"about:{dataset.seed}")
     members = dict(dataset.group_members)
     presences = dict(dataset.presences)
@@ -66,6 +68,7 @@ def import_dataset(
         store._set_meta("self_id", int(dataset.self_peer.id))
         for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
             store._set_meta(key, value)
+        import_update_log(store, dataset, shift)
         store._set_meta("date", now)
 
 

@@ -177,10 +177,11 @@ def _content(h: int, kind: MediaKind | None, media_id: int) -> tuple[str, tuple[
 
 @dataclass(frozen=True, slots=True)
 class MessageFate:
-    """A generated message's life. ``row`` is its dataset row at "now" (``None`` if it
-    was deleted by then); ``sent_text`` the text it was sent with."""
+    """A generated message's life. ``row`` is its dataset row at "now" (edited text and
+    date included; the server no longer has it if ``deleted_at`` is set), ``sent_text``
+    the text it was sent with."""
 
-    row: tuple[Any, ...] | None
+    row: tuple[Any, ...]
     id: int
     sent_at: int
     sent_text: str
@@ -245,23 +246,21 @@ class ChatRows:
             delete_time = sent_at + 60 + (h3 >> 48) % (6 * 3600)
             if delete_time < self.now:
                 deleted_at = delete_time
-        row = None
-        if deleted_at is None:
-            row = (
-                self.peer_id,
-                _CLOUD,
-                id_,
-                sent_at,
-                1 if incoming else 0,
-                _TAGS[kind] if kind is not None else 0,
-                author,
-                final_text,
-                tuple((int(m.kind), m.id, m.size, m.url, m.title) for m in media),
-                reply_to,
-                edited_at,
-                None,
-                None,
-            )
+        row = (
+            self.peer_id,
+            _CLOUD,
+            id_,
+            sent_at,
+            1 if incoming else 0,
+            _TAGS[kind] if kind is not None else 0,
+            author,
+            final_text,
+            tuple((int(m.kind), m.id, m.size, m.url, m.title) for m in media),
+            reply_to,
+            edited_at,
+            None,
+            None,
+        )
         return MessageFate(row, id_, sent_at, text, edited_at, deleted_at)
 
     def _time_of_day(self, day: int, within: int, day_count: int) -> int:
@@ -281,9 +280,9 @@ class ChatRows:
         """The dataset rows of messages ``lower..upper-1`` that exist at "now", in order."""
         result = []
         for index in range(lower, upper):
-            row = self.fate(index).row
-            if row is not None:
-                result.append(row)
+            fate = self.fate(index)
+            if fate.deleted_at is None:
+                result.append(fate.row)
         return result
 
 
@@ -326,7 +325,7 @@ def generate_slice(
         chat_rows = ChatRows(plan, plan.chats[position])
         for index in range(lower, upper):
             fate = chat_rows.fate(index)
-            if fate.row is not None:
+            if fate.deleted_at is None:
                 rows.append(fate.row)
             elif log_from is not None and fate.sent_at < log_from <= (fate.deleted_at or 0):
                 deletions.append((chat_rows.peer_id, fate.id, fate.deleted_at or 0))

@@ -237,7 +237,7 @@ def test_manifest_that_is_not_json(written: Path) -> None:
     ("change", "expected"),
     [
         ({"format": "something-else"}, "something-else"),
-        ({"format_version": 2}, "format_version 2 is not supported"),
+        ({"format_version": 3}, "format_version 3 is not supported"),
         ({"format_version": True}, "format_version True"),
         ({"seed": "7"}, "seed"),
         ({"self_peer_id": -1}, "self_peer_id"),

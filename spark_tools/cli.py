@@ -1,0 +1,178 @@
+"""``postbox-seed``: write a dataset directory (and a client database) by Spark or locally.
+
+Exit status: 0 done, 1 the output could not be written, 2 a wrong command line or no
+Java for Spark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from spark_tools.client_db import (
+    ClientSpec,
+    client_layout,
+    window_rows,
+    windows,
+    write_client_db,
+)
+from spark_tools.dataset_job import SeedResult, local_path, spark_path
+from spark_tools.errors import JavaMissingError, SeedError
+from spark_tools.progress import Progress
+from spark_tools.session import spark_session
+from sync.server.account_plan import DEMO_NOW, AccountSpec
+from sync.server.account_tables import account_tables
+
+__all__ = ["main", "seed"]
+
+PROG = "postbox-seed"
+MAX_CHATS = 100_000
+MAX_MESSAGES = 100_000_000
+MAX_DAYS = 3_650
+
+
+def _bounded(name: str, low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a whole number, not {text!r}"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be within {low:,}..{high:,}, not {value:,}"
+            )
+        return value
+
+    return parse
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Generate a chat dataset for postbox-server --dataset (and optionally a "
+        "pre-filled client database) with PySpark, or with --local in this process.",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="dataset directory to create")
+    parser.add_argument("--users", type=_bounded("--users", 1, MAX_CHATS), default=700)
+    parser.add_argument("--groups", type=_bounded("--groups", 0, MAX_CHATS), default=180)
+    parser.add_argument("--channels", type=_bounded("--channels", 0, MAX_CHATS), default=120)
+    parser.add_argument(
+        "--messages", type=_bounded("--messages", 0, MAX_MESSAGES), default=100_000,
+        help="messages sent (the few deleted since are not in the dataset)",
+    )  # fmt: skip
+    parser.add_argument("--days", type=_bounded("--days", 1, MAX_DAYS), default=30)
+    parser.add_argument("--seed", type=_bounded("--seed", 0, 2**63 - 1), default=1)
+    parser.add_argument(
+        "--now", type=_bounded("--now", 86_400 * 3_651, 2**31 - 1), default=DEMO_NOW,
+        help="the dataset's current time, unix seconds (default: 2024-06-01 18:30 UTC)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--offline-days", type=_bounded("--offline-days", 1, MAX_DAYS), default=1,
+        help="the server's update log covers these last days; the client database "
+        "synced up to their start (default: 1)",
+    )  # fmt: skip
+    parser.add_argument("--client-db", type=Path, help="also write this client Postbox file")
+    parser.add_argument(
+        "--client-dialogs", type=_bounded("--client-dialogs", 1, 10_000), default=100
+    )
+    parser.add_argument("--client-active", type=_bounded("--client-active", 0, 10_000), default=20)
+    parser.add_argument(
+        "--client-window", type=_bounded("--client-window", 1, 100_000), default=200
+    )
+    parser.add_argument(
+        "--partitions", type=_bounded("--partitions", 1, 100_000), default=4,
+        help="message parts, generated as that many Spark tasks (default: 4)",
+    )  # fmt: skip
+    parser.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+    parser.add_argument("--local", action="store_true", help="generate in this process, no Spark")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    if args.offline_days >= args.days:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: --offline-days must be less than --days", file=sys.stderr)
+        return 2
+    spec = AccountSpec(
+        seed=args.seed,
+        users=args.users,
+        groups=args.groups,
+        channels=args.channels,
+        messages=args.messages,
+        days=args.days,
+        now=args.now,
+        log_days=args.offline_days,
+        delete_share=0.01,
+    )
+    client = ClientSpec(args.client_dialogs, args.client_active, args.client_window)
+    progress = Progress(quiet=args.quiet)
+    try:
+        spark = None if args.local else spark_session(args.master)
+        started = time.monotonic()
+        result = seed(spark, spec, args.out, args.partitions, progress, args.client_db, client)
+        progress.close()
+        elapsed = time.monotonic() - started
+        print(
+            f"{PROG}: wrote {result.messages:,} messages in {result.parts} parts to {args.out}"
+            f" in {elapsed:.1f} s",
+            file=sys.stderr,
+        )
+    except JavaMissingError as error:
+        progress.close()
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except SeedError as error:
+        progress.close()
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        progress.close()
+        return 130
+    return 0
+
+
+def seed(
+    spark: Any,
+    spec: AccountSpec,
+    out: Path,
+    partitions: int,
+    progress: Progress,
+    client_db: Path | None = None,
+    client: ClientSpec = ClientSpec(),  # noqa: B008 - frozen, so sharing it is safe
+) -> SeedResult:
+    """Write the dataset (by Spark if ``spark`` is a session, else locally) and the client
+    file if asked; both paths give the same files for the same arguments."""
+    if client_db is not None and client_db.exists():
+        raise SeedError(f"{client_db}: exists; refusing to overwrite a database")
+    if spark is None:
+        result = local_path(spec, out, partitions, progress)
+    else:
+        result = spark_path(spark, spec, out, partitions, progress)
+    if client_db is not None:
+        plan = result.plan
+        progress.stage("client database: layout")
+        tables = account_tables(plan)
+        layout = client_layout(plan, tables, client)
+        todo = windows(layout)
+
+        def sorted_rows() -> Iterable[tuple[bytes, tuple[Any, ...]]]:
+            if spark is None:
+                return sorted(row for window in todo for row in window_rows(plan, window))
+            rdd = spark.sparkContext.parallelize(todo, max(1, min(len(todo), partitions)))
+            keyed = rdd.flatMap(lambda window: window_rows(plan, window))
+            return keyed.sortByKey(numPartitions=max(1, partitions)).toLocalIterator()  # type: ignore[no-any-return]
+
+        write_client_db(client_db, plan, layout, sorted_rows, progress, tables)
+    return result
