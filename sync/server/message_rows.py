@@ -243,7 +243,7 @@ class ChatRows:
                 edited_at = edit_time
                 final_text = _text(_mix(h3))
         if ((h3 >> 32) & 0xFFFF) / 65536.0 < self.delete_share:
-            delete_time = sent_at + 60 + (h3 >> 48) % (6 * 3600)
+            delete_time = sent_at + 60 + (h3 >> 48) % (2 * DAY)
             if delete_time < self.now:
                 deleted_at = delete_time
         row = (
