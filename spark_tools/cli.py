@@ -33,6 +33,8 @@ PROG = "postbox-seed"
 MAX_CHATS = 100_000
 MAX_MESSAGES = 100_000_000
 MAX_DAYS = 3_650
+#: Messages per part when --partitions is not given: small enough for steady progress.
+ROWS_PER_PART = 250_000
 
 
 def _bounded(name: str, low: int, high: int) -> Any:
@@ -86,8 +88,9 @@ def _parser() -> argparse.ArgumentParser:
         "--client-window", type=_bounded("--client-window", 1, 100_000), default=200
     )
     parser.add_argument(
-        "--partitions", type=_bounded("--partitions", 1, 100_000), default=4,
-        help="message parts, generated as that many Spark tasks (default: 4)",
+        "--partitions", type=_bounded("--partitions", 1, 100_000),
+        help="message parts, generated as that many Spark tasks (default: one per "
+        f"{ROWS_PER_PART:,} messages, at least 4); the data does not depend on it",
     )  # fmt: skip
     parser.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
     parser.add_argument("--local", action="store_true", help="generate in this process, no Spark")
@@ -121,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spark = None if args.local else spark_session(args.master)
         started = time.monotonic()
-        result = seed(spark, spec, args.out, args.partitions, progress, args.client_db, client)
+        partitions = args.partitions or max(4, -(-spec.messages // ROWS_PER_PART))
+        result = seed(spark, spec, args.out, partitions, progress, args.client_db, client)
         progress.close()
         elapsed = time.monotonic() - started
         print(

@@ -32,7 +32,7 @@ from sync.server.dataset_files import (
     write_message_part,
 )
 from sync.server.generator import DemoDataset
-from sync.server.message_rows import Deletion, Piece, generate_slice, plan_slices
+from sync.server.message_rows import Deletion, Piece, iter_slice, plan_slices
 
 __all__ = ["SeedResult", "local_path", "part_size", "spark_path"]
 
@@ -113,8 +113,9 @@ def local_path(spec: AccountSpec, out: Path, partitions: int, progress: Progress
         progress.stage("messages (local)", spec.messages)
         results = []
         for number, pieces in enumerate(slices):
-            rows, deletions = generate_slice(plan, pieces)
-            results.append((write_message_part(staging, number, rows), deletions))
+            deletions: list[Deletion] = []
+            part = write_message_part(staging, number, iter_slice(plan, pieces, deletions))
+            results.append((part, deletions))
             progress.advance(sum(upper - lower for _, lower, upper in pieces))
         return results
 
@@ -126,8 +127,8 @@ def _slice_task(
 ) -> Callable[[Iterator[tuple[int, list[Piece]]]], Iterator[Any]]:
     def task(items: Iterator[tuple[int, list[Piece]]]) -> Iterator[Any]:
         for number, pieces in items:
-            rows, deletions = generate_slice(plan, pieces)
-            part = write_message_part(Path(staging), number, rows)
+            deletions: list[Deletion] = []
+            part = write_message_part(Path(staging), number, iter_slice(plan, pieces, deletions))
             yield number, part.path, part.rows, part.size, deletions
 
     return task

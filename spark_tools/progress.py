@@ -22,6 +22,8 @@ class Progress:
         self._done = 0
         self._started = time.monotonic()
         self._shown = 0.0
+        # A terminal gets one line redrawn in place; a pipe or file one line per stage.
+        self._live = bool(getattr(self._stream, "isatty", lambda: False)())
 
     def stage(self, name: str, total: int = 0) -> None:
         self._finish_line()
@@ -45,12 +47,12 @@ class Progress:
 
     def _finish_line(self) -> None:
         if self._stage and not self._quiet:
-            self._show(force=True)
+            self._show(force=True, final=True)
             print(file=self._stream, flush=True)
             self._stage = ""
 
-    def _show(self, *, force: bool = False) -> None:
-        if self._quiet:
+    def _show(self, *, force: bool = False, final: bool = False) -> None:
+        if self._quiet or not (self._live or final):
             return
         now = time.monotonic()
         if not force and now - self._shown < 0.5:
@@ -59,7 +61,8 @@ class Progress:
         with self._lock:
             stage, total, done = self._stage, self._total, self._done
             elapsed = now - self._started
-        line = f"\r{stage:<28} {elapsed:6.1f} s"
+        prefix = "\r" if self._live else ""
+        line = f"{prefix}{stage:<28} {elapsed:6.1f} s"
         if total:
             rate = done / elapsed if elapsed > 0 else 0.0
             eta = f"{(total - done) / rate:5.0f} s" if rate > 0 and done < total else "    -"

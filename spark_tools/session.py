@@ -45,9 +45,13 @@ def spark_session(master: str, app_name: str = "postbox-seed") -> Any:
         raise SeedError(
             f"PySpark is not installed ({error}): install the project with its 'spark' extra"
         ) from None
+    log_config = Path(__file__).with_name("log4j2.properties")
+    java_options = f"-Dlog4j2.configurationFile=file:{log_config}"
     try:
         session = (
             SparkSession.builder.master(master)
+            .config("spark.driver.extraJavaOptions", java_options)
+            .config("spark.executor.extraJavaOptions", java_options)
             .appName(app_name)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")

@@ -221,8 +221,12 @@ def _members(seed: int, position: int, users: list[PeerId]) -> tuple[PeerId, ...
     if not users:
         return ()
     size = min(len(users), 3 + index_below(10, seed, _K_MEMBERS, position))
-    order = sorted(range(len(users)), key=lambda i: hash64(seed, _K_MEMBERS, position, i))
-    return tuple(sorted(users[i] for i in order[:size]))
+    chosen: set[int] = set()
+    draw = 0
+    while len(chosen) < size:  # distinct users by keyed draws: O(size), not O(users)
+        chosen.add(index_below(len(users), seed, _K_MEMBERS, position, draw))
+        draw += 1
+    return tuple(sorted(users[i] for i in chosen))
 
 
 # -- when chats talk ------------------------------------------------------------

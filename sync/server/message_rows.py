@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ __all__ = [
     "Piece",
     "content",
     "generate_slice",
+    "iter_slice",
     "media_shares",
     "plain_text",
     "plan_slices",
@@ -207,6 +209,11 @@ class ChatRows:
         self.edit_share = spec.edit_share
         self.delete_share = spec.delete_share
         self._salt = hash64(spec.seed, 100, chat.position)
+        # Caches for sequential access; results never depend on them.
+        self._located = (0, 0, 0, 0, 0)  # first index, next day's first, day, count, id
+        self._day: int | None = None
+        self._day_draw = self._size = self._bursts = 0
+        self._burst: tuple[int, int, int, int] = (-1, -1, 0, 0)  # day, burst, start, bound
 
     def _draw(self, *keys: int) -> int:
         z = self._salt
@@ -214,9 +221,18 @@ class ChatRows:
             z = _mix(z ^ key)
         return z
 
+    def _locate(self, index: int) -> tuple[int, int, int, int]:
+        first, following, day, count, id_ = self._located
+        if not first <= index < following:
+            day, within, count, id_ = self.chat.locate(index)
+            first = index - within
+            id_ -= within
+            self._located = (first, first + count, day, count, id_)
+        return day, index - first, count, id_ + index - first
+
     def fate(self, index: int) -> MessageFate:
-        day, within, day_count, id_ = self.chat.locate(index)
-        h = self._draw(index)
+        day, within, day_count, id_ = self._locate(index)
+        h = _mix(self._salt ^ index)
         sent_at = self.first_day_start + day * DAY + self._time_of_day(day, within, day_count)
         roll = h * _TO_UNIT
         incoming = roll < self.incoming_share
@@ -266,13 +282,19 @@ class ChatRows:
     def _time_of_day(self, day: int, within: int, day_count: int) -> int:
         """Seconds into the day window: conversations (bursts of a few messages a short
         gap apart) spread over the day by the hour-of-day activity, in index order."""
-        burst_draw = self._draw(1 << 40, day)
-        size = 1 + burst_draw % 6
-        bursts = (day_count + size - 1) // size
+        if day != self._day:
+            self._day = day
+            self._day_draw = self._draw(1 << 40, day)
+            self._size = 1 + self._day_draw % 6
+            self._bursts = (day_count + self._size - 1) // self._size
+        burst_draw, size, bursts = self._day_draw, self._size, self._bursts
         burst, step = divmod(within, size)
-        jitter = (_mix(burst_draw ^ burst) >> 11) / float(1 << 53)
-        start = warp(self.now, (burst + 0.9 * jitter) / bursts)
-        bound = warp(self.now, (burst + 1) / bursts)
+        cached_day, cached_burst, start, bound = self._burst
+        if (cached_day, cached_burst) != (day, burst):
+            jitter = (_mix(burst_draw ^ burst) >> 11) / float(1 << 53)
+            start = warp(self.now, (burst + 0.9 * jitter) / bursts)
+            bound = warp(self.now, (burst + 1) / bursts)
+            self._burst = (day, burst, start, bound)
         gap = 15 + (burst_draw >> 8) % 90
         return min(start + step * gap, bound)
 
@@ -318,15 +340,21 @@ def generate_slice(
 ) -> tuple[list[tuple[Any, ...]], list[Deletion]]:
     """The dataset rows of a slice, in order, and the deletions the update log holds
     for it (messages sent before the log starts and deleted after)."""
-    log_from = plan.spec.log_from
-    rows: list[tuple[Any, ...]] = []
     deletions: list[Deletion] = []
+    rows = list(iter_slice(plan, pieces, deletions))
+    return rows, deletions
+
+
+def iter_slice(
+    plan: AccountPlan, pieces: list[Piece], deletions: list[Deletion]
+) -> Iterator[tuple[Any, ...]]:
+    """``generate_slice`` as a stream of rows; the deletions are appended to ``deletions``."""
+    log_from = plan.spec.log_from
     for position, lower, upper in pieces:
         chat_rows = ChatRows(plan, plan.chats[position])
         for index in range(lower, upper):
             fate = chat_rows.fate(index)
             if fate.deleted_at is None:
-                rows.append(fate.row)
-            elif log_from is not None and fate.sent_at < log_from <= (fate.deleted_at or 0):
-                deletions.append((chat_rows.peer_id, fate.id, fate.deleted_at or 0))
-    return rows, deletions
+                yield fate.row
+            elif log_from is not None and fate.sent_at < log_from <= fate.deleted_at:
+                deletions.append((chat_rows.peer_id, fate.id, fate.deleted_at))
