@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["import_dataset"]
 
 _INT32_MAX = 2**31 - 1
+_INCOMING = int(MessageFlags.INCOMING)
 
 #: Messages inserted per executemany when importing a dataset.
 _IMPORT_BATCH = 20_000
@@ -77,13 +78,13 @@ def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: i
     media_rows: list[tuple[int, str, int | None]] = []
     for m in batch:
         peer_id = int(m.peer_id)
-        media = [_wire_media(item) for item in m.media]
+        media = [_wire_media(item) for item in m.media] if m.media else []
         rows.append(
             (
                 peer_id,
                 m.id,
                 m.timestamp + shift,
-                0 if m.flags & MessageFlags.INCOMING else 1,
+                0 if m.flags & _INCOMING else 1,
                 None if m.author_id is None else int(m.author_id),
                 m.text,
                 media_to_db(media),

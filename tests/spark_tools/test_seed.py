@@ -10,7 +10,10 @@ import pytest
 
 from client.cli import main as chat_main
 from postbox import (
+    ChatListViewKey,
+    HistoryAnchor,
     MessageHistoryHoleSpace,
+    MessageHistoryViewKey,
     PeerGroupId,
     Postbox,
 )
@@ -127,6 +130,11 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
     with Postbox(path) as postbox:
         entries = postbox.run(lambda tx: tx.get_chat_list(PeerGroupId.ROOT))
         assert len(entries) >= CLIENT.dialogs
+        chat_list_key = ChatListViewKey(PeerGroupId.ROOT, count=5)
+        subscription = postbox.combined_view([chat_list_key])
+        chat_list = subscription.ready.result(timeout=10).views[chat_list_key]
+        subscription.dispose()
+        assert len(chat_list.entries) >= 5 and chat_list.has_earlier
         state = postbox.run(lambda tx: tx.get_state())
         assert (state.pts, state.date) == (1, log_from)
         holes = postbox.run(lambda tx: tx.get_chat_list_holes(PeerGroupId.ROOT))
@@ -152,6 +160,14 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
             assert len(holes) <= 1
             assert all(h.lower == 1 and h.upper < lowest for h in holes)
             windows += len(messages) > 1
+        busiest = max(stored, key=lambda peer_id: len(stored[peer_id][0]))
+        history_key = MessageHistoryViewKey(busiest, HistoryAnchor.upper_bound(), 10)
+        subscription = postbox.combined_view([history_key])
+        history = subscription.ready.result(timeout=10).views[history_key]
+        subscription.dispose()
+        newest = stored[busiest][0][-10:]
+        assert [m.id for m in history.entries][-10:] == [m.id for m in newest]
+        assert not history.hole_later
         assert windows == CLIENT.active_chats
 
 
