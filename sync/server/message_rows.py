@@ -18,8 +18,7 @@ import bisect
 import functools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from postbox import Media, MediaKind, MessageNamespace, MessageTags, PeerNamespace
 from sync.server.account_plan import DAY, AccountPlan, ChatPlan, warp
@@ -153,32 +152,36 @@ def content(h: int, namespace: int, media_id: int) -> tuple[str, tuple[Media, ..
     """Text and media of a message in a chat of peer ``namespace``, from the 64-bit draw
     ``h``, in the dataset's shares (``media_id`` names the media item, if any)."""
     kind = _pick_kind(_MEDIA_SHARES[namespace], (h & 0xFFFFFF) / 16777216.0)
-    return _content(_mix(h), kind, media_id)
+    text, media = _content(_mix(h), kind, media_id)
+    return text, tuple(Media(MediaKind(k), i, n, u, t) for k, i, n, u, t in media)
 
 
-def _content(h: int, kind: MediaKind | None, media_id: int) -> tuple[str, tuple[Media, ...]]:
+#: A media item as a dataset row holds it: kind, id, size, url, title.
+MediaRow = tuple[int, int, int, str | None, str | None]
+
+
+def _content(h: int, kind: MediaKind | None, media_id: int) -> tuple[str, tuple[MediaRow, ...]]:
     if kind is None:
         return _text(h), ()
     size_draw = (h >> 32) / 4294967296.0
     if kind is MediaKind.PHOTO or kind is MediaKind.VIDEO:
         caption = _sentence(h >> 8) if (h & 0xFF) < 77 else ""  # about 30%
         low, high = (80_000, 3_000_000) if kind is MediaKind.PHOTO else (1_000_000, 80_000_000)
-        return caption, (Media(kind, media_id, size=low + int(size_draw * (high - low))),)
+        return caption, ((kind.value, media_id, low + int(size_draw * (high - low)), None, None),)
     if kind is MediaKind.VOICE:
-        return "", (Media(kind, media_id, size=5_000 + int(size_draw * 295_000)),)
+        return "", ((kind.value, media_id, 5_000 + int(size_draw * 295_000), None, None),)
     if kind is MediaKind.FILE:
         first, second = _word((h & 0xFFFF) / 65536.0), _word(((h >> 16) & 0xFFFF) / 65536.0)
         title = f"{first}_{second}.{FILE_EXTENSIONS[h % len(FILE_EXTENSIONS)]}"
-        return "", (Media(kind, media_id, size=10_000 + int(size_draw * 19_990_000), title=title),)
+        return "", ((kind.value, media_id, 10_000 + int(size_draw * 19_990_000), None, title),)
     count = 2 + h % 3
     words = [_word(((h >> (8 + 12 * i)) & 0xFFF) / 4096.0) for i in range(count)]
     url = f"https://{LINK_DOMAINS[(h >> 56) % len(LINK_DOMAINS)]}/{'-'.join(words).lower()}"
     intro = LINK_INTROS[(h >> 60) % len(LINK_INTROS)]
-    return f"{intro} {url}", (Media(kind, media_id, url=url, title=" ".join(words).capitalize()),)
+    return f"{intro} {url}", ((kind.value, media_id, 0, url, " ".join(words).capitalize()),)
 
 
-@dataclass(frozen=True, slots=True)
-class MessageFate:
+class MessageFate(NamedTuple):
     """A generated message's life. ``row`` is its dataset row at "now" (edited text and
     date included; the server no longer has it if ``deleted_at`` is set), ``sent_text``
     the text it was sent with."""
@@ -271,7 +274,7 @@ class ChatRows:
             _TAGS[kind] if kind is not None else 0,
             author,
             final_text,
-            tuple((int(m.kind), m.id, m.size, m.url, m.title) for m in media),
+            media,
             reply_to,
             edited_at,
             None,
