@@ -7,6 +7,8 @@ Java for Spark.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -21,7 +23,7 @@ from spark_tools.client_db import (
     write_client_db,
 )
 from spark_tools.dataset_job import SeedResult, local_path, spark_path
-from spark_tools.errors import JavaMissingError, SeedError
+from spark_tools.errors import JavaMissingError, OutputError, SeedError
 from spark_tools.progress import Progress
 from spark_tools.session import spark_session
 from sync.server.account_plan import DEMO_NOW, AccountSpec
@@ -52,6 +54,18 @@ def _bounded(name: str, low: int, high: int) -> Any:
         return value
 
     return parse
+
+
+_MASTER = re.compile(r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|yarn|(spark|k8s)://\S+")
+
+
+def _master(text: str) -> str:
+    if not _MASTER.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Spark master: local, local[N], local[*], spark://HOST:PORT, "
+            "yarn or k8s://URL"
+        )
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,7 +106,9 @@ def _parser() -> argparse.ArgumentParser:
         help="message parts, generated as that many Spark tasks (default: one per "
         f"{ROWS_PER_PART:,} messages, at least 4); the data does not depend on it",
     )  # fmt: skip
-    parser.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+    parser.add_argument(
+        "--master", type=_master, default="local[*]", help="Spark master (default: local[*])"
+    )
     parser.add_argument("--local", action="store_true", help="generate in this process, no Spark")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
@@ -158,8 +174,8 @@ def seed(
 ) -> SeedResult:
     """Write the dataset (by Spark if ``spark`` is a session, else locally) and the client
     file if asked; both paths give the same files for the same arguments."""
-    if client_db is not None and client_db.exists():
-        raise SeedError(f"{client_db}: exists; refusing to overwrite a database")
+    if client_db is not None:
+        _check_client_db(client_db)
     if spark is None:
         result = local_path(spec, out, partitions, progress)
     else:
@@ -180,3 +196,14 @@ def seed(
 
         write_client_db(client_db, plan, layout, sorted_rows, progress, tables)
     return result
+
+
+def _check_client_db(path: Path) -> None:
+    """Refuse a client file that exists or cannot be created, before any work."""
+    if path.exists():
+        raise OutputError(f"{path}: exists; refusing to overwrite a database")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{path}: cannot be created ({parent} is not a writable directory)")

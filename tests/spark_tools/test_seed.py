@@ -195,6 +195,12 @@ def test_bad_arguments_and_outputs_are_clear_errors(tmp_path, capsys):
     assert seed_main(argv) == 1
     assert "error:" in capsys.readouterr().err
     assert not (blocked / "ds").exists()
+    argv = ["--out", str(tmp_path / "ok"), "--local", "--client-db", str(blocked / "c.db")]
+    assert seed_main(argv) == 1
+    assert "not a writable directory" in capsys.readouterr().err
+    assert not (tmp_path / "ok").exists()
+    assert seed_main(["--out", str(tmp_path / "y"), "--master", "foo://bar"]) == 2
+    assert "is not a Spark master" in capsys.readouterr().err
     full = tmp_path / "full"
     full.mkdir()
     (full / "keep").write_text("x")
