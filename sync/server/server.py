@@ -37,7 +37,6 @@ from sync.protocol import (
 )
 from sync.server.config import ServerConfig, is_loopback
 from sync.server.dataset_files import iter_message_rows, read_dataset
-from sync.server.dataset_rows import build_message
 from sync.server.faults import FaultInjector
 from sync.server.generator import DemoDataset, generate_dataset
 from sync.server.service import Service, Session
@@ -63,8 +62,7 @@ def import_into(store: ServerStore, config: ServerConfig) -> None:
     one generated from the seed."""
     if config.dataset is not None:
         small = read_dataset(config.dataset, with_messages=False)
-        rows = iter_message_rows(config.dataset)
-        store.import_dataset(small, map(build_message, rows))  # rows checked as read
+        store.import_dataset(small, rows=iter_message_rows(config.dataset))
     else:
         store.import_dataset(
             generate_dataset(config.seed, config.peers, config.messages, config.days)

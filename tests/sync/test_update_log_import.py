@@ -61,3 +61,15 @@ def test_a_short_log_window_keeps_only_the_newest_points():
     pts = store.state().pts
     assert store._meta("log_start", 0) == pts - 10
     assert type(store.difference(GetDifference(1, 0, 0))).__name__ == "DifferenceTooLong"
+
+
+def test_importing_rows_stores_what_importing_messages_stores(tmp_path):
+    from sync.server.dataset_files import iter_message_rows, read_dataset, write_dataset
+
+    dataset = build_dataset(SPEC, keep_dates=True)
+    write_dataset(dataset, tmp_path / "ds", rows_per_part=700)
+    by_rows = ServerStore(clock=lambda: SPEC.now + 60)
+    head = read_dataset(tmp_path / "ds", with_messages=False)
+    by_rows.import_dataset(head, rows=iter_message_rows(tmp_path / "ds"))
+    _, by_messages = imported(log_window=by_rows.log_window)
+    assert by_rows.digest() == by_messages.digest()
