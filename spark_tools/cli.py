@@ -74,43 +74,69 @@ def _parser() -> argparse.ArgumentParser:
         description="Generate a chat dataset for postbox-server --dataset (and optionally a "
         "pre-filled client database) with PySpark, or with --local in this process.",
     )
-    parser.add_argument("--out", type=Path, required=True, help="dataset directory to create")
-    parser.add_argument("--users", type=_bounded("--users", 1, MAX_CHATS), default=700)
-    parser.add_argument("--groups", type=_bounded("--groups", 0, MAX_CHATS), default=180)
-    parser.add_argument("--channels", type=_bounded("--channels", 0, MAX_CHATS), default=120)
     parser.add_argument(
-        "--messages", type=_bounded("--messages", 0, MAX_MESSAGES), default=100_000,
-        help="messages sent (the few deleted since are not in the dataset)",
+        "--out", type=Path, required=True, metavar="DIR", help="dataset directory to create"
+    )
+    account = parser.add_argument_group("the account")
+    for name, default, what in (
+        ("users", 700, "private chats"),
+        ("groups", 180, "groups"),
+        ("channels", 120, "channels"),
+    ):
+        account.add_argument(
+            f"--{name}", type=_bounded(f"--{name}", 1 if name == "users" else 0, MAX_CHATS),
+            default=default, metavar="N", help=f"{what} (default: {default:,})",
+        )  # fmt: skip
+    account.add_argument(
+        "--messages", type=_bounded("--messages", 0, MAX_MESSAGES), default=100_000, metavar="N",
+        help="messages sent over all chats; the few deleted since are not in the dataset "
+        "(default: 100,000)",
     )  # fmt: skip
-    parser.add_argument("--days", type=_bounded("--days", 1, MAX_DAYS), default=30)
-    parser.add_argument("--seed", type=_bounded("--seed", 0, 2**63 - 1), default=1)
-    parser.add_argument(
+    account.add_argument(
+        "--days", type=_bounded("--days", 1, MAX_DAYS), default=30, metavar="N",
+        help="days of history before --now (default: 30)",
+    )  # fmt: skip
+    account.add_argument(
+        "--seed", type=_bounded("--seed", 0, 2**63 - 1), default=1, metavar="S",
+        help="the same seed and sizes give the same files (default: 1)",
+    )  # fmt: skip
+    account.add_argument(
         "--now", type=_bounded("--now", 86_400 * 3_651, 2**31 - 1), default=DEMO_NOW,
-        help="the dataset's current time, unix seconds (default: 2024-06-01 18:30 UTC)",
+        metavar="UNIX", help="the dataset's current time (default: 2024-06-01 18:30 UTC)",
     )  # fmt: skip
-    parser.add_argument(
-        "--offline-days", type=_bounded("--offline-days", 1, MAX_DAYS), default=1,
-        help="the server's update log covers these last days; the client database "
-        "synced up to their start (default: 1)",
+    account.add_argument(
+        "--offline-days", type=_bounded("--offline-days", 1, MAX_DAYS), default=1, metavar="D",
+        help="the server's update log covers the last D days; the client database synced "
+        "up to their start (default: 1)",
     )  # fmt: skip
-    parser.add_argument("--client-db", type=Path, help="also write this client Postbox file")
-    parser.add_argument(
-        "--client-dialogs", type=_bounded("--client-dialogs", 1, 10_000), default=100
+    client = parser.add_argument_group("the client database")
+    client.add_argument(
+        "--client-db", type=Path, metavar="PATH", help="also write this client Postbox file"
     )
-    parser.add_argument("--client-active", type=_bounded("--client-active", 0, 10_000), default=20)
-    parser.add_argument(
-        "--client-window", type=_bounded("--client-window", 1, 100_000), default=200
-    )
-    parser.add_argument(
-        "--partitions", type=_bounded("--partitions", 1, 100_000),
+    client.add_argument(
+        "--client-dialogs", type=_bounded("--client-dialogs", 1, 10_000), default=100,
+        metavar="N", help="chats of the stored chat-list page (default: 100)",
+    )  # fmt: skip
+    client.add_argument(
+        "--client-active", type=_bounded("--client-active", 0, 10_000), default=20,
+        metavar="N", help="busiest chats whose recent history is stored (default: 20)",
+    )  # fmt: skip
+    client.add_argument(
+        "--client-window", type=_bounded("--client-window", 1, 100_000), default=200,
+        metavar="N", help="messages stored of each of those chats (default: 200)",
+    )  # fmt: skip
+    run = parser.add_argument_group("running")
+    run.add_argument(
+        "--partitions", type=_bounded("--partitions", 1, 100_000), metavar="P",
         help="message parts, generated as that many Spark tasks (default: one per "
         f"{ROWS_PER_PART:,} messages, at least 4); the data does not depend on it",
     )  # fmt: skip
-    parser.add_argument(
-        "--master", type=_master, default="local[*]", help="Spark master (default: local[*])"
-    )
-    parser.add_argument("--local", action="store_true", help="generate in this process, no Spark")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument(
+        "--master", type=_master, default="local[*]", metavar="URL",
+        help="Spark master (default: local[*])",
+    )  # fmt: skip
+    run.add_argument("--local", action="store_true", help="generate in this process, no Spark")
+    run.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
 
