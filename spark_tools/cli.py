@@ -27,7 +27,6 @@ from spark_tools.errors import JavaMissingError, OutputError, SeedError
 from spark_tools.progress import Progress
 from spark_tools.session import spark_session
 from sync.server.account_plan import DEMO_NOW, AccountSpec
-from sync.server.account_tables import account_tables
 
 __all__ = ["main", "seed"]
 
@@ -114,8 +113,9 @@ def _parser() -> argparse.ArgumentParser:
         "--client-db", type=Path, metavar="PATH", help="also write this client Postbox file"
     )
     client.add_argument(
-        "--client-dialogs", type=_bounded("--client-dialogs", 1, 10_000), default=100,
-        metavar="N", help="chats of the stored chat-list page (default: 100)",
+        "--client-dialogs", type=_bounded("--client-dialogs", 1, MAX_CHATS * 3),
+        metavar="N", help="store only the first N chats of the chat list, with a chat-list "
+        "hole below them (default: all chats)",
     )  # fmt: skip
     client.add_argument(
         "--client-active", type=_bounded("--client-active", 0, 10_000), default=20,
@@ -209,16 +209,20 @@ def seed(
     if client_db is not None:
         plan = result.plan
         progress.stage("client database: layout")
-        tables = account_tables(plan)
+        tables = result.tables
         layout = client_layout(plan, tables, client)
         todo = windows(layout)
 
         def sorted_rows() -> Iterable[tuple[bytes, tuple[Any, ...]]]:
             if spark is None:
                 return sorted(row for window in todo for row in window_rows(plan, window))
-            rdd = spark.sparkContext.parallelize(todo, max(1, min(len(todo), partitions)))
+            # A few thousand rows by default: one sorted partition per 100,000 of them,
+            # as each partition of toLocalIterator costs a Spark job.
+            expected = sum(upper - lower for _, lower, upper, _ in todo)
+            slices = max(1, min(partitions, expected // 100_000))
+            rdd = spark.sparkContext.parallelize(todo, slices)
             keyed = rdd.flatMap(lambda window: window_rows(plan, window))
-            return keyed.sortByKey(numPartitions=max(1, partitions)).toLocalIterator()  # type: ignore[no-any-return]
+            return keyed.sortByKey(numPartitions=slices).toLocalIterator()  # type: ignore[no-any-return]
 
         write_client_db(client_db, plan, layout, sorted_rows, progress, tables)
     return result

@@ -4,9 +4,10 @@
 for the account and every channel, so the stored cursor is (pts 1, date ``T``) and
 getDifference brings everything after it. What the file holds, as of ``T``:
 
-* the first page of the chat list the server would have given (pinned chats, then the
-  ``dialogs`` chats with the newest top messages), each with its top message, read
-  state, peer and, for channels, its pts; a chat-list hole below the page's last chat;
+* the chat list as the server would have given it (pinned chats, then the chats by
+  their newest top messages; all of them, or the first ``dialogs``), each with its top
+  message, read state, peer and, for channels, its pts; a chat-list hole below the
+  last stored chat if there are more;
 * the ``window`` newest messages of the ``active_chats`` busiest chats of that page,
   with the history hole below them; every other listed chat has a hole below its top
   message, as after a getDialogs fill;
@@ -63,7 +64,10 @@ _BATCH = 20_000
 
 @dataclass(frozen=True, slots=True)
 class ClientSpec:
-    dialogs: int = 100
+    """What the client file holds: ``dialogs`` chats of the chat list (``None``: all of
+    them), and the ``window`` newest messages of its ``active_chats`` busiest chats."""
+
+    dialogs: int | None = None
     active_chats: int = 20
     window: int = 200
 
@@ -129,7 +133,8 @@ def client_layout(plan: AccountPlan, tables: AccountTables, client: ClientSpec) 
     pinned = [c for c in candidates if c.chat.peer.id in pinned_ids]
     others = [c for c in candidates if c.chat.peer.id not in pinned_ids]
     others.sort(key=lambda c: (c.top.sent_at, c.top.id, int(c.chat.peer.id)), reverse=True)
-    page = pinned + others[: client.dialogs]
+    limit = len(others) if client.dialogs is None else client.dialogs
+    page = pinned + others[:limit]
     busiest = sorted(page, key=lambda c: (-c.top_index, c.chat.position))[: client.active_chats]
     active = {c.chat.position for c in busiest}
     stored = tuple(
@@ -139,7 +144,7 @@ def client_layout(plan: AccountPlan, tables: AccountTables, client: ClientSpec) 
         for c in page
     )
     stored_pinned = tuple(p for p in tables.pinned if any(c.chat.peer.id == p for c in pinned))
-    return ClientLayout(offline_at, stored, stored_pinned, len(others) > client.dialogs)
+    return ClientLayout(offline_at, stored, stored_pinned, len(others) > limit)
 
 
 #: A window to generate: (chat position, first index, last index + 1, offline point).

@@ -24,7 +24,7 @@ from postbox import PeerId, PeerNamespace
 from spark_tools.errors import OutputError
 from spark_tools.progress import Progress
 from sync.server.account_plan import AccountPlan, AccountSpec, plan_account
-from sync.server.account_tables import account_tables
+from sync.server.account_tables import AccountTables, account_tables
 from sync.server.dataset_files import (
     DataFile,
     DatasetError,
@@ -40,6 +40,7 @@ __all__ = ["SeedResult", "local_path", "part_size", "spark_path"]
 @dataclass(frozen=True, slots=True)
 class SeedResult:
     plan: AccountPlan
+    tables: AccountTables
     messages: int
     parts: int
 
@@ -49,9 +50,10 @@ def part_size(spec: AccountSpec, partitions: int) -> int:
     return max(1, math.ceil(spec.messages / max(1, partitions)))
 
 
-def _tables_dataset(plan: AccountPlan, deletions: list[Deletion], keep_dates: bool) -> DemoDataset:
+def _tables_dataset(
+    plan: AccountPlan, tables: AccountTables, deletions: list[Deletion], keep_dates: bool
+) -> DemoDataset:
     spec = plan.spec
-    tables = account_tables(plan)
     deletions.sort(key=lambda deletion: (deletion[2], deletion[0], deletion[1]))
     return DemoDataset(
         seed=spec.seed,
@@ -84,13 +86,15 @@ def _write(
     progress: Progress,
 ) -> SeedResult:
     written: list[DataFile] = []
+    tables: list[AccountTables] = []
 
     def write_messages(staging: Path) -> tuple[DemoDataset, list[DataFile]]:
         results = run_slices(staging, slices)
         deletions = [deletion for _, part_deletions in results for deletion in part_deletions]
         written.extend(part for part, _ in results)
         progress.stage("tables and manifest")
-        return _tables_dataset(plan, deletions, keep_dates=True), written
+        tables.append(account_tables(plan))
+        return _tables_dataset(plan, tables[0], deletions, keep_dates=True), written
 
     try:
         write_dataset_with(out, write_messages)
@@ -100,7 +104,7 @@ def _write(
         raise OutputError(f"{out}: cannot write here: {error.strerror}") from None
     except OSError as error:
         raise OutputError(f"{out}: {error.strerror or error}") from None
-    return SeedResult(plan, sum(part.rows for part in written), len(written))
+    return SeedResult(plan, tables[0], sum(part.rows for part in written), len(written))
 
 
 def local_path(spec: AccountSpec, out: Path, partitions: int, progress: Progress) -> SeedResult:
