@@ -20,6 +20,7 @@ Layout (format "postbox-chat-dataset", version 1)
       archived.msgpack
       notification_settings.msgpack
       presences.msgpack
+      deletions.msgpack              (format version 2)
       messages/part-00000.msgpack    messages, in parts of at most ``rows_per_part`` rows
       messages/part-00001.msgpack
       ...
@@ -81,6 +82,10 @@ count ``uint31`` (unread incoming messages), marked_unread ``bool``
 ``presences``: peer_id ``peer``, status ``uint31`` (0 offline, 1 online, 2 recently,
 3 long ago), timestamp ``time`` (online until, or last seen; 0 if unknown)
 
+``deletions`` (version 2): messages that were sent before ``log_from`` and deleted at or
+after it, in deletion order: peer_id ``peer``, id ``int32``, timestamp ``time`` (when
+the message was deleted). The messages themselves are no longer in ``messages``.
+
 Every table other than ``peers`` keeps the dataset's order, and every peer id in them
 (and a message's peer_id and author_id) names a row of ``peers``.
 
@@ -103,6 +108,15 @@ A JSON object; readers ignore keys they do not know::
         ...
       }
     }
+
+Version 2 adds the ``deletions`` table and two optional keys: ``log_from`` (``time``
+or null), the first second of the server's update log: every message sent, edited
+(``edit_timestamp``) or deleted (``deletions``) from then on is replayed by the server
+as an update with its own pts, so a client that synced up to then catches up by
+getDifference; and ``keep_dates`` (bool), which asks the server to serve the dates as
+they are rather than moving ``now`` to its today (a pre-filled client database
+carries the same dates). Version 1 datasets are read as version 2 without deletions,
+without a log and with moved dates.
 
 ``counts`` holds the rows of every table (``peers`` includes the account's own user);
 ``columns`` must be exactly ``COLUMNS``; ``files`` lists every table's files in row
@@ -156,6 +170,7 @@ from sync.server.dataset_rows import (
     RowError,
     TableCheck,
     build_message,
+    check_deletion,
     check_group_members,
     check_notification_settings,
     check_peer_list,
@@ -186,10 +201,14 @@ __all__ = [
     "read_dataset",
     "read_manifest",
     "write_dataset",
+    "write_dataset_with",
+    "write_message_part",
 ]
 
 FORMAT_NAME = "postbox-chat-dataset"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions this reader knows: 1 lacks the deletions table and the log keys.
+_READABLE_VERSIONS = (1, 2)
 MANIFEST_NAME = "manifest.json"
 
 #: The tables, each stored in its own file(s); the order the writer writes them in.
@@ -201,8 +220,10 @@ _TABLES = (
     "archived",
     "notification_settings",
     "presences",
+    "deletions",
     "messages",
 )
+_TABLES_V1 = tuple(table for table in _TABLES if table != "deletions")
 _MESSAGES_DIR = "messages"
 
 _READ_SIZE = 1 << 20
@@ -228,6 +249,8 @@ class Manifest:
     self_peer_id: PeerId
     counts: Mapping[str, int]
     files: Mapping[str, tuple[DataFile, ...]]
+    log_from: int | None = None
+    keep_dates: bool = False
 
     @property
     def message_count(self) -> int:
@@ -291,17 +314,27 @@ def read_manifest(directory: Path) -> Manifest:
     if data.get("format") != FORMAT_NAME:
         raise _manifest_error(directory, f"format {data.get('format')!r} is not {FORMAT_NAME!r}")
     version = data.get("format_version")
-    if version != FORMAT_VERSION or type(version) is not int:
+    if version not in _READABLE_VERSIONS or type(version) is not int:
         raise _manifest_error(
             directory,
-            f"format_version {version!r} is not supported (this reader knows {FORMAT_VERSION})",
+            f"format_version {version!r} is not supported (this reader knows "
+            f"{', '.join(map(str, _READABLE_VERSIONS))})",
         )
+    tables = _TABLES if version >= 2 else _TABLES_V1
     seed = _manifest_int(directory, data.get("seed"), "seed")
     days = _manifest_int(directory, data.get("days"), "days", 0)
     now = _manifest_int(directory, data.get("now"), "now", INT32_MIN, INT32_MAX)
     self_peer_id = _manifest_int(directory, data.get("self_peer_id"), "self_peer_id", 0)
+    log_from = data.get("log_from")
+    if log_from is not None:
+        log_from = _manifest_int(directory, log_from, "log_from", INT32_MIN, INT32_MAX)
+    keep_dates = data.get("keep_dates", False)
+    if type(keep_dates) is not bool:
+        raise _manifest_error(directory, "keep_dates must be true or false")
     columns = data.get("columns")
-    expected_columns = {name: list(names) for name, names in COLUMNS.items()}
+    expected_columns = {
+        name: list(names) for name, names in COLUMNS.items() if name.split(".")[0] in tables
+    }
     if columns != expected_columns:
         if not isinstance(columns, dict):
             raise _manifest_error(directory, "columns must be an object")
@@ -310,20 +343,20 @@ def read_manifest(directory: Path) -> Manifest:
                 raise _manifest_error(
                     directory,
                     f"columns of {name} are {columns.get(name)!r}, format version "
-                    f"{FORMAT_VERSION} has {names!r}",
+                    f"{version} has {names!r}",
                 )
         raise _manifest_error(directory, f"columns name unknown tables: {sorted(columns)}")
     counts_data = data.get("counts")
     files_data = data.get("files")
     if not isinstance(counts_data, dict) or not isinstance(files_data, dict):
         raise _manifest_error(directory, "counts and files must be objects")
-    if set(counts_data) != set(_TABLES) or set(files_data) != set(_TABLES):
+    if set(counts_data) != set(tables) or set(files_data) != set(tables):
         raise _manifest_error(
-            directory, f"counts and files must list exactly the tables {sorted(_TABLES)}"
+            directory, f"counts and files must list exactly the tables {sorted(tables)}"
         )
-    counts: dict[str, int] = {}
-    files: dict[str, tuple[DataFile, ...]] = {}
-    for table in _TABLES:
+    counts: dict[str, int] = {"deletions": 0}
+    files: dict[str, tuple[DataFile, ...]] = {"deletions": ()}
+    for table in tables:
         counts[table] = _manifest_int(directory, counts_data[table], f"counts.{table}", 0)
         files[table] = _manifest_files(directory, table, files_data[table])
         listed = sum(file.rows for file in files[table])
@@ -332,7 +365,7 @@ def read_manifest(directory: Path) -> Manifest:
                 directory,
                 f"counts.{table} is {counts[table]}, but its files hold {listed} rows",
             )
-    return Manifest(seed, days, now, PeerId(self_peer_id), counts, files)
+    return Manifest(seed, days, now, PeerId(self_peer_id), counts, files, log_from, keep_dates)
 
 
 def _read_rows(
@@ -451,6 +484,10 @@ def read_dataset(directory: Path, *, with_messages: bool = True) -> DemoDataset:
         (PeerId(peer_id), PeerPresence(PRESENCE_STATUSES[status], timestamp))
         for peer_id, status, timestamp in table("presences", check_presence)
     )
+    deletions = tuple(
+        (PeerId(peer_id), id_, timestamp)
+        for peer_id, id_, timestamp in table("deletions", check_deletion)
+    )
     messages: tuple[StoreMessage, ...] = ()
     if with_messages:
         rows = _read_table(directory, manifest, "messages", message_checker(peers_by_id))
@@ -468,6 +505,9 @@ def read_dataset(directory: Path, *, with_messages: bool = True) -> DemoDataset:
         archived=archived,
         notification_settings=notification_settings,
         presences=presences,
+        log_from=manifest.log_from,
+        keep_dates=manifest.keep_dates,
+        deletions=deletions,
     )
 
 
@@ -518,9 +558,8 @@ def _write_rows(
     return DataFile(relative, count, size)
 
 
-def _write_tables(
-    dataset: DemoDataset, staging: Path, rows_per_part: int
-) -> dict[str, list[DataFile]]:
+def _write_tables(dataset: DemoDataset, staging: Path) -> dict[str, list[DataFile]]:
+    """Every table but the messages."""
     self_id = int(dataset.self_peer.id)
     peers = (dataset.self_peer, *dataset.peers)
     files: dict[str, list[DataFile]] = {}
@@ -558,15 +597,11 @@ def _write_tables(
         ((int(peer_id), int(p.status), p.timestamp) for peer_id, p in dataset.presences),
         check_presence,
     )
-    (staging / _MESSAGES_DIR).mkdir()
-    check_message = message_checker(known)
-    messages = dataset.messages
-    files["messages"] = []
-    for number, start in enumerate(range(0, len(messages), rows_per_part)):
-        part = messages[start : start + rows_per_part]
-        relative = f"{_MESSAGES_DIR}/part-{number:05d}.msgpack"
-        rows = (message_to_row(message) for message in part)
-        files["messages"].append(_write_rows(staging, relative, rows, check_message))
+    small(
+        "deletions",
+        ((int(peer_id), id_, when) for peer_id, id_, when in dataset.deletions),
+        check_deletion,
+    )
     return files
 
 
@@ -578,6 +613,8 @@ def _write_manifest(staging: Path, dataset: DemoDataset, files: dict[str, list[D
         "days": dataset.days,
         "now": dataset.now,
         "self_peer_id": int(dataset.self_peer.id),
+        "log_from": dataset.log_from,
+        "keep_dates": dataset.keep_dates,
         "counts": {table: sum(f.rows for f in files[table]) for table in _TABLES},
         "columns": {name: list(names) for name, names in COLUMNS.items()},
         "files": {
@@ -594,6 +631,14 @@ def _write_manifest(staging: Path, dataset: DemoDataset, files: dict[str, list[D
     _fsync_directory(staging)
 
 
+def write_message_part(staging: Path, number: int, rows: Iterable[MessageRow]) -> DataFile:
+    """Write message part ``number`` into a staging directory (as ``write_dataset_with``
+    hands out) and return its manifest entry; the rows are checked, order included.
+    A Spark task can call this for its own part."""
+    relative = f"{_MESSAGES_DIR}/part-{number:05d}.msgpack"
+    return _write_rows(Path(staging), relative, rows, message_checker(None))
+
+
 def write_dataset(dataset: DemoDataset, directory: Path, *, rows_per_part: int = 1_000_000) -> None:
     """Store ``dataset`` in ``directory``, which must not exist or be empty.
 
@@ -605,13 +650,37 @@ def write_dataset(dataset: DemoDataset, directory: Path, *, rows_per_part: int =
     """
     if rows_per_part < 1:
         raise ValueError(f"rows_per_part must be at least 1, not {rows_per_part}")
+    messages = dataset.messages
+
+    def parts(staging: Path) -> tuple[DemoDataset, list[DataFile]]:
+        return dataset, [
+            write_message_part(
+                staging, number, map(message_to_row, messages[start : start + rows_per_part])
+            )
+            for number, start in enumerate(range(0, len(messages), rows_per_part))
+        ]
+
+    write_dataset_with(directory, parts)
+
+
+def write_dataset_with(
+    directory: Path, write_messages: Callable[[Path], tuple[DemoDataset, list[DataFile]]]
+) -> None:
+    """``write_dataset`` with the messages written by ``write_messages(staging)``: it
+    writes the parts (``write_message_part``) and returns the dataset whose other tables
+    go with them (its ``messages`` are ignored) and the parts in row order. Each part
+    checks its own order; ``read_dataset`` checks the order across parts and the peer
+    references."""
     directory = Path(directory)
     _refuse_existing(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = directory.parent / f".{directory.name}.{secrets.token_hex(6)}.partial"
     staging.mkdir()
     try:
-        files = _write_tables(dataset, staging, rows_per_part)
+        (staging / _MESSAGES_DIR).mkdir()
+        dataset, parts = write_messages(staging)
+        files = _write_tables(dataset, staging)
+        files["messages"] = parts
         _write_manifest(staging, dataset, files)
         try:
             os.replace(staging, directory)

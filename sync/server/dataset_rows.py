@@ -39,6 +39,7 @@ __all__ = [
     "RowError",
     "TableCheck",
     "build_message",
+    "check_deletion",
     "check_group_members",
     "check_notification_settings",
     "check_peer_list",
@@ -93,6 +94,7 @@ COLUMNS: Mapping[str, tuple[str, ...]] = {
     "archived": ("peer_id",),
     "notification_settings": ("peer_id", "muted_until", "sound", "show_previews"),
     "presences": ("peer_id", "status", "timestamp"),
+    "deletions": ("peer_id", "id", "timestamp"),
 }
 
 #: A message row: plain msgpack values in ``COLUMNS["messages"]`` order.
@@ -211,7 +213,66 @@ def _peer(value: Any, column: str, known: Mapping[int, Any] | None) -> None:
         raise RowError(f"{column} {value} names no row of peers")
 
 
+def _plain_message(row: Any, known: Mapping[int, Any] | None) -> bool:
+    """The common case in one expression: every column well-typed and in range. A row
+    this refuses goes through the detailed checks, which say what is wrong."""
+    if type(row) not in (tuple, list) or len(row) != 13:
+        return False
+    peer_id, namespace, id_, timestamp, flags, tags, author_id, text, media, *rest = row
+    reply_to_id, edit_timestamp, unique_id, thread_id = rest
+    if not (
+        type(peer_id) is int
+        and 0 <= peer_id <= INT64_MAX
+        and type(namespace) is int
+        and INT32_MIN <= namespace <= INT32_MAX
+        and type(id_) is int
+        and INT32_MIN <= id_ <= INT32_MAX
+        and type(timestamp) is int
+        and INT32_MIN <= timestamp <= INT32_MAX
+        and type(flags) is int
+        and 0 <= flags <= INT32_MAX
+        and type(tags) is int
+        and 0 <= tags <= INT32_MAX
+        and (author_id is None or (type(author_id) is int and 0 <= author_id <= INT64_MAX))
+        and type(text) is str
+        and type(media) in (tuple, list)
+        and (
+            reply_to_id is None
+            or (type(reply_to_id) is int and INT32_MIN <= reply_to_id <= INT32_MAX)
+        )
+        and (
+            edit_timestamp is None
+            or (type(edit_timestamp) is int and INT32_MIN <= edit_timestamp <= INT32_MAX)
+        )
+        and unique_id is None
+        and thread_id is None
+    ):
+        return False
+    if known is not None and (
+        peer_id not in known or (author_id is not None and author_id not in known)
+    ):
+        return False
+    for item in media:
+        if type(item) not in (tuple, list) or len(item) != 5:
+            return False
+        kind, media_id, size, url, title = item
+        if not (
+            type(kind) is int
+            and kind in MEDIA_KINDS
+            and type(media_id) is int
+            and INT64_MIN <= media_id <= INT64_MAX
+            and type(size) is int
+            and 0 <= size <= INT64_MAX
+            and (url is None or type(url) is str)
+            and (title is None or type(title) is str)
+        ):
+            return False
+    return True
+
+
 def _check_message(row: Any, known: Mapping[int, Any] | None) -> None:
+    if _plain_message(row, known):
+        return
     _shape(row, "a message row", 13)
     peer_id, namespace, id_, timestamp, flags, tags, author_id, text, media, *rest = row
     reply_to_id, edit_timestamp, unique_id, thread_id = rest
@@ -346,4 +407,12 @@ def check_presence(row: Any, known: Mapping[int, Any] | None) -> None:
     _int(status, "status", 0, INT32_MAX)
     if status not in PRESENCE_STATUSES:
         raise RowError(f"presence status {status} is unknown")
+    _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)
+
+
+def check_deletion(row: Any, known: Mapping[int, Any] | None) -> None:
+    _shape(row, "a deletions row", 3)
+    peer_id, id_, timestamp = row
+    _peer(peer_id, "peer_id", known)
+    _int(id_, "id", INT32_MIN, INT32_MAX)
     _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)

@@ -1,4 +1,5 @@
-"""Loading a dataset into an empty server store, its dates moved so its "now" is today."""
+"""Loading a dataset into an empty server store, its dates moved so its "now" is today
+(unless the dataset keeps its dates), with its update log if it has one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sync.protocol import (
 )
 from sync.server.generator import DemoDataset
 from sync.server.schema import MESSAGE_COLUMNS, media_to_db, pack
+from sync.server.update_log_import import import_update_log
 
 if TYPE_CHECKING:
     from sync.server.store import ServerStore
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["import_dataset"]
 
 _INT32_MAX = 2**31 - 1
+_INCOMING = int(MessageFlags.INCOMING)
 
 #: Messages inserted per executemany when importing a dataset.
 _IMPORT_BATCH = 20_000
@@ -38,26 +41,36 @@ _ABOUT_CHANNEL = "{name}: news and links, a few posts a day."
 
 
 def import_dataset(
-    store: ServerStore, dataset: DemoDataset, messages: Iterable[StoreMessage] | None = None
+    store: ServerStore,
+    dataset: DemoDataset,
+    messages: Iterable[StoreMessage] | None = None,
+    *,
+    rows: Iterable[Sequence[Any]] | None = None,
 ) -> None:
     """Fill an empty store from ``dataset``, its dates moved so its "now" is today.
 
     ``messages`` replaces ``dataset.messages`` when given, so a large dataset can be
-    streamed from its files instead of held in memory.
+    streamed from its files instead of held in memory; ``rows`` does the same with
+    checked dataset rows (``iter_message_rows``), without building messages on the way.
     """
     if not store.is_empty:
         raise ValueError("the server database already holds an account")
     now = store.now()
-    shift = now - dataset.now
+    shift = 0 if dataset.keep_dates else now - dataset.now
     rng = random.Random(f"about:{dataset.seed}")
     members = dict(dataset.group_members)
     presences = dict(dataset.presences)
     with store._db:
         for peer in (dataset.self_peer, *dataset.peers):
             _insert_peer(store, peer, members.get(peer.id), presences.get(peer.id), rng, shift)
-        source = iter(dataset.messages if messages is None else messages)
-        while batch := list(itertools.islice(source, _IMPORT_BATCH)):
-            _insert_messages(store, batch, shift)
+        if rows is not None:
+            row_source = iter(rows)
+            while row_batch := list(itertools.islice(row_source, _IMPORT_BATCH)):
+                _insert_rows(store, row_batch, shift)
+        else:
+            source = iter(dataset.messages if messages is None else messages)
+            while batch := list(itertools.islice(source, _IMPORT_BATCH)):
+                _insert_messages(store, batch, shift)
         _import_dialogs(store, dataset, shift)
         global_ids = store._one(
             "SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,)
@@ -66,6 +79,7 @@ def import_dataset(
         store._set_meta("self_id", int(dataset.self_peer.id))
         for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
             store._set_meta(key, value)
+        import_update_log(store, dataset, shift)
         store._set_meta("date", now)
 
 
@@ -74,13 +88,13 @@ def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: i
     media_rows: list[tuple[int, str, int | None]] = []
     for m in batch:
         peer_id = int(m.peer_id)
-        media = [_wire_media(item) for item in m.media]
+        media = [_wire_media(item) for item in m.media] if m.media else []
         rows.append(
             (
                 peer_id,
                 m.id,
                 m.timestamp + shift,
-                0 if m.flags & MessageFlags.INCOMING else 1,
+                0 if m.flags & _INCOMING else 1,
                 None if m.author_id is None else int(m.author_id),
                 m.text,
                 media_to_db(media),
@@ -89,6 +103,43 @@ def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: i
             )
         )
         media_rows.extend((peer_id, str(item.kind), m.id) for item in media)
+    store._db.executemany(
+        f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+    )
+    store._db.executemany(
+        "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
+    )
+
+
+def _insert_rows(store: ServerStore, batch: Sequence[Sequence[Any]], shift: int) -> None:
+    """``_insert_messages`` straight from dataset rows: the same database rows."""
+    names = _MEDIA_KIND_NAMES
+    rows = []
+    media_rows: list[tuple[int, str, int]] = []
+    for peer_id, _namespace, id_, timestamp, flags, _tags, author, text, media, *rest in batch:
+        reply_to, edit_timestamp = rest[0], rest[1]
+        blob = None
+        if media:
+            blob = pack(
+                [
+                    {"kind": names[kind], "id": item_id, "size": size, "url": url, "title": title}
+                    for kind, item_id, size, url, title in media
+                ]
+            )
+            media_rows.extend((peer_id, names[item[0]], id_) for item in media)
+        rows.append(
+            (
+                peer_id,
+                id_,
+                timestamp + shift,
+                0 if flags & _INCOMING else 1,
+                author,
+                text,
+                blob,
+                reply_to,
+                None if edit_timestamp is None else edit_timestamp + shift,
+            )
+        )
     store._db.executemany(
         f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
     )

@@ -36,7 +36,7 @@ from sync.protocol import (
     request_id_of,
 )
 from sync.server.config import ServerConfig, is_loopback
-from sync.server.dataset_files import iter_message_rows, message_from_row, read_dataset
+from sync.server.dataset_files import iter_message_rows, read_dataset
 from sync.server.faults import FaultInjector
 from sync.server.generator import DemoDataset, generate_dataset
 from sync.server.service import Service, Session
@@ -62,8 +62,7 @@ def import_into(store: ServerStore, config: ServerConfig) -> None:
     one generated from the seed."""
     if config.dataset is not None:
         small = read_dataset(config.dataset, with_messages=False)
-        rows = iter_message_rows(config.dataset)
-        store.import_dataset(small, (message_from_row(row) for row in rows))
+        store.import_dataset(small, rows=iter_message_rows(config.dataset))
     else:
         store.import_dataset(
             generate_dataset(config.seed, config.peers, config.messages, config.days)

@@ -179,10 +179,14 @@ class ServerStore:
     # -- loading a dataset -----------------------------------------------------------
 
     def import_dataset(
-        self, dataset: DemoDataset, messages: Iterable[StoreMessage] | None = None
+        self,
+        dataset: DemoDataset,
+        messages: Iterable[StoreMessage] | None = None,
+        *,
+        rows: Iterable[Sequence[Any]] | None = None,
     ) -> None:
         """Fill an empty store from ``dataset`` (see ``sync.server.importer``)."""
-        import_dataset(self, dataset, messages)
+        import_dataset(self, dataset, messages, rows=rows)
 
     # -- reading ---------------------------------------------------------------------
 

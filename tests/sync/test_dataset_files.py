@@ -237,7 +237,7 @@ def test_manifest_that_is_not_json(written: Path) -> None:
     ("change", "expected"),
     [
         ({"format": "something-else"}, "something-else"),
-        ({"format_version": 2}, "format_version 2 is not supported"),
+        ({"format_version": 3}, "format_version 3 is not supported"),
         ({"format_version": True}, "format_version True"),
         ({"seed": "7"}, "seed"),
         ({"self_peer_id": -1}, "self_peer_id"),
@@ -451,3 +451,31 @@ def test_rows_per_part_must_be_positive(tmp_path: Path, dataset: DemoDataset) ->
     with pytest.raises(ValueError, match="rows_per_part"):
         write_dataset(dataset, tmp_path / "dataset", rows_per_part=0)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_version_1_dataset_reads_without_deletions_or_log(written, dataset):
+    manifest = _load_manifest(written)
+    manifest["format_version"] = 1
+    for key in ("log_from", "keep_dates"):
+        del manifest[key]
+    for section in ("counts", "files", "columns"):
+        del manifest[section]["deletions"]
+    _save_manifest(written, manifest)
+    (written / "deletions.msgpack").unlink()
+    loaded = read_dataset(written)
+    assert loaded == dataset
+    assert (loaded.deletions, loaded.log_from, loaded.keep_dates) == ((), None, False)
+
+
+def test_deletions_and_the_log_keys_round_trip(tmp_path, dataset):
+    peer = dataset.peers[0].id
+    logged = dataclasses.replace(
+        dataset, log_from=dataset.now - 86_400, keep_dates=True, deletions=((peer, 7, 123),)
+    )
+    write_dataset(logged, tmp_path / "logged")
+    assert read_dataset(tmp_path / "logged") == logged
+    manifest = _load_manifest(tmp_path / "logged")
+    manifest["keep_dates"] = "yes"
+    _save_manifest(tmp_path / "logged", manifest)
+    with pytest.raises(DatasetError, match="keep_dates must be true or false"):
+        read_manifest(tmp_path / "logged")

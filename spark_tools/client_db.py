@@ -1,0 +1,302 @@
+"""A client Postbox file as the app would have stored it for a user offline since ``T``.
+
+``T`` is the dataset's ``log_from``: the server's update log starts there, at pts 1
+for the account and every channel, so the stored cursor is (pts 1, date ``T``) and
+getDifference brings everything after it. What the file holds, as of ``T``:
+
+* the chat list as the server would have given it (pinned chats, then the chats by
+  their newest top messages; all of them, or the first ``dialogs``), each with its top
+  message, read state, peer and, for channels, its pts; a chat-list hole below the
+  last stored chat if there are more;
+* the ``window`` newest messages of the ``active_chats`` busiest chats of that page,
+  with the history hole below them; every other listed chat has a hole below its top
+  message, as after a getDialogs fill;
+* messages as they were at ``T``: later edits and deletions are not applied yet.
+
+The messages are generated (by Spark or a plain loop), sorted by their history key
+with ``postbox``'s own key function, and written in that order through ordinary
+Postbox transactions, so every index the app keeps is consistent.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChannelState,
+    ChatListHole,
+    ChatListInclusion,
+    MessageHistoryHoleSpace,
+    MessageId,
+    MessageIndex,
+    MessageNamespace,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    PeerReadState,
+    Postbox,
+    PostboxError,
+    StateCursor,
+    StoreMessage,
+    Transaction,
+)
+from postbox.keys import message_index_key
+from spark_tools.errors import OutputError
+from spark_tools.progress import Progress
+from sync.server.account_plan import AccountPlan, ChatPlan
+from sync.server.account_tables import AccountTables, account_tables
+from sync.server.dataset_rows import build_message
+from sync.server.message_rows import ChatRows, MessageFate
+
+__all__ = ["ClientLayout", "ClientSpec", "client_layout", "window_rows", "write_client_db"]
+
+_CLOUD = int(MessageNamespace.CLOUD)
+_EVERYWHERE = MessageHistoryHoleSpace.everywhere()
+#: Messages per write transaction.
+_BATCH = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSpec:
+    """What the client file holds: ``dialogs`` chats of the chat list (``None``: all of
+    them), and the ``window`` newest messages of its ``active_chats`` busiest chats."""
+
+    dialogs: int | None = None
+    active_chats: int = 20
+    window: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChat:
+    chat: ChatPlan
+    top_index: int
+    top: MessageFate
+    #: Index of the first message of the stored window (``top_index`` if only the top).
+    window_from: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClientLayout:
+    offline_at: int
+    chats: tuple[StoredChat, ...]
+    pinned: tuple[PeerId, ...]
+    #: More chats exist below the stored page (a chat-list hole goes there).
+    more: bool
+
+
+def exists_at(fate: MessageFate, moment: int) -> bool:
+    return fate.sent_at < moment and (fate.deleted_at is None or fate.deleted_at >= moment)
+
+
+def row_at(fate: MessageFate, moment: int) -> tuple[Any, ...]:
+    """The message's row as it was at ``moment`` (before later edits)."""
+    if fate.edited_at is not None and fate.edited_at >= moment:
+        row = list(fate.row)
+        row[7] = fate.sent_text
+        row[10] = None
+        return tuple(row)
+    return fate.row
+
+
+def _top_before(rows: ChatRows, moment: int) -> int | None:
+    """Index of the newest message sent before ``moment`` that still existed then."""
+    low, high = 0, rows.chat.count  # binary search: sent_at never goes down with the index
+    while low < high:
+        middle = (low + high) // 2
+        if rows.fate(middle).sent_at < moment:
+            low = middle + 1
+        else:
+            high = middle
+    index = low - 1
+    while index >= 0 and not exists_at(rows.fate(index), moment):
+        index -= 1
+    return index if index >= 0 else None
+
+
+def client_layout(plan: AccountPlan, tables: AccountTables, client: ClientSpec) -> ClientLayout:
+    offline_at = plan.spec.log_from
+    if offline_at is None:
+        raise ValueError("a client database needs a dataset with an update log (log_days > 0)")
+    candidates: list[StoredChat] = []
+    for chat in plan.chats:
+        rows = ChatRows(plan, chat)
+        top_index = _top_before(rows, offline_at)
+        if top_index is not None:
+            candidates.append(StoredChat(chat, top_index, rows.fate(top_index), top_index))
+    pinned_ids = set(tables.pinned)
+    pinned = [c for c in candidates if c.chat.peer.id in pinned_ids]
+    others = [c for c in candidates if c.chat.peer.id not in pinned_ids]
+    others.sort(key=lambda c: (c.top.sent_at, c.top.id, int(c.chat.peer.id)), reverse=True)
+    limit = len(others) if client.dialogs is None else client.dialogs
+    page = pinned + others[:limit]
+    busiest = sorted(page, key=lambda c: (-c.top_index, c.chat.position))[: client.active_chats]
+    active = {c.chat.position for c in busiest}
+    stored = tuple(
+        StoredChat(c.chat, c.top_index, c.top, max(0, c.top_index - client.window + 1))
+        if c.chat.position in active
+        else c
+        for c in page
+    )
+    stored_pinned = tuple(p for p in tables.pinned if any(c.chat.peer.id == p for c in pinned))
+    return ClientLayout(offline_at, stored, stored_pinned, len(others) > limit)
+
+
+#: A window to generate: (chat position, first index, last index + 1, offline point).
+Window = tuple[int, int, int, int]
+
+
+def windows(layout: ClientLayout) -> list[Window]:
+    return [
+        (c.chat.position, c.window_from, c.top_index + 1, layout.offline_at) for c in layout.chats
+    ]
+
+
+def window_rows(plan: AccountPlan, window: Window) -> Iterator[tuple[bytes, tuple[Any, ...]]]:
+    """(history key, row at the offline point) of each message of a window that existed
+    then; the key is postbox's own."""
+    position, lower, upper, moment = window
+    rows = ChatRows(plan, plan.chats[position])
+    peer_id = PeerId(rows.peer_id)
+    for index in range(lower, upper):
+        fate = rows.fate(index)
+        if exists_at(fate, moment):
+            key = message_index_key(MessageIndex(MessageId(peer_id, _CLOUD, fate.id), fate.sent_at))
+            yield key, row_at(fate, moment)
+
+
+def _read_state_at(
+    plan: AccountPlan, stored: StoredChat, final: PeerReadState | None, moment: int
+) -> PeerReadState:
+    """The read state at ``moment``: read up to where it is read now, but not beyond
+    the top then; unread are the incoming messages after that."""
+    top_id = stored.top.id
+    read_in = min(final.max_incoming_read_id if final else top_id, top_id)
+    read_out = min(final.max_outgoing_read_id if final else 0, top_id)
+    rows = ChatRows(plan, stored.chat)
+    unread = 0
+    index = stored.top_index
+    while index >= 0:
+        fate = rows.fate(index)
+        index -= 1
+        if fate.id <= read_in:
+            break
+        if exists_at(fate, moment) and fate.row[4] & 1:
+            unread += 1
+    return PeerReadState(read_in, read_out, top_id, unread, False)
+
+
+def write_client_db(
+    path: Path,
+    plan: AccountPlan,
+    layout: ClientLayout,
+    sorted_rows: Callable[[], Iterable[tuple[bytes, tuple[Any, ...]]]],
+    progress: Progress,
+    tables: AccountTables | None = None,
+) -> int:
+    """Write the client file at ``path`` (which must not exist) from the window rows in
+    key order (``sorted_rows()``); returns the messages stored. The file is written
+    beside ``path`` and renamed once complete."""
+    path = Path(path)
+    if path.exists():
+        raise OutputError(f"{path}: exists; refusing to overwrite a database")
+    tables = tables or account_tables(plan)
+    staging = path.parent / f".{path.name}.{secrets.token_hex(6)}.partial"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stored = _write(staging, plan, layout, tables, sorted_rows, progress)
+        os.replace(staging, path)
+    except PostboxError as error:
+        raise OutputError(f"{path}: {error}") from None
+    except OSError as error:
+        raise OutputError(f"{path}: cannot be written: {error.strerror or error}") from None
+    finally:
+        for leftover in (staging, *(Path(f"{staging}{s}") for s in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+    return stored
+
+
+def _write(
+    staging: Path,
+    plan: AccountPlan,
+    layout: ClientLayout,
+    tables: AccountTables,
+    sorted_rows: Callable[[], Iterable[tuple[bytes, tuple[Any, ...]]]],
+    progress: Progress,
+) -> int:
+    moment = layout.offline_at
+    stored = 0
+    postbox = Postbox(staging)
+    try:
+        progress.stage("client database: messages")
+        batch: list[StoreMessage] = []
+
+        def flush() -> None:
+            messages = list(batch)
+            postbox.run(lambda tx: tx.add_messages(messages))
+            progress.advance(len(messages))
+            batch.clear()
+
+        for _key, row in sorted_rows():
+            batch.append(build_message(row))
+            stored += 1
+            if len(batch) >= _BATCH:
+                flush()
+        if batch:
+            flush()
+        progress.stage("client database: chats")
+        postbox.run(lambda tx: _write_chats(tx, plan, layout, tables, moment))
+    finally:
+        postbox.close()
+    return stored
+
+
+def _write_chats(
+    tx: Transaction, plan: AccountPlan, layout: ClientLayout, tables: AccountTables, moment: int
+) -> None:
+    final_states = dict(tables.read_states)
+    archived = set(tables.archived)
+    presences = dict(tables.presences)
+    settings = dict(tables.notification_settings)
+    peers = {plan.self_peer.id: plan.self_peer}
+    by_id = {chat.peer.id: chat.peer for chat in plan.chats}
+    for stored in layout.chats:
+        chat = stored.chat
+        peers[chat.peer.id] = chat.peer
+        for member in chat.members:
+            peers[member] = by_id[member]
+    tx.update_peers(peers.values())
+    tx.update_peer_presences({p: presences[p] for p in peers if p in presences})
+    for peer_id in peers:
+        if peer_id in settings:
+            tx.update_notification_settings(peer_id, settings[peer_id])
+    for stored in layout.chats:
+        peer_id = stored.chat.peer.id
+        group = PeerGroupId.ARCHIVE if peer_id in archived else PeerGroupId.ROOT
+        tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
+        tx.remove_hole(peer_id, _CLOUD, _EVERYWHERE, stored.top.id, MAX_MESSAGE_ID)
+        if stored.window_from < stored.top_index:
+            lowest = ChatRows(plan, stored.chat).fate(stored.window_from).id
+            tx.remove_hole(peer_id, _CLOUD, _EVERYWHERE, lowest, MAX_MESSAGE_ID)
+        state = _read_state_at(plan, stored, final_states.get(peer_id), moment)
+        tx.reset_read_state(peer_id, _CLOUD, state)
+        if peer_id.namespace == PeerNamespace.CHANNEL:
+            tx.set_peer_chat_state(peer_id, ChannelState(1))
+    roots = [p for p in layout.pinned if p not in archived]
+    if roots:
+        tx.set_pinned_peer_ids(PeerGroupId.ROOT, roots)
+    unpinned = [c for c in layout.chats if c.chat.peer.id not in set(layout.pinned)]
+    for group_id in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+        tx.remove_chat_list_hole(group_id, ChatListHole.top())
+        if layout.more and unpinned:
+            last = unpinned[-1]
+            below = MessageIndex(
+                MessageId(last.chat.peer.id, _CLOUD, last.top.id), last.top.sent_at
+            )
+            tx.add_chat_list_hole(group_id, ChatListHole(below))
+    tx.set_state(StateCursor(pts=1, qts=0, seq=1, date=moment))

@@ -1,0 +1,66 @@
+"""Starting Spark: a clear error without Java, and workers on the driver's interpreter."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from spark_tools.errors import JavaMissingError, SeedError
+
+__all__ = ["find_java", "spark_session"]
+
+
+def find_java() -> Path:
+    """The ``java`` Spark will start; ``JavaMissingError`` if there is none."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = Path(home) / "bin" / "java"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+        raise JavaMissingError(
+            f"JAVA_HOME is {home}, but {candidate} is not an executable: "
+            "point it at a Java 17+ runtime"
+        )
+    found = shutil.which("java")
+    if found is None:
+        raise JavaMissingError(
+            "Spark needs a Java runtime (17 or newer) and no 'java' is on PATH: "
+            "install one or set JAVA_HOME"
+        )
+    return Path(found)
+
+
+def spark_session(master: str, app_name: str = "postbox-seed") -> Any:
+    """A SparkSession on ``master``; its Python workers run this interpreter unless
+    ``PYSPARK_PYTHON`` says otherwise (they would start the system Python)."""
+    find_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as error:
+        raise SeedError(
+            f"PySpark is not installed ({error}): install the project with its 'spark' extra"
+        ) from None
+    log_config = Path(__file__).with_name("log4j2.properties")
+    java_options = f"-Dlog4j2.configurationFile=file:{log_config}"
+    try:
+        session = (
+            SparkSession.builder.master(master)
+            .config("spark.driver.extraJavaOptions", java_options)
+            .config("spark.executor.extraJavaOptions", java_options)
+            .appName(app_name)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "8")
+            .config("spark.driver.memory", "2g")
+            .config("spark.python.worker.reuse", "true")
+            .getOrCreate()
+        )
+    except Exception as error:  # noqa: BLE001 - py4j and Spark raise many kinds
+        raise SeedError(f"Spark did not start on master {master!r}: {error}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
