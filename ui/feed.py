@@ -1,9 +1,11 @@
 """Snapshots from the postbox thread to the Qt main thread, through the event loop.
 
 ``SnapshotFeed`` opens a combined view and hands each snapshot to a receiver on the
-main thread. The subscription's callback runs on the postbox thread and only queues a
-wake-up signal, so no widget is touched off the main thread and no widget touches the
-database.
+main thread. The subscription's callback runs on the postbox thread and only posts a
+wake-up through one long-lived bridge object, so no widget is touched off the main
+thread and no widget touches the database. The wake-up carries the feed itself (a
+plain Python object), so a feed closed and dropped meanwhile is still alive when its
+wake-up arrives, and simply ignores it.
 
 Snapshots that arrive while the main thread is busy are merged, not queued: the
 receiver gets the newest one, carrying every update type it missed
@@ -23,14 +25,36 @@ from postbox import CombinedView, Postbox, PostboxViewKey, Subscription
 __all__ = ["SnapshotFeed"]
 
 
-class SnapshotFeed(QObject):
-    """Calls ``receiver(CombinedView)`` on the thread this object lives in.
+class _Bridge(QObject):
+    """Lives on the main thread for the whole run: the target of every feed's wake-up."""
+
+    ready = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready.connect(self._dispatch)
+
+    @Slot(object)
+    def _dispatch(self, feed: SnapshotFeed) -> None:
+        feed._take()
+
+
+_bridge: _Bridge | None = None
+
+
+def _main_thread_bridge() -> _Bridge:
+    global _bridge
+    if _bridge is None:
+        _bridge = _Bridge()
+    return _bridge
+
+
+class SnapshotFeed:
+    """Calls ``receiver(CombinedView)`` on the main thread (create feeds there).
 
     ``receiver`` is set before the views open, so the first snapshot (which the
     postbox thread may deliver at once) cannot be missed.
     """
-
-    _ready = Signal()
 
     def __init__(
         self,
@@ -38,36 +62,40 @@ class SnapshotFeed(QObject):
         keys: Iterable[PostboxViewKey],
         receiver: Callable[[CombinedView], None],
     ) -> None:
-        super().__init__()
         self.keys = tuple(keys)
-        self._receiver = receiver
+        self._receiver: Callable[[CombinedView], None] | None = receiver
+        self._bridge = _main_thread_bridge()
         self._lock = threading.Lock()
         self._pending: CombinedView | None = None
         #: Snapshots merged into a later one before the main thread took them.
         self.merged = 0
-        self._ready.connect(self._take)
         self._subscription: Subscription | None = postbox.combined_view(
             self.keys, callback=self._deliver
         )
 
     def _deliver(self, combined: CombinedView) -> None:  # on the postbox thread
         with self._lock:
+            if self._receiver is None:
+                return
             pending = self._pending
             if pending is not None:
                 self._pending = combined.merged_after(pending)
                 self.merged += 1
                 return
             self._pending = combined
-        self._ready.emit()
+        self._bridge.ready.emit(self)
 
-    @Slot()
-    def _take(self) -> None:
+    def _take(self) -> None:  # on the main thread
         with self._lock:
             combined, self._pending = self._pending, None
-        if combined is not None and self._subscription is not None:
-            self._receiver(combined)
+            receiver = self._receiver
+        if combined is not None and receiver is not None:
+            receiver(combined)
 
     def close(self) -> None:
+        with self._lock:
+            self._receiver = None
+            self._pending = None
         if self._subscription is not None:
             self._subscription.dispose()
             self._subscription = None

@@ -61,7 +61,9 @@ class RowAnimator(QObject):
         def done() -> None:
             for key in batch:
                 self.progress.pop(key, None)
-            self._animations.remove(animation)
+            if animation in self._animations:
+                self._animations.remove(animation)
+                animation.deleteLater()
             self._view.viewport().update()
 
         animation.valueChanged.connect(step)
@@ -82,7 +84,9 @@ class RowAnimator(QObject):
     def _start_following(self) -> None:
         bar = self._view.verticalScrollBar()
         if self._follow is not None:
-            self._follow.stop()
+            previous, self._follow = self._follow, None
+            previous.stop()
+            previous.deleteLater()
         self._follow_from = bar.value()
         self._follow_set = bar.value()
         follow = self._animation()
@@ -104,6 +108,7 @@ class RowAnimator(QObject):
     def _stop_following(self, follow: QVariantAnimation) -> None:
         if self._follow is follow:
             self._follow = None
+            follow.deleteLater()
 
     @property
     def following(self) -> bool:
@@ -112,8 +117,9 @@ class RowAnimator(QObject):
 
     def stop(self) -> None:
         if self._follow is not None:
-            self._follow.stop()
-            self._follow = None
+            follow, self._follow = self._follow, None
+            follow.stop()
+            follow.deleteLater()
         for animation in list(self._animations):
             animation.stop()
             animation.finished.emit()

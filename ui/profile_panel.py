@@ -1,4 +1,4 @@
-"""The peer screen: name, presence, about, notifications, members and shared media, live.
+"""The peer screen: name, presence, about, contact, notifications and shared media, live.
 
 It follows a ``PeerViewKey`` (the peer, its cached data, presence and notification
 settings) and a ``TagSummaryViewKey`` per shared-media kind. Opening it asks the sync
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QVBoxLayout, QWidg
 from postbox import (
     CombinedView,
     MessageTags,
+    PeerFlags,
     PeerId,
     PeerView,
     PeerViewKey,
@@ -74,6 +75,7 @@ class ProfilePanel(QWidget):
         self.about.setWordWrap(True)
         self.username = QLabel()
         self.kind = QLabel()
+        self.contact = QLabel()
         self.notifications = QCheckBox("Notifications")
         self.notifications.toggled.connect(self._notifications_toggled)
         self.media_counts: dict[int, QLabel] = {}
@@ -89,6 +91,7 @@ class ProfilePanel(QWidget):
         details.addRow(self._caption("about"), self.about)
         details.addRow(self._caption("username"), self.username)
         details.addRow(self._caption("type"), self.kind)
+        details.addRow(self._caption("contact"), self.contact)
         column.addLayout(details)
         column.addWidget(self.notifications)
         media = QLabel("Shared media")
@@ -141,7 +144,12 @@ class ProfilePanel(QWidget):
         about = view.cached_data.about if view.cached_data is not None else ""
         self.about.setText(about or "—")
         self.username.setText(f"@{peer.username}" if peer is not None and peer.username else "—")
-        self.kind.setText(peer_kind(int(self._peer_key.peer_id)))
+        kind = peer_kind(int(self._peer_key.peer_id))
+        self.kind.setText(kind)
+        if kind == "user" and peer is not None and not peer.flags & PeerFlags.BOT:
+            self.contact.setText("in your contacts" if view.is_contact else "not a contact")
+        else:
+            self.contact.setText("—")
         settings = view.notification_settings
         self._applying = True
         self.notifications.setChecked(not (settings is not None and settings.is_muted(now)))

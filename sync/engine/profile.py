@@ -3,8 +3,8 @@
 ``refresh_profile(call, postbox, peer_id)`` asks the server for the full peer and, for
 each shared-media kind, how many messages carry it (a one-message ``getHistory`` with
 that filter gives the count and the newest id). It stores them in one transaction:
-the cached peer data, the presence, and a tag summary per kind, which the profile
-screen follows through its live views.
+the cached peer data, the presence, whether a user is a contact, and a tag summary per
+kind, which the profile screen follows through its live views.
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ async def refresh_profile(
                 peer_ids=tuple(PeerId(member) for member in full.members),
             ),
         )
+        contacts = tx.get_contact_peer_ids()
+        if full.contact != (peer_id in contacts):
+            tx.replace_contact_peer_ids(
+                contacts | {peer_id} if full.contact else contacts - {peer_id}
+            )
         if full.presence is not None:
             user, presence = presence_from_wire(full.presence)
             tx.update_peer_presences({user: presence})

@@ -147,6 +147,8 @@ class FullPeer(WireRecord):
     members: tuple[PeerRef, ...] = ()
     pinned_message_id: MessageRef | None = None
     presence: Presence | None = None
+    #: A user in the account's contacts (always false for groups and channels).
+    contact: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,9 @@ from sync.server.schema import (
 
 __all__ = ["DEFAULT_LOG_WINDOW", "DIFFERENCE_LIMIT", "ServerStore", "StoreError"]
 
+#: Peer flags (``sync.protocol.Peer.flags``) the contact rule looks at.
+_BOT, _SELF = 2, 8
+
 #: pts points each log keeps; a client further behind gets "too long".
 DEFAULT_LOG_WINDOW = 10_000
 #: pts points one getDifference answer covers when the client sets no limit.
@@ -233,7 +236,15 @@ class ServerStore:
             tuple(unpack(members)) if members else (),
             None,
             presence[0] if presence else None,
+            self._is_contact(peer),
         )
+
+    def _is_contact(self, peer: Peer) -> bool:
+        """The account's contacts: the people (not bots) it has written to in private."""
+        if peer.kind is not PeerKind.USER or peer.flags & (_BOT | _SELF):
+            return False
+        wrote = self._one("SELECT 1 FROM messages WHERE peer = ? AND out = 1 LIMIT 1", (peer.id,))
+        return wrote is not None
 
     def message(self, peer_id: int, message_id: int) -> Message | None:
         row = self._one(

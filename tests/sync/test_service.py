@@ -291,3 +291,22 @@ def test_a_resend_after_the_message_was_deleted_returns_the_original() -> None:
     harness.store.delete_messages(peer, (first.message.id,))
     again = harness.call(SendMessage(peer, "short-lived", random_id=91))
     assert again == first
+
+
+def test_contacts_are_the_people_the_account_has_written_to() -> None:
+    harness = make_harness(seed=12, peers=30, messages=3_000)
+    store = harness.store
+    for peer_id, _count in store.chat_sizes():
+        peer = store.require_peer(peer_id)
+        wrote = any(m.out for m in store.recent_messages(peer_id, 100_000))
+        person = peer.kind is PeerKind.USER and not peer.flags & 2
+        assert store.full_peer(peer_id).contact == (person and wrote)
+    newcomer = next(
+        p
+        for p, _ in store.chat_sizes()
+        if peer_kind(p) is PeerKind.USER
+        and not store.require_peer(p).flags & 2
+        and not store.full_peer(p).contact
+    )
+    store.add_message(newcomer, out=True, author=store.self_id, text="hello")
+    assert store.full_peer(newcomer).contact

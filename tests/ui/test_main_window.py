@@ -207,3 +207,25 @@ def test_scrolling_up_fills_holes_in_place_and_new_messages_animate_in(qtbot, wi
         lambda: main.chat_model.rows[0].peer_id == chat.peer_id or main.chat_model.rows[0].pinned,
         timeout=20_000,
     )
+
+
+def test_the_profile_loads_contact_status_and_media_counts_from_the_server(qtbot, window) -> None:
+    main, server = window
+    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
+    users = [r for r in main.chat_model.rows if isinstance(r, ChatRow) and r.peer_id >> 56 == 0]
+
+    def expected(peer: int) -> str:
+        full = server.call(lambda s: s.store.full_peer(peer))
+        if full.peer.flags & 2:  # a bot
+            return "—"
+        return "in your contacts" if full.contact else "not a contact"
+
+    wanted = {row.peer_id: expected(row.peer_id) for row in users}
+    assert "in your contacts" in wanted.values()
+    profile = main.profile
+    for row in users[:4]:
+        main.open_chat(PeerId(row.peer_id), row.title)
+        main.chat_pane.info_button.setChecked(True)
+        want = wanted[row.peer_id]
+        qtbot.waitUntil(lambda want=want: profile.contact.text() == want, timeout=20_000)
+        qtbot.waitUntil(lambda: "…" not in profile.media_counts[1].text(), timeout=20_000)
