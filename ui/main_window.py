@@ -45,7 +45,7 @@ from ui.history_view import HistoryListView
 from ui.inspector import InspectorPanel
 from ui.models import ChatListModel, HistoryModel, effective_update
 from ui.profile_panel import ProfilePanel
-from ui.rows import ChatRow, chat_list_rows
+from ui.rows import ChatRow, ChatRowCache
 from ui.search import SearchDialog
 
 __all__ = ["CHAT_LIST_PAGE", "AccountLike", "MainWindow"]
@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+K"), self, self.open_search)
         QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
 
+        self._chat_rows = ChatRowCache()
         self._chat_count = CHAT_LIST_PAGE
         self._chat_key = ChatListViewKey(PeerGroupId.ROOT, self._chat_count)
         self._chat_view: ChatListView | None = None
@@ -183,7 +184,7 @@ class MainWindow(QMainWindow):
         view = combined[self._chat_key]
         assert isinstance(view, ChatListView)
         self._chat_view = view
-        rows = chat_list_rows(view, self._now())
+        rows = self._chat_rows.rows(view, self._now())
         for row in rows:
             if not row.is_hole:
                 self._names[row.peer_id] = row.title

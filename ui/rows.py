@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 from postbox import (
+    ChatListEntry,
     ChatListHoleEntry,
     ChatListMessageEntry,
     ChatListView,
@@ -32,6 +33,7 @@ from postbox import (
 __all__ = [
     "AVATAR_COLORS",
     "ChatRow",
+    "ChatRowCache",
     "DateRow",
     "DeliveryState",
     "HistoryRow",
@@ -122,10 +124,41 @@ class ChatRow:
     is_hole: bool = False
 
 
+class ChatRowCache:
+    """The rows of the last chat-list snapshot by entry: a snapshot shares the entries
+    that did not change with the one before, and their rows need not be built again
+    (within the same minute, since times, mutes and online dots follow the clock)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, tuple[object, int, ChatRow]] = {}
+
+    def rows(self, view: ChatListView, now: int, tz: dt.tzinfo = dt.UTC) -> list[ChatRow]:
+        minute = now // 60
+        previous = self._rows
+        current: dict[int, tuple[object, int, ChatRow]] = {}
+        rows: list[ChatRow] = []
+        for entry in view.entries:
+            cached = previous.get(id(entry))
+            if cached is not None and cached[0] is entry and cached[1] == minute:
+                row = cached[2]
+            else:
+                (row,) = chat_list_rows_of((entry,), now, tz)
+            current[id(entry)] = (entry, minute, row)
+            rows.append(row)
+        self._rows = current
+        return rows
+
+
 def chat_list_rows(view: ChatListView, now: int, tz: dt.tzinfo = dt.UTC) -> list[ChatRow]:
+    return chat_list_rows_of(view.entries, now, tz)
+
+
+def chat_list_rows_of(
+    entries: Iterable[ChatListEntry], now: int, tz: dt.tzinfo = dt.UTC
+) -> list[ChatRow]:
     today = dt.datetime.fromtimestamp(now, tz).date()
     rows: list[ChatRow] = []
-    for entry in view.entries:
+    for entry in entries:
         if isinstance(entry, ChatListHoleEntry):
             index = entry.hole.index
             key = ("hole", index.timestamp, int(index.id.peer_id), index.id.id)
