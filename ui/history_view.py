@@ -23,10 +23,13 @@ from ui.delegates import HistoryDelegate
 from ui.models import HistoryModel
 from ui.rows import HistoryRow, MessageRow
 
-__all__ = ["ANIMATION_MS", "HistoryListView", "RowAnimator"]
+__all__ = ["ANIMATION_MS", "FIRST_STEP", "HistoryListView", "RowAnimator"]
 
 #: How long a live row takes to appear.
 ANIMATION_MS = 200
+#: Where an appearance starts (0..1): a fifth of the way in at once, so a live row
+#: shows in the very frame its snapshot lands, then eases in the rest of the way.
+FIRST_STEP = 0.2
 #: How close to the bottom (pixels) still counts as "at the bottom".
 _BOTTOM_SLACK = 4
 
@@ -48,7 +51,7 @@ class RowAnimator(QObject):
         if not keys:
             return
         for key in keys:
-            self.progress[key] = 0.0
+            self.progress[key] = FIRST_STEP
         animation = self._animation()
         batch = tuple(keys)
 
@@ -75,7 +78,7 @@ class RowAnimator(QObject):
 
     def _animation(self) -> QVariantAnimation:
         animation = QVariantAnimation(self)
-        animation.setStartValue(0.0)
+        animation.setStartValue(FIRST_STEP)
         animation.setEndValue(1.0)
         animation.setDuration(ANIMATION_MS)
         animation.setEasingCurve(QEasingCurve.Type.OutCubic)
@@ -104,6 +107,7 @@ class RowAnimator(QObject):
         follow.valueChanged.connect(step)
         follow.finished.connect(lambda: self._stop_following(follow))
         follow.start()
+        step(FIRST_STEP)  # into sight in this very frame
 
     def _stop_following(self, follow: QVariantAnimation) -> None:
         if self._follow is follow:
