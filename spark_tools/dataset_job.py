@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from postbox import PeerId, PeerNamespace
 from spark_tools.errors import OutputError
 from spark_tools.progress import Progress
 from sync.server.account_plan import AccountPlan, AccountSpec, plan_account
@@ -31,7 +30,7 @@ from sync.server.dataset_files import (
     write_dataset_with,
     write_message_part,
 )
-from sync.server.generator import DemoDataset
+from sync.server.generator import DemoDataset, assemble_dataset
 from sync.server.message_rows import Deletion, Piece, iter_slice, plan_slices
 
 __all__ = ["SeedResult", "local_path", "part_size", "spark_path"]
@@ -50,34 +49,6 @@ def part_size(spec: AccountSpec, partitions: int) -> int:
     return max(1, math.ceil(spec.messages / max(1, partitions)))
 
 
-def _tables_dataset(
-    plan: AccountPlan, tables: AccountTables, deletions: list[Deletion], keep_dates: bool
-) -> DemoDataset:
-    spec = plan.spec
-    deletions.sort(key=lambda deletion: (deletion[2], deletion[0], deletion[1]))
-    return DemoDataset(
-        seed=spec.seed,
-        days=spec.days,
-        now=spec.now,
-        self_peer=plan.self_peer,
-        peers=plan.peers,
-        messages=(),
-        group_members=tuple(
-            (chat.peer.id, chat.members)
-            for chat in plan.chats
-            if chat.peer.id.namespace == PeerNamespace.GROUP
-        ),
-        read_states=tables.read_states,
-        pinned=tables.pinned,
-        archived=tables.archived,
-        notification_settings=tables.notification_settings,
-        presences=tables.presences,
-        log_from=spec.log_from,
-        keep_dates=keep_dates,
-        deletions=tuple((PeerId(peer), id_, when) for peer, id_, when in deletions),
-    )
-
-
 def _write(
     out: Path,
     plan: AccountPlan,
@@ -94,7 +65,7 @@ def _write(
         written.extend(part for part, _ in results)
         progress.stage("tables and manifest")
         tables.append(account_tables(plan))
-        return _tables_dataset(plan, tables[0], deletions, keep_dates=True), written
+        return assemble_dataset(plan, tables[0], (), deletions, keep_dates=True), written
 
     try:
         write_dataset_with(out, write_messages)
