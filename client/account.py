@@ -11,17 +11,13 @@ import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from postbox import (
-    ChatListEntryType,
     ClosedRange,
-    Message,
     MessageId,
-    PeerGroupId,
     PeerId,
     PeerNotificationSettings,
     Postbox,
@@ -38,17 +34,9 @@ from sync.engine import (
 )
 from sync.engine.profile import refresh_profile
 from ui.hole_map import HoleSegment, read_hole_map
+from ui.search_query import SearchResults, search_database
 
-__all__ = ["Account", "SearchResults"]
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResults:
-    """Chats whose name matches, and messages whose text does (newest first)."""
-
-    query: str
-    chats: tuple[tuple[PeerId, str], ...]
-    messages: tuple[tuple[Message, str], ...]
+__all__ = ["Account"]
 
 
 class Account:
@@ -150,7 +138,7 @@ class Account:
 
     def search(self, query: str, *, limit: int = 50) -> Future[SearchResults]:
         """Chats by name and messages by text (the full-text index) matching ``query``."""
-        return self.postbox.transaction(lambda tx: _search(tx, query, limit))
+        return self.postbox.transaction(lambda tx: search_database(tx, query, limit))
 
     def peer_names(self, peer_ids: Iterable[PeerId]) -> Future[dict[int, str]]:
         """The names of the stored peers among ``peer_ids`` (for senders in groups)."""
@@ -188,32 +176,3 @@ class Account:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _fts_query(text: str) -> str:
-    """Each word as a quoted prefix term, so any input is a valid FTS5 query."""
-    words = [word.replace('"', '""') for word in text.split()]
-    return " ".join(f'"{word}"*' for word in words)
-
-
-def _search(tx: Transaction, query: str, limit: int) -> SearchResults:
-    needle = query.strip().casefold()
-    if not needle:
-        return SearchResults(query, (), ())
-    chats: list[tuple[PeerId, str]] = []
-    for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
-        for entry in tx.get_chat_list(group):
-            if entry.type is not ChatListEntryType.MESSAGE:
-                continue
-            peer = tx.get_peer(entry.peer_id)
-            if peer is not None and needle in peer.name.casefold():
-                chats.append((entry.peer_id, peer.name))
-    messages: list[tuple[Message, str]] = []
-    for index in tx.search_messages(_fts_query(query), limit=limit):
-        message = tx.get_message(index.id)
-        if message is None:
-            continue
-        peer = tx.get_peer(message.peer_id)
-        messages.append((message, peer.name if peer else f"Chat {message.peer_id.id}"))
-    messages.sort(key=lambda pair: pair[0].timestamp, reverse=True)
-    return SearchResults(query, tuple(chats[:limit]), tuple(messages))

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from typing import Any, Protocol
+from typing import Protocol
 
 from postbox import ClosedRange, MessageId, PeerId, Postbox
+from sync.engine import EngineStatus
+from ui.hole_map import HoleSegment
+from ui.search_query import SearchResults
 
 __all__ = ["AccountLike"]
 
@@ -31,8 +34,10 @@ class AccountLike(Protocol):
 
     def refresh_profile(self, peer_id: PeerId) -> Future[None]: ...
 
-    def search(self, query: str, *, limit: int = 50) -> Future[Any]: ...
+    def search(self, query: str, *, limit: int = 50) -> Future[SearchResults]: ...
 
-    def hole_map(self, peer_id: PeerId, fetching: Sequence[ClosedRange] = ()) -> Future[Any]: ...
+    def hole_map(
+        self, peer_id: PeerId, fetching: Sequence[ClosedRange] = ()
+    ) -> Future[list[HoleSegment]]: ...
 
-    def status_later(self) -> Future[Any]: ...
+    def status_later(self) -> Future[EngineStatus | None]: ...

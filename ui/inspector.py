@@ -12,9 +12,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
-from PySide6.QtCore import QObject, QRect, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QRect, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -28,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from postbox import (
     ChangeRecord,
+    ChatListHolesEntry,
     ClosedRange,
     CombinedView,
     MessageHistoryHolesEntry,
@@ -38,6 +42,7 @@ from postbox import (
     StateViewKey,
     ViewUpdateType,
 )
+from sync.engine import EngineStatus
 from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
@@ -45,7 +50,7 @@ from ui.hole_map import HoleSegment, SegmentKind
 from ui.theme import current_theme, qcolor
 from ui.transactions import TransactionLog, describe_commit
 
-__all__ = ["HoleMapWidget", "InspectorPanel"]
+__all__ = ["CommitRecorder", "HoleMapWidget", "InspectorPanel"]
 
 #: How often the panel asks the engine for its state while shown.
 POLL_MS = 250
@@ -56,15 +61,27 @@ _SEGMENT_COLORS = {
 }
 
 
-class _CommitBridge(QObject):
-    """Brings replay reports from the postbox thread to the main thread."""
+class CommitRecorder:
+    """The last replay reports, kept on the postbox thread at the cost of an append; the
+    panel describes them only when it is shown, so a hidden inspector costs the main
+    thread nothing per commit."""
 
-    replayed = Signal(object, object)
+    def __init__(self, limit: int) -> None:
+        self._lock = threading.Lock()
+        self._reports: deque[tuple[ChangeRecord, dict[PostboxViewKey, ViewUpdateType], float]]
+        self._reports = deque(maxlen=limit)
 
     def report(
         self, record: ChangeRecord, emitted: Mapping[PostboxViewKey, ViewUpdateType]
-    ) -> None:
-        self.replayed.emit(record, dict(emitted))
+    ) -> None:  # on the postbox thread
+        with self._lock:
+            self._reports.append((record, dict(emitted), time.time()))
+
+    def take(self) -> list[tuple[ChangeRecord, dict[PostboxViewKey, ViewUpdateType], float]]:
+        with self._lock:
+            reports = list(self._reports)
+            self._reports.clear()
+        return reports
 
 
 class HoleMapWidget(QWidget):
@@ -140,7 +157,7 @@ class InspectorPanel(QWidget):
         self._log_dirty = False
         self.peer_id: PeerId | None = None
         self._history: MessageHistoryView | None = None
-        self._fetching: tuple[MessageHistoryHolesEntry, ...] = ()
+        self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
         self._map_pending = False
         self.setMinimumWidth(300)
 
@@ -187,9 +204,8 @@ class InspectorPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
 
-        self._bridge = _CommitBridge()
-        self._bridge.replayed.connect(self._replayed)
-        self._remove_listener = account.postbox.add_replay_listener(self._bridge.report)
+        self._recorder = CommitRecorder(limit=self.log.limit)
+        self._remove_listener = account.postbox.add_replay_listener(self._recorder.report)
         self._state_key = StateViewKey()
         self._state_feed = SnapshotFeed(account.postbox, [self._state_key], self._state_changed)
         self._timer = QTimer(self)
@@ -199,16 +215,14 @@ class InspectorPanel(QWidget):
 
     # -- transactions --------------------------------------------------------------------
 
-    @Slot(object, object)
-    def _replayed(
-        self, record: ChangeRecord, emitted: Mapping[PostboxViewKey, ViewUpdateType]
-    ) -> None:
-        self.log.add(describe_commit(record, emitted, self._names))
-        self._log_dirty = True
-        if self.peer_id is not None and self.peer_id in record.message_operations:
+    def _take_reports(self) -> None:
+        touched_open_chat = False
+        for record, emitted, at in self._recorder.take():
+            self.log.add(describe_commit(record, emitted, self._names, at=at))
+            self._log_dirty = True
+            touched_open_chat |= self.peer_id in record.message_operations
+        if touched_open_chat:
             self._request_hole_map()
-        if self.isVisible() and not self._timer.isActive():
-            self._timer.start()
 
     def _render_log(self) -> None:
         if not self._log_dirty:
@@ -296,20 +310,19 @@ class InspectorPanel(QWidget):
         if not self.isVisible():
             self._timer.stop()
             return
+        self._take_reports()
         self._render_log()
         self._relay.watch(self.account.status_later(), self._show_status)
 
-    def _show_status(self, status: object) -> None:
+    def _show_status(self, status: EngineStatus | None) -> None:
         if status is None:
             self.connection.setText("connection: not started")
             return
-        connection = getattr(status, "connection", "")
-        self.connection.setText(f"connection: {connection}")
-        self.operation.setText(f"operation: {getattr(status, 'operation', '') or 'idle'}")
-        queue = getattr(status, "queue", ())
+        self.connection.setText(f"connection: {status.connection}")
+        self.operation.setText(f"operation: {status.operation or 'idle'}")
+        queue = status.queue
         self.queue.setText("queue: " + (" → ".join(queue) if queue else "empty"))
-        fetching = tuple(getattr(status, "fetching", ()))
-        outgoing = getattr(status, "outgoing", 0)
+        fetching, outgoing = status.fetching, status.outgoing
         fills = [
             f"{self._names(e.peer_id)} {e.hole.lower}–{e.hole.upper}"
             for e in fetching

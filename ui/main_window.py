@@ -36,6 +36,7 @@ from postbox import (
     PeerGroupId,
     PeerId,
 )
+from sync.engine import EngineStatus
 from ui.account_port import AccountLike
 from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate
@@ -159,10 +160,10 @@ class MainWindow(QMainWindow):
     def _poll_status(self) -> None:
         self.relay.watch(self.account.status_later(), self._show_status)
 
-    def _show_status(self, status: object) -> None:
+    def _show_status(self, status: EngineStatus | None) -> None:
         """Telegram's title line: say so while not connected or catching up."""
-        connection = str(getattr(status, "connection", "offline"))
-        operation = str(getattr(status, "operation", ""))
+        connection = status.connection if status is not None else "offline"
+        operation = status.operation if status is not None else ""
         if connection != "connected":
             text = "Offline" if status is None else connection[:1].upper() + connection[1:] + "…"
         elif operation.startswith("pollDifference"):

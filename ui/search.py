@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from postbox import Message, PeerId
 from ui.account_port import AccountLike
 from ui.futures import FutureRelay
 from ui.rows import preview_text
+from ui.search_query import SearchResults
 from ui.theme import current_theme, qcolor
 
 __all__ = ["SearchDialog"]
@@ -112,12 +112,10 @@ class SearchDialog(QDialog):
             return
         self._relay.watch(self.account.search(text), self._show)
 
-    def _show(self, results: object) -> None:
-        query = getattr(results, "query", "")
-        if query.strip() != self._asked:
+    def _show(self, results: SearchResults) -> None:
+        if results.query.strip() != self._asked:
             return  # an answer to an older query
-        chats: tuple[tuple[PeerId, str], ...] = getattr(results, "chats", ())
-        messages: tuple[tuple[Message, str], ...] = getattr(results, "messages", ())
+        chats, messages = results.chats, results.messages
         self.results.clear()
         if chats:
             self._heading("Chats")

@@ -171,6 +171,7 @@ class TransactionLog:
     """The last ``limit`` commits, newest first."""
 
     def __init__(self, limit: int = 50) -> None:
+        self.limit = limit
         self._entries: deque[CommitEntry] = deque(maxlen=limit)
         self.total = 0
 
