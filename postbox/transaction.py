@@ -141,6 +141,12 @@ class Transaction:
         """The stored messages with ``lower <= id <= upper``, in id order (the id index)."""
         return self._check().message_index.ids_between(peer_id, namespace, lower, upper)
 
+    def count_messages_in_id_range(
+        self, peer_id: PeerId, namespace: int, lower: int, upper: int
+    ) -> int:
+        """How many stored messages have ``lower <= id <= upper``."""
+        return self._check().message_index.count_between(peer_id, namespace, lower, upper)
+
     def message_exists(self, message_id: MessageId) -> bool:
         return self._check().message_index.exists(message_id)
 

@@ -86,6 +86,6 @@ def read_hole_map(
     holes = tx.get_holes(peer_id, namespace, MessageHistoryHoleSpace.everywhere())
 
     def count(lower: int, upper: int) -> int:
-        return len(tx.get_message_indices_in_id_range(peer_id, namespace, lower, upper))
+        return tx.count_messages_in_id_range(peer_id, namespace, lower, upper)
 
     return hole_map(holes, count, fetching)

@@ -70,6 +70,14 @@ class MessageHistoryIndexTable(Table):
             )
         return result
 
+    def count_between(self, peer_id: PeerId, namespace: int, lower: int, upper: int) -> int:
+        """How many messages of a (peer, namespace) have ``lower <= id <= upper`` (a count
+        in SQLite, no rows read)."""
+        peer, ns = peer_id + O64, namespace + O32
+        return self._count(
+            MESSAGE_ID.pack(peer, ns, lower + O32), MESSAGE_ID.pack(peer, ns, upper + O32) + b"\x00"
+        )
+
     def ids(self, peer_id: PeerId, namespace: int) -> list[MessageIndex]:
         """Every stored message of a (peer, namespace), by id."""
         peer, ns = peer_id + O64, namespace + O32

@@ -16,6 +16,7 @@ from postbox import (
     MessageNamespace,
     Peer,
     PeerId,
+    PeerNamespace,
     PeerPresence,
     Postbox,
     PostboxError,
@@ -271,3 +272,22 @@ def test_assigned_local_ids_skip_ids_in_use(postbox: Postbox, alice: PeerId) -> 
     [index] = postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, local, None, 20)]))
     assert index.id.id == 2
     assert postbox.run(lambda tx: tx.message_count(alice, local)) == 2
+
+
+def test_counting_messages_in_an_id_range_agrees_with_listing_them() -> None:
+    peer = PeerId.make(PeerNamespace.USER, 77)
+    with Postbox(None) as postbox:
+        postbox.run(
+            lambda tx: tx.add_messages(StoreMessage(peer, 0, i, 1_000 + i) for i in range(1, 50, 2))
+        )
+
+        def check(tx) -> None:
+            tx.add_messages(
+                StoreMessage(peer, 0, i, 2_000 + i) for i in range(60, 70)
+            )  # not committed
+            tx.delete_messages([MessageId(peer, 0, 3)])
+            for lower, upper in ((1, 2**31 - 2), (3, 3), (4, 64), (50, 59), (65, 100)):
+                listed = tx.get_message_indices_in_id_range(peer, 0, lower, upper)
+                assert tx.count_messages_in_id_range(peer, 0, lower, upper) == len(listed)
+
+        postbox.run(check)
