@@ -166,7 +166,7 @@ class StateManager:
         self._poll_requested = False
         self._channels_to_poll: set[int] = set()
         self._pts = Sequencer[AnyUpdate](0)
-        self._seq = Sequencer[list[AnyUpdate]](0)
+        self._seq = Sequencer[Grouped](0)
         self._channel_seqs: dict[int, Sequencer[AnyUpdate]] = {}
         self._gap_timers: dict[int | None, asyncio.TimerHandle] = {}
         self._wake = asyncio.Event()
@@ -347,8 +347,9 @@ class StateManager:
     # -- pushes ------------------------------------------------------------------------
 
     async def _process(self, batch: list[Grouped]) -> None:
-        channels = {channel for grouped in batch for channel in grouped.channels}
-        carried = {int(peer.id) for grouped in batch for peer in grouped.peers}
+        everything = [*batch, *(grouped.seq[2] for grouped in batch if grouped.seq is not None)]
+        channels = {channel for grouped in everything for channel in grouped.channels}
+        carried = {int(peer.id) for grouped in everything for peer in grouped.peers}
         needed = {g.needs_peer for g in batch if g.needs_peer is not None} - carried
 
         def phase_one(
@@ -366,7 +367,16 @@ class StateManager:
         self._pts.reset(stored.pts)
         self._seq.reset(stored.seq)
         state = AccountMutableState(stored, stored)
-        for grouped in batch:
+        # A container whose seq is next releases its contents to their own checks.
+        seq_items = [
+            (grouped.seq[1], grouped.seq[1] - grouped.seq[0] + 1, grouped.seq[2])
+            for grouped in batch
+            if grouped.seq is not None
+        ]
+        seq_result = self._seq.offer(seq_items)
+        self._watch_gap(-1, seq_result.gap, seq_result.inconsistent)
+        groups = [*batch, *seq_result.ready]
+        for grouped in groups:
             state.merge_peers(grouped.peers)
             if grouped.too_long:
                 self.request_poll("updatesTooLong")
@@ -375,7 +385,7 @@ class StateManager:
             for hint in grouped.channel_hints:
                 self._channels_to_poll.add(hint.channel)
         pts_items = []
-        for grouped in batch:
+        for grouped in groups:
             if grouped.needs_peer in unknown_peers:
                 # Telegram's rule for a short message from someone we do not know: drop
                 # it and let the difference bring it together with its sender.
@@ -389,16 +399,6 @@ class StateManager:
             state.apply(update)
         self.counters.updates_applied += len(result.ready)
         self._watch_gap(None, result.gap, result.inconsistent)
-        seq_items = [
-            (grouped.seq[1], grouped.seq[1] - grouped.seq[0] + 1, grouped.seq[2])
-            for grouped in batch
-            if grouped.seq is not None
-        ]
-        seq_result = self._seq.offer(seq_items)
-        for updates in seq_result.ready:
-            for update in updates:
-                state.apply(update)
-        self._watch_gap(-1, seq_result.gap, seq_result.inconsistent)
         state.cursor = replace(stored, pts=self._pts.position, seq=self._seq.position)
         initial_channels: dict[PeerId, int] = {}
         for channel in sorted(channels):
@@ -410,7 +410,7 @@ class StateManager:
             sequencer = self._channel_seqs.setdefault(channel, Sequencer[AnyUpdate](local))
             sequencer.reset(local)
             items = []
-            for grouped in batch:
+            for grouped in groups:
                 for update in grouped.channels.get(channel, ()):
                     pts, count = pts_of(update) or (0, 0)
                     items.append((pts, count, update))

@@ -1,7 +1,9 @@
 """Update grouping and counter checks: pure logic, no sockets and no database.
 
 ``group_push`` sorts one push into what each counter orders: the account's pts, each
-channel's pts, the seq of containers, and date-only updates (presence). A
+channel's pts, the seq of containers, and date-only updates (presence). A container with
+a seq is checked by its seq first; then its contents go through their own checks, so a
+pts update inside it is applied once and in pts order, as if it had come alone. A
 ``Sequencer`` then holds a counter's position and the updates that arrived early:
 ``offer`` returns the updates that are now contiguous, in order, drops the ones
 already applied, and keeps the rest until the missing ones arrive or the caller gives
@@ -28,7 +30,15 @@ from sync.protocol import (
     UpdatesTooLong,
 )
 
-__all__ = ["Grouped", "Sequenced", "Sequencer", "channel_of", "group_push", "pts_of"]
+__all__ = [
+    "Grouped",
+    "Sequenced",
+    "Sequencer",
+    "channel_of",
+    "group_push",
+    "group_updates",
+    "pts_of",
+]
 
 T = TypeVar("T")
 
@@ -61,8 +71,9 @@ class Grouped:
     channel_hints: list[UpdateChannelTooLong] = field(default_factory=list)
     #: Updates with no counter (presence), applied as they come.
     unordered: list[AnyUpdate] = field(default_factory=list)
-    #: (seq_start, seq, updates) of a container that carries a seq.
-    seq: tuple[int, int, list[AnyUpdate]] | None = None
+    #: (seq_start, seq, contents) of a container that carries a seq: its contents are
+    #: sorted by counter too, and go to their own checks once the seq is next.
+    seq: tuple[int, int, Grouped] | None = None
     peers: list[Peer] = field(default_factory=list)
     too_long: bool = False
     #: The user a short message names without carrying: if the client does not know
@@ -81,11 +92,20 @@ def group_push(push: AnyUpdates, self_id: int) -> Grouped:
         grouped.needs_peer = push.user
         return grouped
     assert isinstance(push, Updates)
-    grouped.peers.extend(push.peers)
     if push.seq:
-        grouped.seq = (push.seq_start or push.seq, push.seq, list(push.updates))
+        contents = group_updates(push.updates)
+        contents.peers.extend(push.peers)
+        grouped.seq = (push.seq_start or push.seq, push.seq, contents)
         return grouped
-    for update in push.updates:
+    grouped = group_updates(push.updates)
+    grouped.peers.extend(push.peers)
+    return grouped
+
+
+def group_updates(updates: Iterable[AnyUpdate]) -> Grouped:
+    """Sort the updates of one container by the counter that orders each."""
+    grouped = Grouped()
+    for update in updates:
         if isinstance(update, UpdateChannelTooLong):
             grouped.channel_hints.append(update)
             continue

@@ -168,3 +168,65 @@ def test_old_and_duplicate_updates_are_ignored(postbox) -> None:
     asyncio.run(with_manager(postbox, server, body))
     ids = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(USER, 0)])
     assert ids == [111, 112]
+
+
+def in_container(seq: int, *pts_values: int, seq_start: int | None = None) -> Updates:
+    """A seq container carrying new-message updates with the given pts, as Telegram sends."""
+    updates = tuple(UpdateNewMessage(message(100 + pts), pts, 1) for pts in pts_values)
+    return Updates(updates, (), 0, seq if seq_start is None else seq_start, seq)
+
+
+def stored_seq(postbox: Postbox) -> int:
+    return postbox.run(lambda tx: tx.get_state()).seq
+
+
+def test_pts_updates_in_a_seq_container_move_pts_and_apply_once(postbox) -> None:
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+
+    async def body(manager: StateManager) -> None:
+        manager.push(in_container(2, 11, 12))
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
+        assert stored_seq(postbox) == 2
+        # The same container again, and one of its updates alone: both already applied.
+        manager.push(in_container(2, 11, 12))
+        manager.push(new_message(12))
+        manager.push(in_container(3, 12, 13))
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 13)
+        await manager.changes.wait_for(lambda: manager.idle)
+        assert stored_seq(postbox) == 3
+
+    asyncio.run(with_manager(postbox, server, body))
+    ids = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(USER, 0)])
+    assert ids == [111, 112, 113]
+
+
+def test_a_gapped_pts_update_in_a_seq_container_waits_for_its_predecessor(postbox) -> None:
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+
+    async def body(manager: StateManager) -> None:
+        manager.push(in_container(2, 12))
+        await manager.changes.wait_for(lambda: stored_seq(postbox) == 2)
+        # The seq was next, but the pts update inside it is not: it is held.
+        assert stored_pts(postbox) == 10 and manager._pts.held
+        assert not postbox.run(lambda tx: tx.message_exists(MessageId(USER, 0, 112)))
+        manager.push(new_message(11))
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
+        await manager.changes.wait_for(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    ids = postbox.run(lambda tx: [m.id.id for m in tx.get_messages(USER, 0)])
+    assert ids == [111, 112]
+
+
+def test_a_seq_container_after_a_seq_gap_waits_with_its_pts_updates(postbox) -> None:
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+
+    async def body(manager: StateManager) -> None:
+        manager.push(in_container(3, 12))
+        await manager.changes.wait_for(lambda: bool(manager._seq.held))
+        manager.push(in_container(2, 11))
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
+        await manager.changes.wait_for(lambda: manager.idle)
+        assert stored_seq(postbox) == 3
+
+    asyncio.run(with_manager(postbox, server, body))
