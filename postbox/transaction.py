@@ -264,15 +264,31 @@ class Transaction:
         """Replace a read state with the server's."""
         self._check().read_states.set_state(peer_id, namespace, state)
 
-    def apply_incoming_read_max_id(self, message_id: MessageId) -> bool:
+    def apply_incoming_read_max_id(
+        self, message_id: MessageId, *, unread_count: int | None = None
+    ) -> bool:
         """Mark incoming messages up to ``message_id`` read; True if the state changed.
 
-        The unread count drops by the incoming messages stored in the newly read
-        range; reading up to the newest known id clears it.
+        ``unread_count``: what is still unread after this read, as the server counts it
+        (its update says so); it is taken as it is. Without it (a read made here) the
+        count drops by the incoming messages stored in the newly read range, and
+        reading up to the newest known id clears it.
         """
         tables = self._check()
         peer_id, namespace, max_id = message_id
         state = tables.read_states.get_state(peer_id, namespace) or PeerReadState()
+        if unread_count is not None and max_id >= state.max_incoming_read_id:
+            updated = PeerReadState(
+                max_id,
+                state.max_outgoing_read_id,
+                max(state.max_known_id, max_id),
+                max(0, unread_count),
+                False,
+            )
+            if updated == state:
+                return False
+            tables.read_states.set_state(peer_id, namespace, updated)
+            return True
         if max_id <= state.max_incoming_read_id:
             if state.marked_unread:
                 tables.read_states.set_state(

@@ -224,7 +224,7 @@ class MessageHistoryTable(Table):
                 group.max_known_id = id_
             if (timestamp, id_) > group.newest:
                 group.newest = (timestamp, id_)
-            if flags & _INCOMING and id_ > group.max_incoming_read_id and counting:
+            if flags & _INCOMING and id_ > group.counted_above and counting:
                 group.unread += 1
         for group in groups.values():
             group.finish(self)
@@ -358,10 +358,10 @@ class _Group:
 
     __slots__ = (
         "committed_max_id",
+        "counted_above",
         "counting",
         "id_prefix",
         "key_prefix",
-        "max_incoming_read_id",
         "max_known_id",
         "namespace",
         "peer_id",
@@ -393,15 +393,18 @@ class _Group:
         top = table.index.committed_max_id(peer_id, namespace)
         self.committed_max_id = 0 if top is None else top
         self.read_state: PeerReadState | None = None
-        self.max_incoming_read_id = MAX_MESSAGE_ID + 1
         self.max_known_id = 0
+        #: Incoming messages above this id are new to the read state's count: the ones
+        #: below the newest id it knew were already counted by whoever set it (the
+        #: server's dialog), so a hole fill must not count them again.
+        self.counted_above = MAX_MESSAGE_ID + 1
         self.unread = 0
         #: tag -> [count, max id] of the tag summary as this call moves it.
         self.tag_summaries: dict[int, list[int]] = {}
         if namespace in seed.read_state_namespaces:
             self.read_state = table.read_states.get_state(peer_id, namespace) or PeerReadState()
-            self.max_incoming_read_id = self.read_state.max_incoming_read_id
             self.max_known_id = self.read_state.max_known_id
+            self.counted_above = max(self.read_state.max_incoming_read_id, self.max_known_id)
 
     def add_tags(self, table: MessageHistoryTable, index: MessageIndex, tags: int) -> None:
         """Index a new message under each of its tags; count it in the tag summaries."""

@@ -23,6 +23,7 @@ from postbox import ChatListHolesEntry, MessageHistoryHolesEntry, Postbox
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
+from sync.engine.read_state_validator import ReadStateValidator
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts
 from sync.notifier import ChangeNotifier
@@ -82,6 +83,9 @@ class SyncEngine:
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
             recent=recent, changes=self.changes,
         )  # fmt: skip
+        self.read_states = ReadStateValidator(
+            postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes
+        )
         self.connection_state = "connecting"
         self.connections = 0
         self._connection: ServerConnection | None = None
@@ -121,6 +125,7 @@ class SyncEngine:
             asyncio.create_task(self.state_manager.run(), name="state-manager"),
             asyncio.create_task(self.hole_filler.run(), name="hole-filler"),
             asyncio.create_task(self.outbound.run(), name="outbound"),
+            asyncio.create_task(self.read_states.run(), name="read-states"),
             asyncio.create_task(self._poll_when_quiet(), name="quiet-poll"),
         ]
         try:
@@ -189,12 +194,14 @@ class SyncEngine:
 
     @property
     def idle(self) -> bool:
-        """Connected, with nothing queued, held, being fetched or waiting to be sent."""
+        """Connected, with nothing queued, held, being fetched, waiting to be sent or
+        waiting for the server's read state."""
         return (
             self._connected.is_set()
             and self.state_manager.idle
             and self.hole_filler.idle
             and self.outbound.idle
+            and self.read_states.idle
         )
 
     async def wait_idle(self, *, settle: float = 0.2, timeout: float = 60.0) -> bool:
@@ -221,6 +228,8 @@ class SyncEngine:
         counters["messages_filled"] = self.hole_filler.messages_filled
         counters["dialogs_filled"] = self.hole_filler.dialogs_filled
         counters["sent"] = self.outbound.sent
+        counters["read_states_validated"] = self.read_states.validated
+        counters["read_states_corrected"] = self.read_states.corrected
         counters["connections"] = self.connections
         return EngineStatus(
             self.connection_state,

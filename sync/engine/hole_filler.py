@@ -47,6 +47,7 @@ from sync.engine.convert import (
     peer_from_wire,
     read_state_from_dialog,
 )
+from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
 from sync.engine.state_manager import Timeouts
@@ -344,14 +345,17 @@ def _store_dialogs(
         )
         if dialog.peer in pinned:
             groups.setdefault(int(group), []).append(peer_id)
+        skip = recent.changed_since(generation, dialog.peer)
+        if skip is None:
+            raise _StaleFetchError
         top = tops.get((dialog.peer, dialog.top_message))
         if top is not None:
-            skip = recent.changed_since(generation, dialog.peer)
-            if skip is None:
-                raise _StaleFetchError
             stored_top = [message_from_wire(top)]
             replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, stored_top, skip=skip)
         tx.reset_read_state(peer_id, CLOUD, read_state_from_dialog(dialog))
+        if skip:
+            # Updates applied since the page was asked for may not be in its counts.
+            request_validation(tx, peer_id)
         settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
         if settings.muted_until != dialog.muted_until:
             tx.update_notification_settings(

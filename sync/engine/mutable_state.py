@@ -83,6 +83,8 @@ class DeleteMessages:
 class ReadInbox:
     peer_id: PeerId
     max_id: int
+    #: The server's unread count after this read.
+    still_unread: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +214,13 @@ class AccountMutableState:
         elif isinstance(update, UpdateDeleteChannelMessages):
             self.operations.append(DeleteMessages(PeerId(update.channel), update.ids))
         elif isinstance(update, UpdateReadHistoryInbox):
-            self.operations.append(ReadInbox(PeerId(update.peer), update.max_id))
+            self.operations.append(
+                ReadInbox(PeerId(update.peer), update.max_id, update.still_unread_count)
+            )
         elif isinstance(update, UpdateReadChannelInbox):
-            self.operations.append(ReadInbox(PeerId(update.channel), update.max_id))
+            self.operations.append(
+                ReadInbox(PeerId(update.channel), update.max_id, update.still_unread_count)
+            )
         elif isinstance(update, UpdateReadHistoryOutbox):
             self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
         elif isinstance(update, UpdateUserStatus):

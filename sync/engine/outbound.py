@@ -37,6 +37,8 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.log_tags import EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import ensure_listed
 from sync.engine.state_manager import Timeouts
@@ -63,10 +65,7 @@ __all__ = [
 
 log = logging.getLogger("postbox.sync")
 
-#: Operation-log tags of the three kinds of outgoing change.
-SEND_TAG = 1
-READ_TAG = 2
-EDIT_TAG = 3
+#: The three kinds of outgoing change, in the order they are delivered.
 _TAGS = (SEND_TAG, READ_TAG, EDIT_TAG)
 _LOCAL = int(MessageNamespace.LOCAL)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
@@ -247,7 +246,7 @@ class Outbound:
             self.sent += 1
         elif entry.tag == READ_TAG:
             affected: AffectedMessages = await self._call(ReadHistory(peer, contents["max_id"]))
-            gap = await self._read(lambda tx: _done(tx, entry, affected.pts, affected.pts_count))
+            gap = await self._read(lambda tx: _read_done(tx, entry, affected))
         else:
             edited: SentMessage = await self._call(
                 EditMessage(peer, contents["id"], contents["text"])
@@ -316,6 +315,15 @@ def _edited(tx: Transaction, entry: PeerOperationLogEntry, edited: SentMessage) 
 def _done(tx: Transaction, entry: PeerOperationLogEntry, pts: int, count: int) -> bool:
     tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
     return _apply_pts(tx, entry.peer_id, pts, count)
+
+
+def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMessages) -> bool:
+    gap = _done(tx, entry, affected.pts, affected.pts_count)
+    state = tx.get_read_state(entry.peer_id)
+    if state is not None and state.count:
+        # What is left unread was counted here, over a range that may have holes.
+        request_validation(tx, entry.peer_id)
+    return gap
 
 
 def _give_up(tx: Transaction, entry: PeerOperationLogEntry) -> None:

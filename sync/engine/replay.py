@@ -38,6 +38,7 @@ from sync.engine.mutable_state import (
     UpdateChannelState,
     optimized,
 )
+from sync.engine.read_states import validate_after_deletion
 
 __all__ = ["ensure_listed", "replace_range", "replay_final_state"]
 
@@ -114,9 +115,13 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
             ensure_listed(tx, (message.peer_id,))
             tx.add_messages([message])
     elif isinstance(operation, DeleteMessages):
+        validate_after_deletion(tx, operation.peer_id, operation.ids)
         tx.delete_messages(MessageId(operation.peer_id, CLOUD, i) for i in operation.ids)
     elif isinstance(operation, ReadInbox):
-        tx.apply_incoming_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
+        tx.apply_incoming_read_max_id(
+            MessageId(operation.peer_id, CLOUD, operation.max_id),
+            unread_count=operation.still_unread,
+        )
     elif isinstance(operation, ReadOutbox):
         tx.apply_outgoing_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
     elif isinstance(operation, MergePeers):

@@ -57,10 +57,12 @@ __all__ = [
     "GetDifference",
     "GetFullPeer",
     "GetHistory",
+    "GetPeerDialogs",
     "GetPeers",
     "GetState",
     "MessagesSlice",
     "Method",
+    "PeerDialogs",
     "Peers",
     "PushFrame",
     "ReadHistory",
@@ -130,6 +132,13 @@ class GetDialogs(WireRecord):
     offset_id: Counter = 0
     offset_peer: PeerRef = 0
     limit: Annotated[int, Limit(low=1, high=DIALOGS_LIMIT)] = DIALOGS_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class GetPeerDialogs(WireRecord):
+    """The dialogs of some chats, with the state they are as of (to validate read states)."""
+
+    peers: Annotated[tuple[PeerRef, ...], Limit(max_len=100)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +221,17 @@ class Dialogs(WireRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class PeerDialogs(WireRecord):
+    """The dialogs asked for (unknown peers left out), their top messages and peers, and
+    the account's state they are as of; a channel's dialog carries its own pts."""
+
+    dialogs: tuple[Dialog, ...]
+    messages: tuple[Message, ...]
+    peers: tuple[Peer, ...]
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
 class MessagesSlice(WireRecord):
     """A page of history, newest first; ``count`` is the number of candidates."""
 
@@ -263,6 +283,7 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("getDifference", GetDifference, decode_difference),
         Method("getChannelDifference", GetChannelDifference, decode_channel_difference),
         Method("getDialogs", GetDialogs, _record(Dialogs)),
+        Method("getPeerDialogs", GetPeerDialogs, _record(PeerDialogs)),
         Method("getHistory", GetHistory, _record(MessagesSlice)),
         Method("getPeers", GetPeers, _record(Peers)),
         Method("getFullPeer", GetFullPeer, _record(FullPeer)),

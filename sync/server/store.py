@@ -46,6 +46,7 @@ from sync.protocol import (
     Message,
     MessagesSlice,
     Peer,
+    PeerDialogs,
     PeerKind,
     Presence,
     PresenceStatus,
@@ -384,6 +385,21 @@ class ServerStore:
         pinned = tuple(row[0] for row in pinned_rows)
         peers = self._peers_of(messages, (d.peer for d in dialogs))
         return Dialogs(dialogs, messages, peers, count, pinned)
+
+    def peer_dialogs(self, peer_ids: Iterable[int]) -> PeerDialogs:
+        """The dialogs of ``peer_ids`` that exist, as of the current state."""
+        dialogs = []
+        for peer_id in dict.fromkeys(peer_ids):
+            row = self._one(
+                f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?",  # noqa: S608
+                (peer_id,),
+            )
+            if row is not None:
+                dialogs.append(self._dialog(row))
+        tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
+        messages = tuple(m for m in tops if m is not None)
+        peers = self._peers_of(messages, (d.peer for d in dialogs))
+        return PeerDialogs(tuple(dialogs), messages, peers, self.state())
 
     # -- what the traffic generator looks at -----------------------------------------
 

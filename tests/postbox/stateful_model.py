@@ -337,9 +337,11 @@ class Model:
         return CombinedPeerReadState.from_mapping(states) if states else None
 
     def _count_added(self, peer_id: PeerId, namespace: int, signed_ids: list[int]) -> None:
-        """New incoming messages (positive ids) above the read mark are unread."""
+        """New incoming messages (positive ids) above both the read mark and the newest
+        id the read state knew are unread; the ones below were counted when it was set."""
         state = self.read_state(peer_id, namespace) or PeerReadState()
-        unread = sum(1 for id_ in signed_ids if id_ > state.max_incoming_read_id)
+        counted_above = max(state.max_incoming_read_id, state.max_known_id)
+        unread = sum(1 for id_ in signed_ids if id_ > counted_above)
         known = max(state.max_known_id, *(abs(id_) for id_ in signed_ids))
         new = replace(state, max_known_id=known, count=state.count + unread)
         self.reset_read_state(peer_id, namespace, new)
@@ -365,9 +367,18 @@ class Model:
         if state is not None and id_ > state.max_incoming_read_id and state.count > 0:
             self.reset_read_state(peer_id, namespace, replace(state, count=state.count - 1))
 
-    def apply_incoming_read_max_id(self, message_id: MessageId) -> bool:
+    def apply_incoming_read_max_id(
+        self, message_id: MessageId, unread_count: int | None = None
+    ) -> bool:
         peer_id, namespace, max_id = message_id
         state = self.read_state(peer_id, namespace) or PeerReadState()
+        if unread_count is not None and max_id >= state.max_incoming_read_id:
+            known = max(state.max_known_id, max_id)
+            new = PeerReadState(max_id, state.max_outgoing_read_id, known, unread_count, False)
+            if new == state:
+                return False
+            self.reset_read_state(peer_id, namespace, new)
+            return True
         if max_id <= state.max_incoming_read_id:
             if not state.marked_unread:
                 return False

@@ -237,7 +237,13 @@ class Writes:
     def read(self) -> st.SearchStrategy[Call]:
         method = st.sampled_from(("apply_incoming_read_max_id", "apply_outgoing_read_max_id"))
         ids = st.builds(MessageId, peer_ids, namespaces, st.integers(1, MAX_ID + 5))
-        return st.builds(call, method, ids)
+        # A read the server reports says what is left unread.
+        server_read = st.builds(
+            lambda id_, count: call("apply_incoming_read_max_id", id_, unread_count=count),
+            ids,
+            st.integers(0, 8),
+        )
+        return st.builds(call, method, ids) | server_read
 
     def any(self) -> st.SearchStrategy[Call]:
         return st.one_of(

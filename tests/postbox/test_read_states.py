@@ -50,14 +50,30 @@ def test_deleting_an_unread_message_lowers_the_count(postbox: Postbox, alice: Pe
 
 
 def test_server_counts_cover_messages_not_stored(postbox: Postbox, alice: PeerId) -> None:
-    # The server says 40 are unread above 100, but only a few are stored here.
+    # The server says 40 are unread above 100, up to 140; none of them is stored here.
     postbox.run(lambda tx: tx.reset_read_state(alice, 0, PeerReadState(100, 0, 140, 40)))
-    add(postbox, alice, range(139, 141))
-    assert state(postbox, alice).count == 42
+    # A hole fill brings some of them: the server's count already has them.
+    add(postbox, alice, range(131, 141))
+    assert state(postbox, alice).count == 40
+    # A message newer than any the count knew is one more.
+    add(postbox, alice, range(141, 142))
+    assert state(postbox, alice) == PeerReadState(100, 0, 141, 41)
     postbox.run(lambda tx: tx.apply_incoming_read_max_id(MessageId(alice, 0, 139)))
-    assert state(postbox, alice).count == 41
-    postbox.run(lambda tx: tx.apply_incoming_read_max_id(MessageId(alice, 0, 140)))
+    assert state(postbox, alice).count == 32
+    postbox.run(lambda tx: tx.apply_incoming_read_max_id(MessageId(alice, 0, 141)))
     assert state(postbox, alice).count == 0
+
+
+def test_a_read_that_says_what_is_left_is_taken_as_it_is(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.reset_read_state(alice, 0, PeerReadState(100, 0, 140, 40, True)))
+    read = MessageId(alice, 0, 120)
+    assert postbox.run(lambda tx: tx.apply_incoming_read_max_id(read, unread_count=17))
+    assert state(postbox, alice) == PeerReadState(120, 0, 140, 17, False)
+    # The same read again changes nothing; an older one is ignored.
+    assert not postbox.run(lambda tx: tx.apply_incoming_read_max_id(read, unread_count=17))
+    older = MessageId(alice, 0, 110)
+    assert not postbox.run(lambda tx: tx.apply_incoming_read_max_id(older, unread_count=30))
+    assert state(postbox, alice).count == 17
 
 
 def test_outgoing_reads_and_marked_unread(postbox: Postbox, alice: PeerId) -> None:

@@ -31,6 +31,7 @@ from sync.protocol import (
     GetDifference,
     GetFullPeer,
     GetHistory,
+    GetPeerDialogs,
     GetPeers,
     GetState,
     MediaKind,
@@ -70,6 +71,7 @@ READ_ONLY_METHODS = (
     "getDifference",
     "getChannelDifference",
     "getDialogs",
+    "getPeerDialogs",
     "getHistory",
     "getPeers",
     "getFullPeer",
@@ -215,6 +217,7 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
         "getDialogs": st.builds(
             GetDialogs, dates, message_ids | st.just(0), chats | st.just(0), st.integers(1, 100)
         ),
+        "getPeerDialogs": st.builds(GetPeerDialogs, st.lists(chats, max_size=5).map(tuple)),
         "getHistory": st.builds(
             GetHistory,
             chats,

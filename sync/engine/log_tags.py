@@ -1,0 +1,14 @@
+"""Operation-log tags: each kind of work the engine keeps in the log to survive a restart."""
+
+from __future__ import annotations
+
+__all__ = ["EDIT_TAG", "READ_TAG", "SEND_TAG", "VALIDATE_READ_STATE_TAG"]
+
+#: A message to send.
+SEND_TAG = 1
+#: A read made here, to tell the server.
+READ_TAG = 2
+#: An edit of a sent message.
+EDIT_TAG = 3
+#: A chat whose read state waits for the server's word (``read_states``).
+VALIDATE_READ_STATE_TAG = 4

@@ -1,0 +1,123 @@
+"""Unread counts equal the server's: after history fills, deletions the client never
+stored, and reads made on another device."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from postbox import PeerId, PeerNamespace, Postbox
+from sync.protocol import GetDialogs
+from sync.server.config import ServerConfig
+from sync.server.pushes import push_for
+from sync.server.server import EmbeddedServer, MockServer
+from tests.sync.engine_helpers import TOKEN, running_engine, wait_quiescent
+
+
+def serve() -> EmbeddedServer:
+    """An account whose chats of every kind have unread messages."""
+    return EmbeddedServer(ServerConfig(token=TOKEN, peers=30, messages=1500, seed=5))
+
+
+def server_unread(server: EmbeddedServer) -> dict[int, int]:
+    page = server.call(lambda s: s.store.dialogs(GetDialogs(limit=100)))
+    return {dialog.peer: dialog.unread_count for dialog in page.dialogs}
+
+
+def local_unread(postbox: Postbox, peers: list[int]) -> dict[int, int]:
+    def read(tx) -> dict[int, int]:
+        counts = {}
+        for peer in peers:
+            state = tx.get_read_state(PeerId(peer))
+            counts[peer] = 0 if state is None else state.count
+        return counts
+
+    return postbox.run(read)
+
+
+def unread_incoming(server: EmbeddedServer, peer: int) -> list[int]:
+    """Ids of the chat's incoming messages above its read mark, oldest first."""
+
+    def find(s: MockServer) -> list[int]:
+        read_inbox = s.store.dialog(peer).read_inbox_max_id
+        recent = s.store.recent_messages(peer, 500)
+        return sorted(m.id for m in recent if not m.out and m.id > read_inbox)
+
+    return server.call(find)
+
+
+def publish(server: EmbeddedServer, make) -> None:
+    """Apply one change to the server's store and push it to every connection."""
+
+    def run(s: MockServer) -> None:
+        update = make(s.store)
+        assert update is not None
+        s.publish([push_for(s.store, update)], None)
+
+    server.call(run)
+
+
+def test_filling_the_history_of_unread_chats_keeps_the_servers_counts(tmp_path) -> None:
+    with serve() as server:
+        expected = server_unread(server)
+        unread_chats = [peer for peer, count in expected.items() if count]
+        assert len(unread_chats) >= 3, "the generated account should have unread chats"
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db", open_peers=unread_chats) as (
+                engine,
+                postbox,
+            ):
+                await wait_quiescent(engine)
+                assert engine.hole_filler.messages_filled > 0
+                assert local_unread(postbox, unread_chats) == {
+                    peer: expected[peer] for peer in unread_chats
+                }
+
+        asyncio.run(run())
+
+
+@pytest.mark.parametrize("kind", [PeerNamespace.USER, PeerNamespace.CHANNEL])
+def test_deleting_unread_messages_never_stored_lowers_the_count(tmp_path, kind) -> None:
+    with serve() as server:
+        counts = server_unread(server)
+        peer = max((count, peer) for peer, count in counts.items() if peer >> 56 == kind)[1]
+        unread = unread_incoming(server, peer)
+        assert len(unread) >= 2
+        # The chat list stores only each chat's top message: the older unread ones are
+        # in a hole, never stored here.
+        victims = unread[:-1][:3]
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, postbox):
+                await wait_quiescent(engine)
+                assert local_unread(postbox, [peer]) == {peer: counts[peer]}
+                publish(server, lambda store: store.delete_messages(peer, victims))
+                await wait_quiescent(engine)
+                assert server_unread(server)[peer] == counts[peer] - len(victims)
+                assert local_unread(postbox, [peer]) == {peer: counts[peer] - len(victims)}
+                assert engine.read_states.corrected >= 1
+
+        asyncio.run(run())
+
+
+def test_a_read_on_another_device_sets_the_servers_count(tmp_path) -> None:
+    with serve() as server:
+        counts = server_unread(server)
+        peer = max((count, peer) for peer, count in counts.items())[1]
+        unread = unread_incoming(server, peer)
+        middle = unread[len(unread) // 2]
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, postbox):
+                await wait_quiescent(engine)
+                publish(server, lambda store: store.read_inbox(peer, middle))
+                await wait_quiescent(engine)
+                expected = server_unread(server)[peer]
+                assert 0 < expected < counts[peer]
+                assert local_unread(postbox, [peer]) == {peer: expected}
+                state = postbox.run(lambda tx: tx.get_read_state(PeerId(peer)))
+                assert state is not None and state.get(0).max_incoming_read_id == middle
+
+        asyncio.run(run())
