@@ -16,6 +16,7 @@ from postbox import (
     MAX_MESSAGE_ID,
     CachedPeerData,
     ChannelState,
+    ChatListHole,
     ChatListInclusion,
     MessageHistoryHoleSpace,
     PeerGroupId,
@@ -93,6 +94,7 @@ async def _mirror(server: EmbeddedServer, token: str, db: Path) -> None:
                     newest = max(histories[dialog.peer], default=0)
                     tx.replace_tag_summary(peer_id, tag, CLOUD, count, newest)
         for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+            tx.remove_chat_list_hole(group, ChatListHole.top())  # the whole list is loaded
             pins = [p for p in listed.pinned if _folder(listed, p) == group]
             tx.set_pinned_peer_ids(group, [PeerId(p) for p in pins])
         tx.update_cached_peer_data(PeerId(profile), CachedPeerData(about=full.about))
@@ -128,4 +130,3 @@ def report_for(server: EmbeddedServer, token: str, db: Path) -> Report:
             await connection.close()
 
     return asyncio.run(run())
-
