@@ -21,6 +21,7 @@ __all__ = [
     "compare_chat_list",
     "compare_notification_settings",
     "compare_read_state",
+    "in_chat_list_hole",
     "server_chats",
     "unloaded",
 ]
@@ -49,7 +50,7 @@ def server_chats(server: ServerDialogs) -> dict[int, ServerChat]:
     }
 
 
-def _in_hole(chat: ServerChat, holes: tuple[ChatListHole, ...]) -> bool:
+def in_chat_list_hole(chat: ServerChat, holes: tuple[ChatListHole, ...]) -> bool:
     """Whether the client never loaded the part of the chat list where ``chat`` sits.
 
     A hole covers everything older than its index; pinned chats come with the first
@@ -69,7 +70,8 @@ def unloaded(local: LocalState, chats: dict[int, ServerChat]) -> frozenset[int]:
     return frozenset(
         peer
         for peer, chat in chats.items()
-        if _position_group(local, peer) is None and _in_hole(chat, local.groups[chat.group].holes)
+        if _position_group(local, peer) is None
+        and in_chat_list_hole(chat, local.groups[chat.group].holes)
     )
 
 
