@@ -67,9 +67,6 @@ class Report:
         counts = Counter(divergence.category for divergence in self.divergences)
         return {str(category): counts[category] for category in Category}
 
-    def of(self, category: Category) -> list[Divergence]:
-        return [d for d in self.divergences if d.category is category]
-
     def summary(self) -> dict[str, Any]:
         return {
             "ok": self.ok,

@@ -126,7 +126,8 @@ async def _history(call: Call, peer: int, ranges: Sequence[tuple[int, int]]) -> 
                     max_id=0 if upper >= MAX_MESSAGE_ID else upper + 1,
                 )
             )
-            count = page.count
+            if (lower, upper) == (1, MAX_MESSAGE_ID):
+                count = page.count  # unbounded: the chat's total
             messages.update((message.id, message) for message in page.messages)
             if len(page.messages) < _PAGE:
                 break
