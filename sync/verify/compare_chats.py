@@ -115,12 +115,15 @@ def compare_chat_list(
 
 
 def _top_message(chat: LocalChat) -> int:
-    """The id of the newest cloud message (a pending local one is reported apart)."""
+    """The id of the chat's top cloud message, 0 for none (a pending local one is
+    reported apart, and a chat listed without messages has a made-up index)."""
     assert chat.position is not None
     top = chat.position[1].message_index.id
+    if not chat.messages:
+        return 0
     if top.namespace == _CLOUD:
         return top.id
-    return max((message.id.id for message in chat.messages), default=0)
+    return max(message.id.id for message in chat.messages)
 
 
 def _compare_group(
