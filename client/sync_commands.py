@@ -3,7 +3,9 @@
 ``sync`` opens the views a user would look at (the chat list, and the history of each
 ``--open`` peer), so the hole filler fetches what they show, runs the engine, reports
 progress on stderr and prints a JSON summary. ``verify`` compares the database with the
-server (``sync.verify``) and exits 1 if they diverge.
+server (``sync.verify``), prints each divergence on a line (``category peer N: what``) and
+the JSON summary, and exits 0 if they agree, 1 if they diverge and 2 if it cannot compare
+(database missing or unreadable, server unreachable, token refused).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from postbox import (
     PeerGroupId,
     PeerId,
     Postbox,
+    PostboxError,
 )
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine import AuthorizationError, SyncEngine, Timeouts
-from sync.protocol import Auth, RpcError
-from sync.verify import verify
+from sync.protocol import Auth, ErrorCode, RpcError
+from sync.verify import Report, verify
 
 __all__ = ["add_sync_commands", "parse_address"]
 
@@ -65,7 +68,7 @@ def add_sync_commands(commands: Any) -> None:
     """Register ``sync`` and ``verify`` on an ``argparse`` subparsers object."""
     for name, help_text in (
         ("sync", "sync a database with a server, without a window"),
-        ("verify", "compare a database with the server; exit 1 on any divergence"),
+        ("verify", "compare a database with the server; exit 1 on a divergence, 2 if it cannot"),
     ):
         parser = commands.add_parser(name, help=help_text, description=help_text)
         parser.add_argument("--server", type=parse_address, required=True, metavar="HOST:PORT")
@@ -165,32 +168,47 @@ async def _progress(engine: SyncEngine) -> None:
 
 
 def _verify_command(args: argparse.Namespace, out: TextIO) -> int:
-    if not args.db.exists():
-        print(f"postbox-chat: error: {args.db} does not exist", file=sys.stderr)
-        return 2
-    return asyncio.run(_verify(args, out))
-
-
-async def _verify(args: argparse.Namespace, out: TextIO) -> int:
-    host, port = args.server
-    postbox = Postbox(args.db)
+    """Exit 0 converged, 1 diverged, 2 could not compare (one line on stderr)."""
     try:
-        try:
-            connection = await ServerConnection.open(host, port)
-        except OSError as error:
-            print(f"postbox-chat: error: cannot reach {host}:{port}: {error}", file=sys.stderr)
-            return 1
-        try:
-            await connection.call(Auth(args.token))
-            report = await verify(postbox, connection.call)
-        except (RpcError, ConnectionLostError) as error:
-            print(f"postbox-chat: error: {error}", file=sys.stderr)
-            return 1
-        finally:
-            await connection.close()
-    finally:
-        postbox.close()
+        report = asyncio.run(_verify(args))
+    except _CannotCompareError as error:
+        print(f"postbox-chat: error: {error}", file=sys.stderr)
+        return 2
     for divergence in report.divergences:
         print(divergence, file=out)
     print(json.dumps(report.summary(), indent=2), file=out)
     return 0 if report.ok else 1
+
+
+class _CannotCompareError(Exception):
+    """The database or the server cannot be read, so nothing can be compared."""
+
+
+async def _verify(args: argparse.Namespace) -> Report:
+    host, port = args.server
+    if not args.db.is_file():
+        raise _CannotCompareError(f"{args.db} does not exist")
+    try:
+        postbox = Postbox(args.db)
+    except PostboxError as error:
+        raise _CannotCompareError(f"{args.db}: {error}") from error
+    try:
+        try:
+            connection = await ServerConnection.open(host, port)
+        except OSError as error:
+            raise _CannotCompareError(f"cannot reach {host}:{port}: {error}") from error
+        try:
+            await connection.call(Auth(args.token))
+            return await verify(postbox, connection.call)
+        except RpcError as error:
+            if error.code == ErrorCode.AUTH_FAILED:
+                raise _CannotCompareError("the server refused the token") from error
+            raise _CannotCompareError(f"the server refused a request: {error}") from error
+        except ConnectionLostError as error:
+            raise _CannotCompareError(f"lost the server: {error}") from error
+        except PostboxError as error:
+            raise _CannotCompareError(f"{args.db}: {error}") from error
+        finally:
+            await connection.close()
+    finally:
+        postbox.close()

@@ -54,7 +54,7 @@ def test_verify_reports_each_divergence_and_exits_1(server, tmp_path, capsys) ->
     status, out, _err = run(capsys, "verify", "--server", address, "--token", TOKEN, "--db", db)
     assert status == 1
     lines = out.splitlines()
-    assert any("cursor pts/seq" in line for line in lines)
+    assert any(line.startswith("cursor account: pts/qts/seq") for line in lines)
     summary = json.loads(out[out.index("{") :])
     assert summary["ok"] is False and summary["divergences"] >= 1
 
@@ -99,5 +99,5 @@ def test_verify_reports_an_unreachable_server(tmp_path, capsys) -> None:
     status, _out, err = run(
         capsys, "verify", "--server", "127.0.0.1:1", "--token", "t", "--db", str(db)
     )
-    assert status == 1
+    assert status == 2
     assert "cannot reach" in err

@@ -1,0 +1,133 @@
+"""Comparing histories, pending outbound, shared-media counts and the update cursors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from postbox import MessageFlags, PeerId, StoreMessage
+from sync.engine.convert import message_from_wire
+from sync.engine.outbound import EDIT_TAG, READ_TAG, SEND_TAG
+from sync.protocol import MediaKind, State
+from sync.verify.local_side import LocalChat, LocalState
+from sync.verify.report import Category, Report
+from sync.verify.server_side import ServerDialogs, ServerHistory
+
+__all__ = ["compare_cursor", "compare_messages", "compare_pending", "compare_tag_summaries"]
+
+_OPERATION_NAMES = {SEND_TAG: "send", READ_TAG: "read-state sync", EDIT_TAG: "edit"}
+
+
+def _comparable(message: StoreMessage | Any) -> tuple[Any, ...]:
+    return (
+        message.timestamp,
+        message.flags,
+        message.tags,
+        None if message.author_id is None else int(message.author_id),
+        message.text,
+        tuple(message.media),
+        message.reply_to_id,
+        message.edit_timestamp,
+    )
+
+
+def compare_messages(report: Report, chat: LocalChat, history: ServerHistory) -> None:
+    """Stored messages outside the holes equal the server's, server messages outside the
+    holes are stored; messages inside holes are only counted.
+
+    ``history`` holds the server's messages outside the holes only (and the total count).
+    """
+    peer = int(chat.peer_id)
+    server = history.messages
+    report.server_messages += history.count
+    report.messages_in_holes += history.count - len(server)
+    report.local_messages += len(chat.messages)
+    seen: set[int] = set()
+    for message in chat.messages:
+        id_ = message.id.id
+        if id_ in seen:
+            report.add(Category.MESSAGES, peer, f"message {id_} is stored twice")
+        seen.add(id_)
+        if chat.in_hole(id_):
+            report.unverified += 1
+            continue
+        expected = server.get(id_)
+        if expected is None:
+            report.add(Category.MESSAGES, peer, f"message {id_} is not on the server")
+        elif _comparable(message) != _comparable(message_from_wire(expected)):
+            report.add(Category.MESSAGES, peer, f"message {id_} differs from the server's")
+    for id_ in server:
+        if id_ not in seen:
+            report.add(Category.MESSAGES, peer, f"message {id_} is missing outside the holes")
+
+
+def compare_pending(report: Report, local: LocalState) -> None:
+    """At quiescence nothing outgoing is left: no local message, no unsent id, no log entry."""
+    pending_ids = set()
+    for chat in local.chats.values():
+        for message in chat.pending:
+            pending_ids.add(message.id)
+            state = "failed to send" if message.flags & MessageFlags.FAILED else "is still unsent"
+            report.add(
+                Category.PENDING, int(chat.peer_id), f"local message {message.id.id} {state}"
+            )
+    for message_id in local.unsent:
+        if message_id not in pending_ids:
+            report.add(
+                Category.PENDING,
+                int(message_id.peer_id),
+                f"unsent queue lists message {message_id.id}, which is not stored",
+            )
+    for entry in local.operations:
+        name = _OPERATION_NAMES.get(entry.tag, f"tag {entry.tag}")
+        report.add(
+            Category.PENDING,
+            int(entry.peer_id),
+            f"{name} operation {entry.tag_local_index} is still in the operation log",
+        )
+
+
+def compare_tag_summaries(
+    report: Report, chat: LocalChat, counts: Mapping[tuple[int, MediaKind], int]
+) -> None:
+    peer = int(chat.peer_id)
+    for kind, summary in chat.tag_summaries:
+        expected = counts.get((peer, kind))
+        if expected is None:
+            continue  # the server does not list the chat: reported under the chat list
+        report.tag_summaries_compared += 1
+        if summary.count != expected:
+            report.add(
+                Category.TAG_SUMMARIES, peer, f"{kind} count {summary.count} != server {expected}"
+            )
+
+
+def compare_cursor(
+    report: Report,
+    local: LocalState,
+    state: State,
+    server: ServerDialogs,
+    unloaded: frozenset[int],
+) -> None:
+    """pts, qts and seq, and the pts of every channel the client has loaded."""
+    cursor = local.cursor
+    if cursor is None:
+        report.add(Category.CURSOR, None, "no stored cursor")
+    else:
+        mine = (cursor.pts, cursor.qts, cursor.seq)
+        theirs = (state.pts, state.qts, state.seq)
+        if mine != theirs:
+            report.add(
+                Category.CURSOR,
+                None,
+                "pts/qts/seq {}/{}/{} != server {}/{}/{}".format(*mine, *theirs),
+            )
+    for dialog in server.dialogs:
+        if dialog.pts is None:
+            continue
+        chat = local.chats.get(PeerId(dialog.peer))
+        stored = None if chat is None or chat.channel is None else chat.channel.pts
+        if stored is None and dialog.peer in unloaded:
+            continue
+        if stored != dialog.pts:
+            report.add(Category.CURSOR, dialog.peer, f"channel pts {stored} != server {dialog.pts}")
