@@ -107,9 +107,13 @@ def write_dataset(postbox: Postbox, dataset: DemoDataset, chunk_size: int = CHUN
         tx.set_pinned_peer_ids(_ROOT, dataset.pinned)
         # The generated history is the whole history, as if fetched from the server:
         # no id range is left missing, and no part of the chat lists either.
+        # So the shared-media counts are known too: they start at nothing and count
+        # every message as it is added.
         everywhere = MessageHistoryHoleSpace.everywhere()
         for peer in dataset.peers:
             tx.remove_hole(peer.id, _CLOUD, everywhere, 1, MAX_MESSAGE_ID)
+            for tag in MessageTags:
+                tx.replace_tag_summary(peer.id, int(tag), _CLOUD, 0, 0)
         for group in (_ROOT, _ARCHIVE):
             for hole in tx.get_chat_list_holes(group):
                 tx.remove_chat_list_hole(group, hole)

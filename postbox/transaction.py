@@ -30,7 +30,7 @@ from postbox.read_state import CombinedPeerReadState, PeerReadState
 from postbox.seed_configuration import SeedConfiguration
 from postbox.state import ChannelState, StateCursor
 from postbox.tables import ChatListEntryKey, Tables
-from postbox.tag_summary import MessageHistoryTagSummary
+from postbox.tag_summary import MessageHistoryTagSummary, TagSummaryKey
 
 __all__ = ["Transaction"]
 
@@ -245,6 +245,12 @@ class Transaction:
         self, peer_id: PeerId, tag: int, namespace: int
     ) -> MessageHistoryTagSummary | None:
         return self._check().tag_summaries.get(peer_id, tag, namespace)
+
+    def get_tag_summaries(
+        self, peer_id: PeerId | None = None
+    ) -> dict[TagSummaryKey, MessageHistoryTagSummary]:
+        """Every tag summary the server has given (or ``peer_id``'s)."""
+        return self._check().tag_summaries.summaries(peer_id)
 
     def replace_tag_summary(
         self, peer_id: PeerId, tag: int, namespace: int, count: int, max_id: int

@@ -399,8 +399,9 @@ class _Group:
         #: server's dialog), so a hole fill must not count them again.
         self.counted_above = MAX_MESSAGE_ID + 1
         self.unread = 0
-        #: tag -> [count, max id] of the tag summary as this call moves it.
-        self.tag_summaries: dict[int, list[int]] = {}
+        #: tag -> [count, max id] of the tag summary as this call moves it (``None``:
+        #: the chat has no summary of that tag).
+        self.tag_summaries: dict[int, list[int] | None] = {}
         if namespace in seed.read_state_namespaces:
             self.read_state = table.read_states.get_state(peer_id, namespace) or PeerReadState()
             self.max_known_id = self.read_state.max_known_id
@@ -413,12 +414,14 @@ class _Group:
             table.tags.add(tag, index)
             if not self.counting:
                 continue
-            summary = self.tag_summaries.get(tag)
-            if summary is None:
+            if tag in self.tag_summaries:
+                summary = self.tag_summaries[tag]
+            else:
                 stored = table.tag_summaries.get(self.peer_id, tag, self.namespace)
-                summary = [0, 0] if stored is None else [stored.count, stored.max_id]
+                summary = None if stored is None else [stored.count, stored.max_id]
                 self.tag_summaries[tag] = summary
-            if id_ > summary[1]:
+            # No summary yet: the count is unknown until the server gives one.
+            if summary is not None and id_ > summary[1]:
                 summary[0] += 1
                 summary[1] = id_
 
@@ -431,8 +434,10 @@ class _Group:
             current = candidates.get(self.peer_id)
             if current is None or candidate.sort_key > current.sort_key:
                 candidates[self.peer_id] = candidate
-        for tag, (count, max_id) in self.tag_summaries.items():
-            table.tag_summaries.replace(self.peer_id, tag, self.namespace, count, max_id)
+        for tag, summary in self.tag_summaries.items():
+            if summary is not None:
+                count, max_id = summary
+                table.tag_summaries.replace(self.peer_id, tag, self.namespace, count, max_id)
         state = self.read_state
         if state is None:
             return

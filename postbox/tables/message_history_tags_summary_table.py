@@ -36,9 +36,27 @@ class MessageHistoryTagsSummaryTable(Table):
     def replace(self, peer_id: int, tag: int, namespace: int, count: int, max_id: int) -> None:
         self._set(self._key(peer_id, tag, namespace), _VALUE.pack(max(0, count), max_id))
 
+    def summaries(
+        self, peer_id: int | None = None
+    ) -> dict[TagSummaryKey, MessageHistoryTagSummary]:
+        """Every stored summary, or ``peer_id``'s."""
+        if peer_id is None:
+            lower, upper = b"", b"\xff" * (_KEY.size + 1)
+        else:
+            lower = _KEY.pack(peer_id + O64, 0, 0)
+            upper = _KEY.pack(peer_id + O64 + 1, 0, 0)
+        result = {}
+        for key, value in self._range(lower, upper):
+            peer, tag, namespace = _KEY.unpack(key)  # type: ignore[arg-type]
+            result[TagSummaryKey(PeerId(peer - O64), tag, namespace - O32)] = (
+                MessageHistoryTagSummary(*_VALUE.unpack(value))
+            )
+        return result
+
     def add_message(self, peer_id: int, tag: int, namespace: int, id_: int) -> None:
-        summary = self.get(peer_id, tag, namespace) or MessageHistoryTagSummary(0, 0)
-        if id_ > summary.max_id:
+        """Count a new message; only a summary the server gave counts (see ``replace``)."""
+        summary = self.get(peer_id, tag, namespace)
+        if summary is not None and id_ > summary.max_id:
             self.replace(peer_id, tag, namespace, summary.count + 1, id_)
 
     def remove_message(self, peer_id: int, tag: int, namespace: int, id_: int) -> None:

@@ -23,9 +23,9 @@ from postbox import ChatListHolesEntry, MessageHistoryHolesEntry, Postbox
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
-from sync.engine.read_state_validator import ReadStateValidator
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts
+from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, ErrorCode, RpcError
 
@@ -86,6 +86,10 @@ class SyncEngine:
         self.read_states = ReadStateValidator(
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes
         )
+        self.tag_summaries = TagSummaryValidator(
+            postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,
+            recent=recent,
+        )  # fmt: skip
         self.connection_state = "connecting"
         self.connections = 0
         self._connection: ServerConnection | None = None
@@ -126,6 +130,7 @@ class SyncEngine:
             asyncio.create_task(self.hole_filler.run(), name="hole-filler"),
             asyncio.create_task(self.outbound.run(), name="outbound"),
             asyncio.create_task(self.read_states.run(), name="read-states"),
+            asyncio.create_task(self.tag_summaries.run(), name="tag-summaries"),
             asyncio.create_task(self._poll_when_quiet(), name="quiet-poll"),
         ]
         try:
@@ -195,13 +200,14 @@ class SyncEngine:
     @property
     def idle(self) -> bool:
         """Connected, with nothing queued, held, being fetched, waiting to be sent or
-        waiting for the server's read state."""
+        waiting for the server's read states or media counts."""
         return (
             self._connected.is_set()
             and self.state_manager.idle
             and self.hole_filler.idle
             and self.outbound.idle
             and self.read_states.idle
+            and self.tag_summaries.idle
         )
 
     async def wait_idle(self, *, settle: float = 0.2, timeout: float = 60.0) -> bool:
@@ -230,6 +236,7 @@ class SyncEngine:
         counters["sent"] = self.outbound.sent
         counters["read_states_validated"] = self.read_states.validated
         counters["read_states_corrected"] = self.read_states.corrected
+        counters["media_counts_validated"] = self.tag_summaries.validated
         counters["connections"] = self.connections
         return EngineStatus(
             self.connection_state,

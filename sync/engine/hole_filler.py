@@ -52,7 +52,15 @@ from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
 from sync.engine.state_manager import Timeouts
 from sync.notifier import ChangeNotifier
-from sync.protocol import Dialogs, GetDialogs, GetHistory, MediaKind, MessagesSlice, RpcError
+from sync.protocol import (
+    Dialog,
+    Dialogs,
+    GetDialogs,
+    GetHistory,
+    MediaKind,
+    MessagesSlice,
+    RpcError,
+)
 
 __all__ = ["HoleFiller"]
 
@@ -269,6 +277,11 @@ class HoleFiller:
             skip = self.recent.changed_since(generation, entry.peer_id)
             if skip is None or tx.get_state() is None:
                 raise _StaleFetchError
+            read_state = tx.get_read_state(entry.peer_id)
+            known = read_state.get(CLOUD) if read_state else None
+            if known is not None and any((m.id or 0) > known.max_known_id for m in messages):
+                # Messages ahead of the updates applied: the count may not place them.
+                request_validation(tx, entry.peer_id)
             tx.update_peers(peers)
             if space.is_everywhere:
                 replace_range(tx, entry.peer_id, covered_lower, covered_upper, messages, skip=skip)
@@ -316,6 +329,15 @@ class _StaleFetchError(Exception):
     jump, or no cursor stored yet): fetch again."""
 
 
+def _same_position(tx: Transaction, page: Dialogs, dialog: Dialog) -> bool:
+    """Whether the stored pts (the channel's own, for a channel) is the page's."""
+    if dialog.pts is not None:
+        stored = tx.get_peer_chat_state(PeerId(dialog.peer))
+        return stored is None or stored.pts == dialog.pts
+    cursor = tx.get_state()
+    return page.state is not None and cursor is not None and cursor.pts == page.state.pts
+
+
 def _store_dialogs(
     tx: Transaction,
     page: Dialogs,
@@ -353,8 +375,10 @@ def _store_dialogs(
             stored_top = [message_from_wire(top)]
             replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, stored_top, skip=skip)
         tx.reset_read_state(peer_id, CLOUD, read_state_from_dialog(dialog))
-        if skip:
-            # Updates applied since the page was asked for may not be in its counts.
+        if skip or not _same_position(tx, page, dialog):
+            # The page's counts are from another point in the update stream than the
+            # one stored here: updates applied since, or still to come, would be
+            # counted twice or not at all.
             request_validation(tx, peer_id)
         settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
         if settings.muted_until != dialog.muted_until:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["EDIT_TAG", "READ_TAG", "SEND_TAG", "VALIDATE_READ_STATE_TAG"]
+__all__ = [
+    "EDIT_TAG",
+    "READ_TAG",
+    "SEND_TAG",
+    "VALIDATE_READ_STATE_TAG",
+    "VALIDATE_TAG_SUMMARIES_TAG",
+]
 
 #: A message to send.
 SEND_TAG = 1
@@ -12,3 +18,5 @@ READ_TAG = 2
 EDIT_TAG = 3
 #: A chat whose read state waits for the server's word (``read_states``).
 VALIDATE_READ_STATE_TAG = 4
+#: A chat whose shared-media counts wait for the server's word (``tag_summaries``).
+VALIDATE_TAG_SUMMARIES_TAG = 5

@@ -81,9 +81,12 @@ class DeleteMessages:
 
 @dataclass(frozen=True, slots=True)
 class ReadInbox:
+    """A read of incoming messages; ``still_unread`` is the server's count after it,
+    ``None`` where it cannot be placed in order (a difference gives new messages and
+    other updates apart): then the count is estimated and the server asked again."""
+
     peer_id: PeerId
     max_id: int
-    #: The server's unread count after this read.
     still_unread: int | None = None
 
 
@@ -203,8 +206,21 @@ class AccountMutableState:
     def reset_histories(self) -> None:
         self.operations.append(ResetHistories())
 
-    def apply(self, update: AnyUpdate) -> None:
-        """Record what ``update`` means; its counters were checked by the caller."""
+    def add_difference(self, messages: Sequence[Message], updates: Sequence[AnyUpdate]) -> None:
+        """A difference's new messages and other updates, which come apart: a read in a
+        chat that also has new messages cannot be placed among them."""
+        self.add_messages(messages)
+        chats = {message.peer for message in messages}
+        for update in updates:
+            peer = getattr(update, "peer", getattr(update, "channel", None))
+            self.apply(update, in_order=peer not in chats)
+
+    def apply(self, update: AnyUpdate, *, in_order: bool = True) -> None:
+        """Record what ``update`` means; its counters were checked by the caller.
+
+        ``in_order``: the update comes in pts order with the messages around it (a
+        push), not apart from them (a difference's other updates).
+        """
         if isinstance(update, UpdateNewMessage | UpdateNewChannelMessage):
             self.add_messages((update.message,))
         elif isinstance(update, UpdateEditMessage | UpdateEditChannelMessage):
@@ -214,13 +230,11 @@ class AccountMutableState:
         elif isinstance(update, UpdateDeleteChannelMessages):
             self.operations.append(DeleteMessages(PeerId(update.channel), update.ids))
         elif isinstance(update, UpdateReadHistoryInbox):
-            self.operations.append(
-                ReadInbox(PeerId(update.peer), update.max_id, update.still_unread_count)
-            )
+            still_unread = update.still_unread_count if in_order else None
+            self.operations.append(ReadInbox(PeerId(update.peer), update.max_id, still_unread))
         elif isinstance(update, UpdateReadChannelInbox):
-            self.operations.append(
-                ReadInbox(PeerId(update.channel), update.max_id, update.still_unread_count)
-            )
+            still_unread = update.still_unread_count if in_order else None
+            self.operations.append(ReadInbox(PeerId(update.channel), update.max_id, still_unread))
         elif isinstance(update, UpdateReadHistoryOutbox):
             self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
         elif isinstance(update, UpdateUserStatus):

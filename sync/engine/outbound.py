@@ -287,6 +287,10 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
         tx.add_messages([message])
     tx.remove_operation_log_entry(peer_id, SEND_TAG, entry.tag_local_index)
     gap = _apply_pts(tx, peer_id, sent.pts, sent.pts_count)
+    if gap:
+        # Stored ahead of updates not applied yet: messages before it that they bring
+        # are not counted unread here, so the server is asked.
+        request_validation(tx, peer_id)
     if not gap and _is_applied(tx, peer_id, sent.pts):
         # The message was the next update: all before it is known through the cursor,
         # so the range above it is too. Otherwise the difference brings it with that claim.

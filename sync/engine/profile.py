@@ -1,10 +1,10 @@
 """Loading a peer's profile when its screen opens: cached data, presence, media counts.
 
-``refresh_profile(call, postbox, peer_id)`` asks the server for the full peer and, for
-each shared-media kind, how many messages carry it (a one-message ``getHistory`` with
-that filter gives the count and the newest id). It stores them in one transaction:
-the cached peer data, the presence, whether a user is a contact, and a tag summary per
-kind, which the profile screen follows through its live views.
+``refresh_profile(call, postbox, peer_id)`` asks the server for the full peer and stores
+it in one transaction: the cached peer data, the presence, whether a user is a contact.
+The same transaction queues the chat's shared-media counts for the engine's
+``TagSummaryValidator``, which fetches them (a one-message ``getHistory`` per media kind
+gives the count and the newest id). The profile screen follows both through its views.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from postbox import CachedPeerData, PeerId, Postbox, Transaction
-from sync.engine.convert import CLOUD, peer_from_wire, presence_from_wire, tags_of
-from sync.protocol import FullPeer, GetFullPeer, GetHistory, Media, MediaKind, MessagesSlice
+from sync.engine.convert import peer_from_wire, presence_from_wire
+from sync.engine.tag_summaries import request_summary_validation
+from sync.protocol import FullPeer, GetFullPeer
 
-__all__ = ["MEDIA_KINDS", "refresh_profile"]
-
-#: The shared-media kinds a profile counts.
-MEDIA_KINDS = (MediaKind.PHOTO, MediaKind.VIDEO, MediaKind.FILE, MediaKind.LINK, MediaKind.VOICE)
+__all__ = ["refresh_profile"]
 
 
 async def refresh_profile(
@@ -28,14 +26,6 @@ async def refresh_profile(
 ) -> None:
     peer = int(peer_id)
     full: FullPeer = await call(GetFullPeer(peer))
-    pages: list[MessagesSlice] = await asyncio.gather(
-        *(call(GetHistory(peer, limit=1, filter=kind)) for kind in MEDIA_KINDS)
-    )
-    summaries = []
-    for kind, page in zip(MEDIA_KINDS, pages, strict=True):
-        newest = max((m.id for m in page.messages), default=0)
-        tag = tags_of((Media(kind, 0),))
-        summaries.append((tag, page.count, newest))
 
     def store(tx: Transaction) -> None:
         tx.update_peers([peer_from_wire(full.peer)])
@@ -56,7 +46,6 @@ async def refresh_profile(
         if full.presence is not None:
             user, presence = presence_from_wire(full.presence)
             tx.update_peer_presences({user: presence})
-        for tag, count, newest in summaries:
-            tx.replace_tag_summary(peer_id, tag, CLOUD, count, newest)
+        request_summary_validation(tx, peer_id)
 
     await asyncio.wrap_future(postbox.transaction(store))

@@ -38,7 +38,8 @@ from sync.engine.mutable_state import (
     UpdateChannelState,
     optimized,
 )
-from sync.engine.read_states import validate_after_deletion
+from sync.engine.read_states import request_validation, validate_after_deletion
+from sync.engine.tag_summaries import validate_all_summaries, validate_summaries_after_deletion
 
 __all__ = ["ensure_listed", "replace_range", "replay_final_state"]
 
@@ -116,12 +117,15 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
             tx.add_messages([message])
     elif isinstance(operation, DeleteMessages):
         validate_after_deletion(tx, operation.peer_id, operation.ids)
+        validate_summaries_after_deletion(tx, operation.peer_id, operation.ids)
         tx.delete_messages(MessageId(operation.peer_id, CLOUD, i) for i in operation.ids)
     elif isinstance(operation, ReadInbox):
         tx.apply_incoming_read_max_id(
             MessageId(operation.peer_id, CLOUD, operation.max_id),
             unread_count=operation.still_unread,
         )
+        if operation.still_unread is None:
+            request_validation(tx, operation.peer_id)
     elif isinstance(operation, ReadOutbox):
         tx.apply_outgoing_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
     elif isinstance(operation, MergePeers):
@@ -160,6 +164,7 @@ def _reset_channel(tx: Transaction, operation: ResetChannel) -> None:
         replace_range(tx, peer_id, lowest, MAX_MESSAGE_ID, operation.messages)
     tx.reset_read_state(peer_id, CLOUD, operation.read_state)
     tx.set_peer_chat_state(peer_id, ChannelState(operation.pts))
+    validate_all_summaries(tx, peer_id)
 
 
 def _reset_histories(tx: Transaction) -> None:
@@ -169,3 +174,4 @@ def _reset_histories(tx: Transaction) -> None:
         tx.add_chat_list_hole(group, ChatListHole.top())
     for peer_id in peers:
         tx.add_hole(peer_id, CLOUD, _EVERYWHERE, 1, MAX_MESSAGE_ID)
+    validate_all_summaries(tx)

@@ -566,9 +566,7 @@ class StateManager:
             return False
         assert isinstance(answer, Difference | DifferenceSlice)
         state.merge_peers(answer.peers)
-        state.add_messages(answer.new_messages)
-        for update in answer.other_updates:
-            state.apply(update)
+        state.add_difference(answer.new_messages, answer.other_updates)
         self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
         if isinstance(answer, DifferenceSlice):
             self.counters.slices += 1
@@ -644,9 +642,7 @@ class StateManager:
             return True
         assert isinstance(answer, ChannelDifference)
         state.merge_peers(answer.peers)
-        state.add_messages(answer.new_messages)
-        for update in answer.other_updates:
-            state.apply(update)
+        state.add_difference(answer.new_messages, answer.other_updates)
         self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
         state.set_channel_pts(peer_id, answer.pts)
         return answer.final

@@ -218,6 +218,8 @@ class Dialogs(WireRecord):
     peers: tuple[Peer, ...]
     count: PeerRef
     pinned: tuple[int, ...] = ()
+    #: The account's state the page is as of (its read states and counts).
+    state: State | None = None
 
 
 @dataclass(frozen=True, slots=True)

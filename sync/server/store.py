@@ -384,7 +384,7 @@ class ServerStore:
         (count,) = self._one("SELECT count(*) FROM dialogs") or (0,)
         pinned = tuple(row[0] for row in pinned_rows)
         peers = self._peers_of(messages, (d.peer for d in dialogs))
-        return Dialogs(dialogs, messages, peers, count, pinned)
+        return Dialogs(dialogs, messages, peers, count, pinned, self.state())
 
     def peer_dialogs(self, peer_ids: Iterable[int]) -> PeerDialogs:
         """The dialogs of ``peer_ids`` that exist, as of the current state."""

@@ -28,7 +28,7 @@ from postbox import (
 )
 from sync.engine.convert import CLOUD, tags_of
 from sync.engine.outbound import EDIT_TAG, READ_TAG, SEND_TAG
-from sync.engine.profile import MEDIA_KINDS
+from sync.engine.validators import MEDIA_KINDS
 from sync.protocol import Media, MediaKind
 
 __all__ = ["GROUPS", "TAGGED_KINDS", "LocalChat", "LocalGroup", "LocalState", "read_local"]

@@ -306,10 +306,11 @@ class Model:
     # -- tag summaries --------------------------------------------------------
 
     def _summary_add(self, message_id: MessageId, tag: int) -> None:
-        """Ids up to the summary's max id were counted already (by the server)."""
+        """Ids up to the summary's max id were counted already (by the server); with no
+        summary the count is unknown and stays so."""
         key = (message_id.peer_id, tag, message_id.namespace)
-        summary = self.summaries.get(key, MessageHistoryTagSummary(0, 0))
-        if message_id.id > summary.max_id:
+        summary = self.summaries.get(key)
+        if summary is not None and message_id.id > summary.max_id:
             self.summaries[key] = MessageHistoryTagSummary(summary.count + 1, message_id.id)
 
     def _summary_remove(self, message_id: MessageId, tag: int) -> None:

@@ -20,6 +20,8 @@ PHOTO, LINK = MessageTags.PHOTO, MessageTags.LINK
 
 
 def test_tagged_messages_are_indexed_per_tag(postbox: Postbox, alice: PeerId) -> None:
+    # The server's summaries: nothing yet. Without one the count is unknown (None).
+    postbox.run(lambda tx: tx.replace_tag_summary(alice, PHOTO, 0, 0, 0))
     postbox.run(
         lambda tx: tx.add_messages(
             [
@@ -39,12 +41,11 @@ def test_tagged_messages_are_indexed_per_tag(postbox: Postbox, alice: PeerId) ->
     assert postbox.run(lambda tx: tx.get_tag_summary(alice, PHOTO, 0)) == MessageHistoryTagSummary(
         2, 2
     )
-    assert postbox.run(lambda tx: tx.get_tag_summary(alice, LINK, 0)) == MessageHistoryTagSummary(
-        2, 4
-    )
+    assert postbox.run(lambda tx: tx.get_tag_summary(alice, LINK, 0)) is None
 
 
 def test_edits_and_deletes_update_tags_and_summaries(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.replace_tag_summary(alice, PHOTO, 0, 0, 0))
     postbox.run(
         lambda tx: tx.add_messages([StoreMessage(alice, 0, i, i, tags=PHOTO) for i in (1, 2, 3)])
     )
@@ -113,6 +114,7 @@ def test_a_malformed_query_is_a_typed_error(postbox: Postbox, alice: PeerId, que
 
 
 def test_an_edit_that_keeps_a_tag_keeps_the_count(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.replace_tag_summary(alice, PHOTO, 0, 0, 0))
     postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 5, 50, tags=PHOTO)]))
     postbox.run(
         lambda tx: tx.update_message(

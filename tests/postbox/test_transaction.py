@@ -246,6 +246,7 @@ def test_data_survives_reopen(db_path: Path, alice: PeerId) -> None:
 
 
 def test_writes_that_change_nothing_commit_nothing(postbox: Postbox, alice: PeerId) -> None:
+    postbox.run(lambda tx: tx.replace_tag_summary(alice, 1, 0, 0, 0))
     postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, tags=1)]))
     postbox.run(lambda tx: tx.add_operation_log_entry(alice, 1, "same"))
     records = listen(postbox)

@@ -167,6 +167,7 @@ def test_simple_views_follow_their_tables(postbox: Postbox, alice: PeerId, bob: 
         tx.add_messages(
             [StoreMessage(bob, 0, 7, 10, flags=1), StoreMessage(alice, 0, 8, 11, flags=1)]
         )
+        tx.replace_tag_summary(alice, MessageTags.PHOTO, 0, 0, 0)
         tx.add_messages([StoreMessage(alice, 0, 9, 12, tags=MessageTags.PHOTO)])
 
     postbox.run(change)

@@ -1,0 +1,211 @@
+"""Parts that ask the server for what the client cannot count itself.
+
+Each follows one operation-log tag (``log_tags``): a chat's entry says its read state
+(``read_states``) or its shared-media counts (``tag_summaries``) wait for the server's
+word. A part drains its entries in batches, retrying with a growing pause while the
+answer cannot be trusted yet, and removes an entry only once the server's value is
+stored. ``idle`` is true when nothing waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from postbox import OperationLogViewKey, PeerId, PeerNamespace, Postbox, Transaction
+from sync.engine.convert import CLOUD, tags_of
+from sync.engine.log_tags import VALIDATE_READ_STATE_TAG, VALIDATE_TAG_SUMMARIES_TAG
+from sync.engine.read_states import VALIDATE_AT_ONCE, apply_peer_dialogs
+from sync.engine.recent import RecentChanges
+from sync.engine.state_manager import StateManager, Timeouts
+from sync.notifier import ChangeNotifier
+from sync.protocol import (
+    GetHistory,
+    GetPeerDialogs,
+    Media,
+    MediaKind,
+    MessagesSlice,
+    PeerDialogs,
+)
+
+__all__ = ["MEDIA_KINDS", "ReadStateValidator", "TagSummaryValidator"]
+
+log = logging.getLogger("postbox.sync")
+
+#: The shared-media kinds a chat's summaries count.
+MEDIA_KINDS = (MediaKind.PHOTO, MediaKind.VIDEO, MediaKind.FILE, MediaKind.LINK, MediaKind.VOICE)
+
+
+class _Validator:
+    """Follows one operation-log tag and drains it with ``validate`` (a subclass's)."""
+
+    tag: int
+    batch: int = VALIDATE_AT_ONCE
+
+    def __init__(
+        self,
+        postbox: Postbox,
+        call: Callable[[Any], Any],
+        state_manager: StateManager,
+        *,
+        timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+        changes: ChangeNotifier | None = None,
+        recent: RecentChanges | None = None,
+    ) -> None:
+        self.postbox = postbox
+        self._call = call
+        self._state_manager = state_manager
+        self.timeouts = timeouts
+        self.changes = changes or ChangeNotifier()
+        self.recent = recent or RecentChanges()
+        self._wake = asyncio.Event()
+        #: Chats waiting.
+        self.pending = 0
+        #: Chats whose server value was stored; of them, the ones it changed.
+        self.validated = 0
+        self.corrected = 0
+
+    @property
+    def idle(self) -> bool:
+        return self.pending == 0
+
+    async def run(self) -> None:
+        key = OperationLogViewKey(self.tag)
+        subscription = self.postbox.combined_view([key])
+        watcher = asyncio.create_task(self._follow(subscription, key))
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                await self._drain()
+        finally:
+            watcher.cancel()
+            subscription.dispose()
+
+    async def _follow(self, subscription: Any, key: OperationLogViewKey) -> None:
+        async for snapshot in subscription:
+            self.pending = len(snapshot[key].entries)
+            self.changes.notify()
+            if self.pending:
+                self._wake.set()
+
+    async def _read(self, fn: Callable[[Transaction], Any]) -> Any:
+        return await asyncio.wrap_future(self.postbox.transaction(fn))
+
+    async def _drain(self) -> None:
+        pause = self.timeouts.retry_min
+        while True:
+            peers: list[PeerId] = await self._read(
+                lambda tx: list(
+                    dict.fromkeys(
+                        entry.peer_id
+                        for entry in tx.get_merged_operation_log_entries(self.tag, limit=self.batch)
+                    )
+                )
+            )
+            if not peers:
+                return
+            try:
+                waiting = await self.validate(peers)
+            except ConnectionError as error:
+                log.info("%s retried in %.1f s: %s", type(self).__name__, pause, error)
+                waiting = peers
+            if not waiting:
+                pause = self.timeouts.retry_min
+                continue
+            await asyncio.sleep(pause)
+            pause = min(self.timeouts.retry_max, pause * 2)
+
+    async def validate(self, peers: list[PeerId]) -> list[PeerId]:
+        """Fetch and store the server's values; the chats to try again later."""
+        raise NotImplementedError
+
+    def _remove_entries(self, tx: Transaction, peer_id: PeerId) -> None:
+        for entry in tx.get_operation_log_entries(peer_id, self.tag):
+            tx.remove_operation_log_entry(peer_id, self.tag, entry.tag_local_index)
+
+
+class ReadStateValidator(_Validator):
+    """Read states, from ``getPeerDialogs`` asked in the state manager's queue (so no
+    update is applied while the answer travels) and taken at the answer's state."""
+
+    tag = VALIDATE_READ_STATE_TAG
+
+    async def validate(self, peers: list[PeerId]) -> list[PeerId]:
+        waiting: list[PeerId] = await self._state_manager.custom(
+            functools.partial(self._fetch_and_apply, peers)
+        )
+        if waiting:
+            # Updates are still on their way: catch up before asking again.
+            for peer_id in waiting:
+                if peer_id.namespace == PeerNamespace.CHANNEL:
+                    self._state_manager.request_channel_poll(int(peer_id))
+            await self._state_manager.poll_completion()
+        return waiting
+
+    async def _fetch_and_apply(self, peers: list[PeerId]) -> list[PeerId]:
+        answer: PeerDialogs = await self._call(GetPeerDialogs(tuple(int(p) for p in peers)))
+        waiting, corrected = await self._read(
+            functools.partial(apply_peer_dialogs, peers=peers, answer=answer)
+        )
+        self.validated += len(peers) - len(waiting)
+        self.corrected += corrected
+        return list(waiting)
+
+
+class TagSummaryValidator(_Validator):
+    """Shared-media counts, one filtered one-message ``getHistory`` per kind.
+
+    A page carries no state to compare, so after storing the counts the engine catches
+    up; if nothing touched the chat between the request and then, the counts were exact
+    and the entry goes. Otherwise they are fetched again.
+    """
+
+    tag = VALIDATE_TAG_SUMMARIES_TAG
+    batch = 8
+
+    async def validate(self, peers: list[PeerId]) -> list[PeerId]:
+        generation = self.recent.generation
+        pages = await asyncio.gather(*(self._fetch(peer_id) for peer_id in peers))
+        self.corrected += await self._read(functools.partial(_store, peers=peers, pages=pages))
+        await self._state_manager.poll_completion()
+
+        def settle(tx: Transaction) -> list[PeerId]:
+            waiting = []
+            for peer_id in peers:
+                if self.recent.changed_since(generation, int(peer_id)) != set():
+                    waiting.append(peer_id)
+                else:
+                    self._remove_entries(tx, peer_id)
+            return waiting
+
+        waiting: list[PeerId] = await self._read(settle)
+        self.validated += len(peers) - len(waiting)
+        return waiting
+
+    async def _fetch(self, peer_id: PeerId) -> list[MessagesSlice]:
+        return list(
+            await asyncio.gather(
+                *(
+                    self._call(GetHistory(int(peer_id), limit=1, filter=kind))
+                    for kind in MEDIA_KINDS
+                )
+            )
+        )
+
+
+def _store(tx: Transaction, peers: list[PeerId], pages: list[list[MessagesSlice]]) -> int:
+    """Store each chat's counts; how many stored summaries they changed."""
+    corrected = 0
+    for peer_id, kinds in zip(peers, pages, strict=True):
+        for kind, page in zip(MEDIA_KINDS, kinds, strict=True):
+            tag = tags_of((Media(kind, 0),))
+            newest = max((message.id for message in page.messages), default=0)
+            stored = tx.get_tag_summary(peer_id, tag, CLOUD)
+            if stored is None or (stored.count, stored.max_id) != (page.count, newest):
+                corrected += stored is not None
+                tx.replace_tag_summary(peer_id, tag, CLOUD, page.count, newest)
+    return corrected
