@@ -17,14 +17,23 @@ and asks again, with a growing pause.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 
-from postbox import MessageId, PeerId, PeerReadState, Transaction
+from postbox import (
+    ChatListInclusion,
+    MessageId,
+    PeerGroupId,
+    PeerId,
+    PeerNotificationSettings,
+    PeerReadState,
+    Transaction,
+)
 from sync.engine.convert import CLOUD, read_state_from_dialog
 from sync.engine.log_tags import READ_TAG
 from sync.engine.log_tags import VALIDATE_READ_STATE_TAG as VALIDATE_TAG
-from sync.protocol import PeerDialogs
+from sync.protocol import Dialog, PeerDialogs
 
 __all__ = [
     "VALIDATE_AT_ONCE",
@@ -60,11 +69,25 @@ def validate_after_deletion(tx: Transaction, peer_id: PeerId, ids: Iterable[int]
             return
 
 
+def _apply_settings(tx: Transaction, peer_id: PeerId, dialog: Dialog) -> None:
+    """What no update orders: the chat's folder and its mute, as the server has them now."""
+    group = PeerGroupId.ARCHIVE if dialog.folder else PeerGroupId.ROOT
+    inclusion = tx.get_chat_list_inclusion(peer_id)
+    if inclusion is not None and inclusion.group_id != group:
+        tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
+    settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
+    if settings.muted_until != dialog.muted_until:
+        tx.update_notification_settings(
+            peer_id, dataclasses.replace(settings, muted_until=dialog.muted_until)
+        )
+
+
 def apply_peer_dialogs(
     tx: Transaction, peers: list[PeerId], answer: PeerDialogs
 ) -> tuple[list[PeerId], int]:
     """Take each dialog whose state is the stored one; the chats still to validate, and
-    how many read states the server's answer changed."""
+    how many read states the server's answer changed. A chat's folder and mute are
+    taken from any answer."""
     cursor = tx.get_state()
     corrected = 0
     dialogs = {PeerId(dialog.peer): dialog for dialog in answer.dialogs}
@@ -73,6 +96,7 @@ def apply_peer_dialogs(
         entries = tx.get_operation_log_entries(peer_id, VALIDATE_TAG)
         dialog = dialogs.get(peer_id)
         if dialog is not None:
+            _apply_settings(tx, peer_id, dialog)
             if dialog.pts is not None:
                 channel = tx.get_peer_chat_state(peer_id)
                 current = channel is not None and channel.pts == dialog.pts

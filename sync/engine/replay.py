@@ -63,10 +63,12 @@ def replay_final_state(
 
 
 def ensure_listed(tx: Transaction, peer_ids: Iterable[PeerId]) -> None:
-    """List chats the chat list has never seen (in the main list, unpinned)."""
+    """List chats the chat list has never seen (in the main list, unpinned), and ask
+    the server for what a message does not say of them: read state, folder, mute."""
     for peer_id in peer_ids:
         if tx.get_chat_list_inclusion(peer_id) is None:
             tx.update_chat_list_inclusion(peer_id, ChatListInclusion(PeerGroupId.ROOT))
+            request_validation(tx, peer_id)
 
 
 def replace_range(

@@ -9,6 +9,9 @@ from sync.protocol import (
     UpdateDeleteMessages,
     UpdateEditChannelMessage,
     UpdateEditMessage,
+    UpdateReadChannelInbox,
+    UpdateReadHistoryInbox,
+    UpdateReadHistoryOutbox,
 )
 from sync.server.account_plan import AccountSpec
 from sync.server.generator import build_dataset
@@ -24,6 +27,21 @@ def imported(log_window: int = 100_000):
     return dataset, store
 
 
+def moved_reads(dataset, log_from: int) -> dict[int, tuple[bool, bool]]:
+    """Per chat: did its incoming / outgoing read mark move past its top at log_from?"""
+    tops: dict[int, int] = {}
+    for m in dataset.messages:
+        if m.timestamp < log_from:
+            tops[int(m.peer_id)] = max(tops.get(int(m.peer_id), 0), m.id)
+    return {
+        int(peer): (
+            state.max_incoming_read_id > tops.get(int(peer), 0),
+            state.max_outgoing_read_id > tops.get(int(peer), 0) and peer.namespace != 2,
+        )
+        for peer, state in dataset.read_states
+    }
+
+
 def test_every_event_since_log_from_has_its_pts_in_date_order():
     dataset, store = imported()
     log_from = SPEC.log_from
@@ -31,13 +49,21 @@ def test_every_event_since_log_from_has_its_pts_in_date_order():
     edits = sum(1 for m in account if (m.edit_timestamp or 0) >= log_from)
     news = sum(1 for m in account if m.timestamp >= log_from)
     deletions = sum(1 for peer, _, _ in dataset.deletions if peer.namespace != 2)
-    assert store.state().pts == 1 + news + edits + deletions
+    moved = {p: r for p, r in moved_reads(dataset, log_from).items() if p >> 56 != 2}
+    reads = sum(inbox + outbox for inbox, outbox in moved.values())
+    assert reads > 0, "the account should have read something while the client was away"
+    assert store.state().pts == 1 + news + edits + deletions + reads
     answer = store.difference(GetDifference(1, 0, 0, pts_total_limit=1_000_000))
     assert len(answer.new_messages) == news
     assert sum(isinstance(u, UpdateEditMessage) for u in answer.other_updates) == edits
     assert sum(isinstance(u, UpdateDeleteMessages) for u in answer.other_updates) == deletions
-    dates = [row[0] for row in store._execute("SELECT date FROM update_log ORDER BY pts")]
-    assert dates == sorted(dates) and dates[0] >= log_from
+    # The reads come after every other event and leave the server's unread counts.
+    read_updates = [u for u in answer.other_updates if isinstance(u, UpdateReadHistoryInbox)]
+    assert {u.peer for u in read_updates} == {p for p, (inbox, _) in moved.items() if inbox}
+    for update in read_updates:
+        assert update.still_unread_count == store.dialog(update.peer).unread_count
+    last = answer.other_updates[-reads:]
+    assert all(isinstance(u, UpdateReadHistoryInbox | UpdateReadHistoryOutbox) for u in last)
 
 
 def test_channels_replay_their_own_events():
@@ -48,10 +74,11 @@ def test_channels_replay_their_own_events():
         events = sum(m.timestamp >= log_from for m in posts)
         events += sum((m.edit_timestamp or 0) >= log_from for m in posts)
         events += sum(peer == channel for peer, _, _ in dataset.deletions)
+        events += moved_reads(dataset, log_from)[int(channel)][0]
         assert store.dialog(int(channel)).pts == 1 + events
         if events:
             answer = store.channel_difference(GetChannelDifference(int(channel), 1, limit=10_000))
-            kinds = (UpdateEditChannelMessage, UpdateDeleteChannelMessages)
+            kinds = (UpdateEditChannelMessage, UpdateDeleteChannelMessages, UpdateReadChannelInbox)
             others = [u for u in answer.other_updates if isinstance(u, kinds)]
             assert len(answer.new_messages) + len(others) == events
 
