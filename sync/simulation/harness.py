@@ -68,7 +68,8 @@ class Outcome:
 
 
 def category_of(line: str) -> str:
-    return re.sub(r"-?\d+", "N", line)
+    """The kind of a divergence: its text before any details, numbers blanked."""
+    return re.sub(r"-?\d+", "N", line.split(" (", 1)[0])
 
 
 def replay_command(seed: int) -> str:
@@ -264,12 +265,12 @@ class _World:
             await self.client.crash()
             self._start_client()
         if not await self._settled():
-            self.divergences.append(f"settle: not quiescent ({self._waiting()})")
+            self.divergences.append(f"settle: not quiescent {self._waiting()}")
             return
         # Past the engine's quiet poll: whatever it missed silently, it asks for now.
         await asyncio.sleep(TIMEOUTS.quiet_poll + 1.0)
         if not await self._settled():
-            self.divergences.append(f"settle: not quiescent after a quiet poll ({self._waiting()})")
+            self.divergences.append(f"settle: not quiescent after a quiet poll {self._waiting()}")
             return
         await self._verify()
 
@@ -293,21 +294,29 @@ class _World:
         return engine is not None and engine.idle and not self.user.holes_in_view()
 
     def _waiting(self) -> str:
+        """What keeps the world from settling: short tags, then the details."""
         engine = self.client.engine
         if engine is None:
-            return "no engine"
-        reasons = []
-        if not engine.idle:
-            status = engine.status()
-            reasons.append(
-                f"engine {status.connection}/{status.operation}"
-                f" queue={list(status.queue)} fills={status.fills_in_flight}"
-                f" outgoing={status.outgoing}"
-            )
+            return "[no engine]"
+        tags, details = [], []
+        status = engine.status()
+        if not engine._connected.is_set():
+            tags.append("not connected")
+        if status.operation != "idle":
+            tags.append(f"stuck in {status.operation}")
+        if status.queue:
+            tags.append("updates queued")
+        if status.outgoing:
+            tags.append("outgoing queued")
         holes = self.user.holes_in_view()
         if holes:
-            reasons.append(f"holes in view {holes}")
-        return "; ".join(reasons)
+            tags.append("holes in view")
+            details.append(f"holes {holes}")
+        details.append(
+            f"engine {status.connection}/{status.operation} queue={list(status.queue)}"
+            f" fills={status.fills_in_flight} outgoing={status.outgoing}"
+        )
+        return f"[{', '.join(tags)}] ({'; '.join(details)})"
 
     async def _verify(self) -> None:
         postbox, server = self.client.postbox, self.server

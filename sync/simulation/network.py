@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgpack
+
 __all__ = ["LinkFaults", "Network", "Pipe"]
 
 _HEADER = 4
@@ -30,7 +32,10 @@ class LinkFaults:
     """Per-frame probabilities for one direction, and the latency range in seconds."""
 
     latency: tuple[float, float] = (0.001, 0.02)
+    #: Pushes lost (the server's own push faults do the same at the source).
     drop: float = 0.0
+    #: Responses lost: the request waits until its connection goes.
+    drop_response: float = 0.0
     duplicate: float = 0.0
     reorder: float = 0.0
     delay: float = 0.0
@@ -41,7 +46,9 @@ class LinkFaults:
 
     @property
     def any(self) -> bool:
-        return any((self.drop, self.duplicate, self.reorder, self.delay, self.cut, self.disconnect))
+        return any(
+            (self.drop, self.drop_response, self.duplicate, self.reorder, self.delay, self.cut)
+        ) or bool(self.disconnect)
 
 
 QUIET = LinkFaults()
@@ -139,9 +146,12 @@ class Pipe(asyncio.Transport):
             self._schedule(arrival + _TICK, self._reset_both)
             self._closing = True
             return
-        if faults.drop and rng.random() < faults.drop:
-            self.network.note(f"{self.name}: drop")
-            return
+        if faults.drop or faults.drop_response:
+            is_push = _is_push(frame)
+            chance = faults.drop if is_push else faults.drop_response
+            if chance and rng.random() < chance:
+                self.network.note(f"{self.name}: drop {'push' if is_push else 'response'}")
+                return
         copies = 2 if faults.duplicate and rng.random() < faults.duplicate else 1
         if copies == 2:
             self.network.note(f"{self.name}: duplicate")
@@ -195,6 +205,14 @@ class Pipe(asyncio.Transport):
         protocol = self._protocol
         if protocol is not None:
             asyncio.get_running_loop().call_soon(protocol.connection_lost, None)
+
+
+def _is_push(frame: bytes) -> bool:
+    try:
+        body = msgpack.unpackb(frame[_HEADER:])
+    except ValueError:
+        return False
+    return isinstance(body, dict) and "push" in body
 
 
 class Network:

@@ -100,9 +100,9 @@ class Schedule:
         """The kinds of fault in play, for reports: ``drop+dup+restart``."""
         parts: list[str] = []
         for side, faults in (("down", self.to_client), ("up", self.to_server)):
-            for name in ("drop", "duplicate", "reorder", "delay", "cut", "disconnect"):
+            for name in _LINK_FAULTS:
                 if getattr(faults, name):
-                    parts.append(f"{side}-{name}")
+                    parts.append(f"{side}-{name.replace('_', '-')}")
         if self.server_faults.any:
             parts.append("server-faults")
         if self.log_window < 10_000:
@@ -112,6 +112,9 @@ class Schedule:
         if any(event.kind == USER for event in self.events):
             parts.append("user")
         return "+".join(parts) or "none"
+
+
+_LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")
 
 
 def _link_faults(rng: random.Random, *, responses: bool) -> LinkFaults:
@@ -126,7 +129,8 @@ def _link_faults(rng: random.Random, *, responses: bool) -> LinkFaults:
 
     return LinkFaults(
         latency=latency,
-        drop=maybe(0.3, 0.03) if responses else 0.0,
+        drop=maybe(0.3, 0.05) if responses else 0.0,
+        drop_response=maybe(0.1, 0.02) if responses else 0.0,
         duplicate=maybe(0.3, 0.05) if responses else 0.0,
         reorder=maybe(0.3, 0.05) if responses else 0.0,
         delay=maybe(0.3, 0.05),
