@@ -39,6 +39,8 @@ KNOWN_BUGS = (
     KnownBug("task died: outbound: ", "storage", _DEAD_PART),
     KnownBug("settle: not quiescent", "storage", _DEAD_PART),
     KnownBug("account: N outgoing messages are still pending", "storage", _DEAD_PART),
+    # An edit made after the outbound queue died stays local (seed 1232).
+    KnownBug("peer N: message N differs from the server's", "storage", _DEAD_PART),
     KnownBug("settle: not quiescent", "drop-response", _NO_TIMEOUT),
 )
 
