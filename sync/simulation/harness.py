@@ -143,6 +143,8 @@ class _World:
         except Exception as error:  # noqa: BLE001 - every failure is a finding with a seed
             self.divergences.append(f"harness: {type(error).__name__}: {error}")
         finally:
+            if self.client.engine is not None:
+                self.note(f"engine counters {self.client.engine.status().counters}")
             self.user.close_all()
             await self.client.crash()
             await self._stop_server()
