@@ -11,7 +11,7 @@ from sync.simulation import Schedule, replay_command, simulate
 from sync.simulation.__main__ import main
 from sync.simulation.batch import Summary, run_batch
 from sync.verify import verify
-from tests.sync.simulation_known import KNOWN_FAILING, unexplained
+from tests.sync.simulation_known import unexplained
 
 #: The fixed batch CI runs, and the processes it uses.
 CI_SEEDS = range(500)
@@ -73,25 +73,21 @@ def test_the_cli_replays_a_seed_and_prints_its_digest(capsys: pytest.CaptureFixt
     assert replay_command(seed) == f"python -m sync.simulation --seed {seed} --trace"
 
 
-def _check_batch(seeds: range, jobs: int, *, pinned: bool) -> Summary:
+def _check_batch(seeds: range, jobs: int) -> Summary:
     summary = Summary()
     for outcome in run_batch(seeds, jobs):
         summary.add(outcome)
     assert summary.runs == len(seeds)
-    new = [
-        outcome
-        for outcome in summary.failing
-        if unexplained(outcome) or (pinned and outcome.seed not in KNOWN_FAILING)
-    ]
+    new = [outcome for outcome in summary.failing if unexplained(outcome)]
     report = "\n".join(summary.lines(1.0)[1:])
     assert not new, f"seeds {[o.seed for o in new]} fail beyond the known engine bugs:\n{report}"
     return summary
 
 
 def test_a_fixed_batch_of_schedules_shows_no_new_failures() -> None:
-    _check_batch(CI_SEEDS, CI_JOBS, pinned=True)
+    _check_batch(CI_SEEDS, CI_JOBS)
 
 
 @pytest.mark.slow
 def test_twenty_thousand_schedules_show_no_new_failures() -> None:
-    _check_batch(range(20_000), CI_JOBS, pinned=False)
+    _check_batch(range(20_000), CI_JOBS)
