@@ -7,10 +7,16 @@ no other process writes meanwhile. When ``fn`` returns, the tables flush in
 dependency order, SQLite commits, and the change record goes to the commit
 listeners (still on the postbox thread). If anything raises, SQLite rolls back,
 every cache is dropped, and the future carries the exception.
+
+``Postbox(path, inline=True)`` has no thread: work runs on the caller's thread, in
+submission order, through the same commit path (a deterministic simulation drives it
+so). ``before_commit`` is called inside every commit just before SQLite commits; what
+it raises rolls the transaction back as a real storage error would.
 """
 
 from __future__ import annotations
 
+import collections
 import gc
 import logging
 import queue
@@ -58,6 +64,7 @@ class Postbox:
         seed_configuration: SeedConfiguration = DEFAULT_SEED_CONFIGURATION,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         external_check_interval: float = EXTERNAL_CHECK_INTERVAL,
+        inline: bool = False,
     ) -> None:
         self.path = None if path is None else str(path)
         self.external_check_interval = external_check_interval
@@ -72,7 +79,17 @@ class Postbox:
         self._box: ValueBox | None = None
         self._tables: Tables | None = None
         self._version = 0
+        #: Fault injection: called inside every commit before SQLite commits.
+        self.before_commit: Callable[[], None] | None = None
+        self._inline = inline
+        self._inline_pending: collections.deque[tuple[Callable[[], Any], Future[Any]]] = (
+            collections.deque()
+        )
+        self._inline_running = False
         self._thread = threading.Thread(target=self._run, name="postbox", daemon=True)
+        if inline:
+            self._open(busy_timeout_ms)
+            return
         self._thread.start()
         opened: Future[None] = Future()
         self._queue.put((lambda: self._open(busy_timeout_ms), opened))
@@ -93,11 +110,30 @@ class Postbox:
     def _submit(self, task: Callable[[], T], future: Future[T]) -> None:
         if self._closed:
             raise PostboxClosedError("the postbox is closed")
+        if self._inline:
+            self._inline_pending.append((task, future))
+            self._drain_inline()
+            return
         self._queue.put((task, future))
+
+    def _drain_inline(self) -> None:
+        """Run queued work on this thread; work queued by a listener runs after the
+        task that queued it, as on the postbox thread."""
+        if self._inline_running:
+            return
+        self._inline_running = True
+        try:
+            while self._inline_pending:
+                task, future = self._inline_pending.popleft()
+                self._run_task(task, future)
+            if self._box is not None and self._box.wal_pages > CHECKPOINT_PAGES:
+                self._checkpoint()
+        finally:
+            self._inline_running = False
 
     def run(self, fn: Callable[[Transaction], T]) -> T:
         """``transaction(fn)`` and wait for its result; not for the postbox thread itself."""
-        if threading.current_thread() is self._thread:
+        if self.is_postbox_thread:
             raise PostboxError(
                 "run() would wait on itself; use transaction() on the postbox thread"
             )
@@ -155,6 +191,8 @@ class Postbox:
 
     @property
     def is_postbox_thread(self) -> bool:
+        if self._inline:
+            return self._inline_running
         return threading.current_thread() is self._thread
 
     def close(self) -> None:
@@ -163,6 +201,12 @@ class Postbox:
             if self._closed:
                 return
             self._closed = True
+        if self._inline:
+            if self._inline_running:
+                raise PostboxError("close() cannot be called from a transaction")
+            if self._box is not None:
+                self._box.close()
+            return
         self._stop_thread()
 
     def __enter__(self) -> Postbox:
@@ -190,19 +234,23 @@ class Postbox:
             if item is _STOP:
                 break
             task, future = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = task()
-            except BaseException as exc:  # the future carries it to the caller
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+            self._run_task(task, future)
             if self._box is not None and self._box.wal_pages > BUSY_CHECKPOINT_PAGES:
                 self._checkpoint()  # busy for long: fold the WAL back anyway
         self._drain_after_stop()
         if self._box is not None:
             self._box.close()
+
+    @staticmethod
+    def _run_task(task: Callable[[], Any], future: Future[Any]) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            result = task()
+        except BaseException as exc:  # the future carries it to the caller
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
 
     def _idle_timeout(self) -> float | None:
         """How long to wait for work before idle chores (None: no chore pending)."""
@@ -288,6 +336,8 @@ class Postbox:
             tx = Transaction(tables, self.seed_configuration, collector)
             result = fn(tx)
             record = tx.commit()
+            if self.before_commit is not None:
+                self.before_commit()
             box.commit()
         except BaseException:
             box.rollback()

@@ -13,8 +13,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -24,7 +23,7 @@ from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
 from sync.engine.recent import RecentChanges
-from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts
+from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts, loop_time
 from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, ErrorCode, RpcError
@@ -34,6 +33,7 @@ __all__ = ["AuthorizationError", "EngineStatus", "SyncEngine", "SyncWorker"]
 log = logging.getLogger("postbox.sync")
 
 T = TypeVar("T")
+Connector = Callable[[], Awaitable[ServerConnection]]
 
 
 class AuthorizationError(Exception):
@@ -64,9 +64,12 @@ class SyncEngine:
         *,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         difference_limit: int = DIFFERENCE_SLICE,
+        connector: Connector | None = None,
     ) -> None:
         self.postbox = postbox
         self.host, self.port, self.token = host, port, token
+        #: Opens a connection (a simulation passes its own network's).
+        self.connector = connector or (lambda: ServerConnection.open(host, port))
         self.timeouts = timeouts
         recent = RecentChanges()
         #: Notified by every part and after every Postbox commit: ``wait_for`` uses it.
@@ -147,7 +150,7 @@ class SyncEngine:
         pause = self.timeouts.reconnect_min
         while True:
             try:
-                connection = await ServerConnection.open(self.host, self.port)
+                connection = await self.connector()
             except OSError as error:
                 self.connection_state = f"waiting to reconnect ({error.strerror or error})"
                 await asyncio.sleep(pause)
@@ -188,10 +191,10 @@ class SyncEngine:
     async def _poll_when_quiet(self) -> None:
         quiet = self.timeouts.quiet_poll
         while True:
-            idle_for = time.monotonic() - self.state_manager.counters.last_activity
+            idle_for = loop_time() - self.state_manager.counters.last_activity
             if idle_for >= quiet:
                 self.state_manager.request_poll("quiet for a while")
-                self.state_manager.counters.last_activity = time.monotonic()
+                self.state_manager.counters.last_activity = loop_time()
                 idle_for = 0.0
             await asyncio.sleep(quiet - idle_for)
 
@@ -212,14 +215,14 @@ class SyncEngine:
 
     async def wait_idle(self, *, settle: float = 0.2, timeout: float = 60.0) -> bool:
         """Wait until the engine has been idle for ``settle`` seconds in a row."""
-        deadline = time.monotonic() + timeout
+        deadline = loop_time() + timeout
         idle_since: float | None = None
-        while time.monotonic() < deadline:
+        while loop_time() < deadline:
             if self._fatal is not None:
                 raise self._fatal
             if self.idle:
-                idle_since = idle_since or time.monotonic()
-                if time.monotonic() - idle_since >= settle:
+                idle_since = idle_since or loop_time()
+                if loop_time() - idle_since >= settle:
                     return True
             else:
                 idle_since = None

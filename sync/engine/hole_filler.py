@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +49,7 @@ from sync.engine.convert import (
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
-from sync.engine.state_manager import Timeouts
+from sync.engine.state_manager import Timeouts, loop_time
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     Dialog,
@@ -103,7 +102,7 @@ class HoleFiller:
         on_channel_behind: Callable[[int], None] = lambda _channel: None,
         recent: RecentChanges | None = None,
         changes: ChangeNotifier | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = loop_time,
     ) -> None:
         self.postbox = postbox
         self._clock = clock

@@ -89,6 +89,15 @@ class Timeouts:
     retry_max: float = 30.0
 
 
+def loop_time() -> float:
+    """The running event loop's clock (virtual in a simulation); the monotonic clock
+    when no loop runs (the loop's default clock)."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return time.monotonic()
+
+
 def _cursor(state: State) -> StateCursor:
     return StateCursor(state.pts, state.qts, state.seq, state.date)
 
@@ -132,7 +141,7 @@ class Counters:
     gaps: int = 0
     replays: int = 0
     replay_retries: int = 0
-    last_activity: float = field(default_factory=time.monotonic)
+    last_activity: float = field(default_factory=loop_time)
 
 
 class StateManager:
@@ -182,7 +191,7 @@ class StateManager:
     def push(self, push: AnyUpdates) -> None:
         """A push from the server; processed with whatever else arrives meanwhile."""
         self.counters.pushes += 1
-        self.counters.last_activity = time.monotonic()
+        self.counters.last_activity = loop_time()
         self._incoming.append(group_push(push, self.self_id))
         self._wake.set()
 
@@ -534,7 +543,7 @@ class StateManager:
         for counter in (None, -1):
             self._watch_gap(counter, False, False)
         self._requeue_held(None)
-        self.counters.last_activity = time.monotonic()
+        self.counters.last_activity = loop_time()
         if hints:
             known = await self._read(
                 lambda tx: {

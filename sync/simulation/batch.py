@@ -1,0 +1,59 @@
+"""Many seeds at once: run them (on several processes if asked) and sum up.
+
+``run_batch(seeds, jobs)`` gives one ``Outcome`` per seed, in seed order, whatever the
+number of processes; ``Summary`` counts divergences per category and lists the
+failing seeds with the command that replays each.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from sync.simulation.harness import Outcome, replay_command, simulate
+
+__all__ = ["Summary", "run_batch"]
+
+
+def _quiet_simulate(seed: int) -> Outcome:
+    logging.disable(logging.CRITICAL)
+    return simulate(seed)
+
+
+def run_batch(seeds: Iterable[int], jobs: int = 1) -> Iterator[Outcome]:
+    """Each seed's outcome, in order; ``jobs`` processes share the work."""
+    seeds = list(seeds)
+    if jobs <= 1:
+        yield from map(_quiet_simulate, seeds)
+        return
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(_quiet_simulate, seeds, chunksize=4)
+
+
+@dataclass(slots=True)
+class Summary:
+    runs: int = 0
+    categories: Counter[str] = field(default_factory=Counter)
+    failing: list[Outcome] = field(default_factory=list)
+
+    def add(self, outcome: Outcome) -> None:
+        self.runs += 1
+        if not outcome.ok:
+            self.failing.append(outcome)
+            self.categories.update(outcome.categories)
+
+    def lines(self, seconds: float) -> list[str]:
+        rate = self.runs / seconds * 60 if seconds > 0 else 0.0
+        lines = [
+            f"{self.runs} schedules in {seconds:.1f} s ({rate:.0f} per minute),"
+            f" {len(self.failing)} failing"
+        ]
+        for category, count in self.categories.most_common():
+            lines.append(f"  {count:5d}  {category}")
+        for outcome in self.failing:
+            lines.append(f"seed {outcome.seed} [{outcome.mix}]: {replay_command(outcome.seed)}")
+            lines.extend(f"    {line}" for line in outcome.divergences[:5])
+        return lines

@@ -1,0 +1,350 @@
+"""One simulated run: a schedule played against the real engine, server and Postbox.
+
+``simulate(seed)`` builds the world on a ``VirtualLoop`` in a temporary directory,
+plays the schedule (traffic, faults, restarts, crashes, clock jumps, storage errors,
+the user), then stops every fault, lets the engine settle (idle, the open windows'
+holes filled, the queue empty, and once more after the engine's quiet poll), and
+compares the Postbox with the server through ``sync.verify.verify``. The ``Outcome``
+lists the divergences and a digest of everything that happened: the same seed gives
+the same digest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import random
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from postbox import PostboxError, Transaction
+from postbox.errors import translate_sqlite_error
+from sync.protocol import ProtocolError, Request, WireRecord, method_name
+from sync.server.config import FaultConfig, ServerConfig
+from sync.server.faults import FaultInjector
+from sync.server.service import Session
+from sync.simulation import schedule as kinds
+from sync.simulation.loop import SimulationError, VirtualLoop, run_virtual
+from sync.simulation.network import QUIET, Network
+from sync.simulation.schedule import Schedule
+from sync.simulation.user import SimulatedUser
+from sync.simulation.world import TIMEOUTS, TOKEN, SimClient, SimServer
+from sync.verify import verify
+
+__all__ = ["Outcome", "replay_command", "simulate"]
+
+#: The server's date at virtual time zero.
+EPOCH = 1_700_000_000
+#: Virtual seconds the engine gets to settle once the faults stop.
+SETTLE_BUDGET = 300.0
+#: The engine counts as settled after this long idle.
+SETTLE = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    seed: int
+    mix: str
+    divergences: tuple[str, ...]
+    digest: str
+    trace: tuple[str, ...]
+    virtual_seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """Each divergence with its numbers blanked out, once."""
+        return tuple(sorted({category_of(line) for line in self.divergences}))
+
+
+def category_of(line: str) -> str:
+    """The kind of a divergence: its text before any details, numbers blanked."""
+    return re.sub(r"-?\d+", "N", line.split(" (", 1)[0])
+
+
+def replay_command(seed: int) -> str:
+    return f"python -m sync.simulation --seed {seed} --trace"
+
+
+def simulate(seed: int) -> Outcome:
+    schedule = Schedule.from_seed(seed)
+    with tempfile.TemporaryDirectory(prefix="postbox-sim-", dir=_scratch()) as directory:
+        return run_virtual(_World(schedule, Path(directory)).run())
+
+
+def _scratch() -> str | None:
+    """Memory-backed scratch space if the system has it: the files never need a disk."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+class _World:
+    def __init__(self, schedule: Schedule, directory: Path) -> None:
+        self.schedule = schedule
+        self.rng = random.Random(f"world:{schedule.seed}")
+        self.trace: list[str] = []
+        self.network = Network(random.Random(f"network:{schedule.seed}"))
+        self.clock_offset = 0
+        self.config = ServerConfig(
+            token=TOKEN,
+            db=directory / "server.db",
+            seed=schedule.seed % 2**63,
+            peers=schedule.peers,
+            messages=schedule.messages,
+            days=3,
+            log_window=schedule.log_window,
+            faults=schedule.server_faults,
+            clock=self.server_date,
+        )
+        self.server: SimServer | None = None
+        self.server_tasks: set[asyncio.Task[None]] = set()
+        self.client = SimClient(
+            directory / "client.db", self.network, lambda: self.server, self.server_tasks
+        )
+        self.user = SimulatedUser(random.Random(f"user:{schedule.seed}"), self.note)
+        self.storage_error: str | None = None
+        self.storage_rng = random.Random(f"storage:{schedule.seed}")
+        self.divergences: list[str] = []
+
+    # -- time --------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def server_date(self) -> int:
+        return EPOCH + int(self.now()) + self.clock_offset
+
+    def note(self, event: str) -> None:
+        self.trace.append(f"{self.now():.4f} {event}")
+
+    # -- running -----------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        schedule = self.schedule
+        self.network.to_client = schedule.to_client
+        self.network.to_server = schedule.to_server
+        await self._start_server()
+        self._start_client()
+        try:
+            await self._play()
+            await self._settle_and_verify()
+        except SimulationError as error:
+            self.divergences.append(f"simulation: {error}")
+        except Exception as error:  # noqa: BLE001 - every failure is a finding with a seed
+            self.divergences.append(f"harness: {type(error).__name__}: {error}")
+        finally:
+            if self.client.engine is not None:
+                self.note(f"engine counters {self.client.engine.status().counters}")
+            self.user.close_all()
+            await self.client.crash()
+            await self._stop_server()
+        self.divergences.extend(self.client.failures)
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        for failure in dict.fromkeys(loop.failed_tasks):
+            self.divergences.append(f"task died: {failure}")
+        trace = tuple(sorted_merge(self.trace, self.network.trace))
+        digest = hashlib.sha256("\n".join(trace).encode()).hexdigest()[:16]
+        return Outcome(
+            schedule.seed, schedule.mix, tuple(self.divergences), digest, trace, self.now()
+        )
+
+    async def _start_server(self) -> None:
+        server = SimServer(self.config)
+        await server.start_simulated()
+        self.server = server
+        self.note("server up")
+
+    async def _stop_server(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            await server.stop()
+            self.note("server down")
+
+    def _start_client(self) -> None:
+        self.client.start()
+        postbox = self.client.postbox
+        assert postbox is not None
+        postbox.before_commit = self._maybe_fail_commit
+        self.note(f"client start {self.client.starts}")
+
+    def _maybe_fail_commit(self) -> None:
+        kind = self.storage_error
+        if kind is None or self.storage_rng.random() >= 0.5:
+            return
+        self.note(f"storage error: {kind}")
+        error: BaseException
+        if kind == kinds.STORAGE_FULL:
+            error = apsw.FullError("database or disk is full")
+        else:
+            error = apsw.BusyError("database is locked")
+        raise translate_sqlite_error(error, "client.db")
+
+    async def _play(self) -> None:
+        schedule = self.schedule
+        traffic = asyncio.create_task(self._traffic())
+        try:
+            for event in schedule.events:
+                await asyncio.sleep(max(0.0, event.at - self.now()))
+                await self._apply(event)
+            await asyncio.sleep(max(0.0, schedule.duration - self.now()))
+        finally:
+            traffic.cancel()
+            await asyncio.gather(traffic, return_exceptions=True)
+
+    async def _traffic(self) -> None:
+        rate = self.schedule.rate
+        if rate <= 0:
+            return
+        while True:
+            await asyncio.sleep(self.rng.expovariate(rate))
+            server = self.server
+            if server is not None and server.store is not None:
+                made = server.service.generate(1)
+                self.note(f"traffic {made}")
+
+    async def _apply(self, event: kinds.Event) -> None:
+        kind = event.kind
+        if kind == kinds.USER:
+            postbox = self.client.postbox
+            if postbox is not None and self.client.running:
+                try:
+                    self.user.act(postbox, self.server, self.server_date())
+                except PostboxError as error:  # the app would show it; the user goes on
+                    self.note(f"user action failed: {error}")
+            return
+        self.note(f"{kind} {event.amount}")
+        if kind == kinds.RESTART:
+            await self._stop_server()
+            await asyncio.sleep(self.rng.uniform(0.0, 1.0))
+            await self._start_server()
+        elif kind == kinds.CRASH:
+            self.user.close_all()
+            await self.client.crash()
+            await asyncio.sleep(self.rng.uniform(0.0, 1.0))
+            self._start_client()
+        elif kind == kinds.CLOCK_JUMP:
+            self.clock_offset += int(event.amount)
+        else:
+            self.storage_error = kind
+            asyncio.get_running_loop().call_later(event.amount, self._end_storage_error)
+
+    def _end_storage_error(self) -> None:
+        self.storage_error = None
+
+    # -- quiescence ----------------------------------------------------------------------
+
+    def _heal(self) -> None:
+        self.network.to_client = replace(QUIET, latency=self.schedule.to_client.latency)
+        self.network.to_server = replace(QUIET, latency=self.schedule.to_server.latency)
+        self.storage_error = None
+        server = self.server
+        assert server is not None
+        quiet = FaultConfig()
+        server.config = replace(server.config, faults=quiet)
+        self.config = replace(self.config, faults=quiet)
+        for connection in list(server._connections):
+            held = connection.session.faults.release_held()
+            connection.session.faults = FaultInjector.for_connection(quiet, 0, 0)
+            for updates in held:
+                connection._send_push(updates)
+        self.note("healed")
+
+    async def _settle_and_verify(self) -> None:
+        self._heal()
+        if not self.client.running:
+            self.divergences.append("client: the engine was not running at the end")
+            await self.client.crash()
+            self._start_client()
+        if not await self._settled():
+            self.divergences.append(f"settle: not quiescent {self._waiting()}")
+            return
+        # Past the engine's quiet poll: whatever it missed silently, it asks for now.
+        await asyncio.sleep(TIMEOUTS.quiet_poll + 1.0)
+        if not await self._settled():
+            self.divergences.append(f"settle: not quiescent after a quiet poll {self._waiting()}")
+            return
+        await self._verify()
+
+    async def _settled(self) -> bool:
+        deadline = self.now() + SETTLE_BUDGET
+        idle_since: float | None = None
+        while self.now() < deadline:
+            if self.client.failures:
+                return False
+            if self._quiet():
+                idle_since = self.now() if idle_since is None else idle_since
+                if self.now() - idle_since >= SETTLE:
+                    return True
+            else:
+                idle_since = None
+            await asyncio.sleep(SETTLE / 4)
+        return False
+
+    def _quiet(self) -> bool:
+        engine = self.client.engine
+        return engine is not None and engine.idle and not self.user.holes_in_view()
+
+    def _waiting(self) -> str:
+        """What keeps the world from settling: short tags, then the details."""
+        engine = self.client.engine
+        if engine is None:
+            return "[no engine]"
+        tags, details = [], []
+        status = engine.status()
+        if not engine._connected.is_set():
+            tags.append("not connected")
+        if status.operation != "idle":
+            tags.append(f"stuck in {status.operation}")
+        if status.queue:
+            tags.append("updates queued")
+        if status.outgoing:
+            tags.append("outgoing queued")
+        holes = self.user.holes_in_view()
+        if holes:
+            tags.append("holes in view")
+            details.append(f"holes {holes}")
+        details.append(
+            f"engine {status.connection}/{status.operation} queue={list(status.queue)}"
+            f" fills={status.fills_in_flight} outgoing={status.outgoing}"
+        )
+        return f"[{', '.join(tags)}] ({'; '.join(details)})"
+
+    async def _verify(self) -> None:
+        postbox, server = self.client.postbox, self.server
+        assert postbox is not None and server is not None
+        session = Session(-1, FaultInjector.for_connection(FaultConfig(), 0, 0), authorized=True)
+
+        async def call(params: WireRecord) -> Any:
+            return server.service.handle(session, Request(0, method_name(params), params))
+
+        try:
+            report = await verify(postbox, call)
+        except ProtocolError as error:
+            self.divergences.append(f"verify: the server refused: {error}")
+            return
+        self.divergences.extend(str(divergence) for divergence in report.divergences)
+        cursor = postbox.run(_cursor)
+        truth = server.store.digest() if server.store is not None else ""
+        self.note(f"verified {report.summary()} cursor {cursor} server {truth}")
+
+
+def _cursor(tx: Transaction) -> str:
+    state = tx.get_state()
+    return "none" if state is None else f"{state.pts}/{state.qts}/{state.seq}"
+
+
+def sorted_merge(first: list[str], second: list[str]) -> list[str]:
+    """Two traces as one, by their leading virtual time (stable within each)."""
+    key: Callable[[str], float] = lambda line: float(line.split(" ", 1)[0])  # noqa: E731
+    return sorted([*first, *second], key=key)

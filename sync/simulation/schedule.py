@@ -1,0 +1,139 @@
+"""What happens in one simulated run, drawn from its seed.
+
+``Schedule.from_seed(seed)`` picks a small account, a traffic rate, the faults of
+each network direction and of the server, and a timeline of events: server restarts,
+client crashes, clock jumps, windows of storage errors, and the user's actions. The
+same seed always gives the same schedule.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sync.server.config import FaultConfig
+from sync.simulation.network import QUIET, LinkFaults
+
+__all__ = ["Event", "Schedule"]
+
+#: Kinds of timeline events.
+RESTART = "server-restart"
+CRASH = "client-crash"
+CLOCK_JUMP = "clock-jump"
+STORAGE_FULL = "storage-full"
+STORAGE_BUSY = "storage-busy"
+USER = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """At ``at`` virtual seconds, ``kind`` happens; ``amount`` is its size (the jump in
+    seconds, the length of a storage error window), if any."""
+
+    at: float
+    kind: str
+    amount: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    seed: int
+    peers: int
+    messages: int
+    log_window: int
+    #: Virtual seconds of traffic and faults before the world is left to settle.
+    duration: float
+    #: Server traffic events per virtual second.
+    rate: float
+    to_client: LinkFaults
+    to_server: LinkFaults
+    server_faults: FaultConfig
+    events: tuple[Event, ...]
+
+    @classmethod
+    def from_seed(cls, seed: int) -> Schedule:
+        rng = random.Random(f"schedule:{seed}")
+        duration = rng.choice((4.0, 8.0, 15.0))
+        to_client = _link_faults(rng, responses=True)
+        to_server = _link_faults(rng, responses=False)
+        server_faults = FaultConfig()
+        if rng.random() < 0.3:
+            server_faults = FaultConfig(
+                drop=rng.choice((0.0, 0.05)),
+                duplicate=rng.choice((0.0, 0.05)),
+                reorder=rng.choice((0, 3)),
+                too_long=rng.choice((0.0, 0.02)),
+                channel_too_long=rng.choice((0.0, 0.02)),
+            )
+        events: list[Event] = []
+
+        def some(kind: str, chance: float, most: int, amount: tuple[float, float] = (0, 0)) -> None:
+            if rng.random() >= chance:
+                return
+            for _ in range(rng.randint(1, most)):
+                at = round(rng.uniform(0.5, duration), 3)
+                events.append(Event(at, kind, round(rng.uniform(*amount), 3)))
+
+        some(RESTART, 0.25, 2)
+        some(CRASH, 0.25, 2)
+        some(CLOCK_JUMP, 0.2, 2, (-3600.0, 86_400.0))
+        some(STORAGE_FULL, 0.1, 1, (0.2, 2.0))
+        some(STORAGE_BUSY, 0.1, 1, (0.2, 2.0))
+        actions = rng.randint(0, 40)
+        events.extend(Event(round(rng.uniform(0.0, duration), 3), USER) for _ in range(actions))
+        events.sort(key=lambda event: (event.at, event.kind))
+        return cls(
+            seed=seed,
+            peers=rng.randint(3, 8),
+            messages=rng.randint(20, 200),
+            log_window=rng.choice((10_000, 10_000, 50)),
+            duration=duration,
+            rate=rng.choice((0.0, 1.0, 3.0, 6.0)),
+            to_client=to_client,
+            to_server=to_server,
+            server_faults=server_faults,
+            events=tuple(events),
+        )
+
+    @property
+    def mix(self) -> str:
+        """The kinds of fault in play, for reports: ``drop+dup+restart``."""
+        parts: list[str] = []
+        for side, faults in (("down", self.to_client), ("up", self.to_server)):
+            for name in _LINK_FAULTS:
+                if getattr(faults, name):
+                    parts.append(f"{side}-{name.replace('_', '-')}")
+        if self.server_faults.any:
+            parts.append("server-faults")
+        if self.log_window < 10_000:
+            parts.append("short-log")
+        kinds = sorted({event.kind for event in self.events if event.kind != USER})
+        parts.extend(kinds)
+        if any(event.kind == USER for event in self.events):
+            parts.append("user")
+        return "+".join(parts) or "none"
+
+
+_LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")
+
+
+def _link_faults(rng: random.Random, *, responses: bool) -> LinkFaults:
+    """Faults for one direction; pushes and responses travel server to client."""
+    slow = rng.random() < 0.2
+    latency = (0.001, rng.choice((0.02, 0.2))) if slow else (0.001, 0.02)
+    if rng.random() < 0.3:
+        return LinkFaults(latency=latency) if slow else QUIET
+
+    def maybe(chance: float, value: float) -> float:
+        return value if rng.random() < chance else 0.0
+
+    return LinkFaults(
+        latency=latency,
+        drop=maybe(0.3, 0.05) if responses else 0.0,
+        drop_response=maybe(0.1, 0.02) if responses else 0.0,
+        duplicate=maybe(0.3, 0.05) if responses else 0.0,
+        reorder=maybe(0.3, 0.05) if responses else 0.0,
+        delay=maybe(0.3, 0.05),
+        cut=maybe(0.2, 0.01),
+        disconnect=maybe(0.2, 0.01),
+    )

@@ -1,0 +1,140 @@
+"""The simulated user: opens chats, scrolls, sends, edits, reads, deletes elsewhere.
+
+Each ``act`` does one thing through the client's real paths: history windows through
+``postbox.combined_view`` (scrolling moves the window's anchor, often into a hole),
+sends, edits and reads through the outbound queue (``enqueue_*``, as ``client.account``
+does). Deleting is done from another device of the account (a second server session),
+since the app has no delete; the client learns it by push.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from postbox import (
+    HistoryAnchor,
+    MessageFlags,
+    MessageHistoryView,
+    MessageHistoryViewKey,
+    MessageId,
+    PeerId,
+    PeerNamespace,
+    Postbox,
+    Subscription,
+    Transaction,
+)
+from sync.engine import enqueue_edit, enqueue_read, enqueue_send
+from sync.engine.convert import CLOUD
+from sync.protocol import DeleteMessages, ProtocolError, Request
+from sync.server.faults import FaultInjector
+from sync.server.service import Session
+from sync.simulation.world import SimServer
+
+__all__ = ["SimulatedUser"]
+
+#: Messages on each side of the anchor in an open chat.
+WINDOW = 20
+_ACTIONS = ("open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "close")
+
+
+class SimulatedUser:
+    def __init__(self, rng: random.Random, trace: Callable[[str], None]) -> None:
+        self._rng = rng
+        self._trace = trace
+        self.open: dict[PeerId, Subscription] = {}
+        self._other_device: Session | None = None
+        self._server_seen: SimServer | None = None
+
+    def close_all(self) -> None:
+        """The app went away: its views with it."""
+        for subscription in self.open.values():
+            subscription.dispose()
+        self.open.clear()
+
+    def holes_in_view(self) -> list[str]:
+        """Open windows that still show a hole next to their messages."""
+        waiting = []
+        for peer_id, subscription in self.open.items():
+            snapshot = subscription.latest
+            if snapshot is None:
+                continue
+            for view in snapshot.views.values():
+                if isinstance(view, MessageHistoryView) and view.first_hole is not None:
+                    waiting.append(f"{int(peer_id)}: {view.first_hole}")
+        return waiting
+
+    def act(self, postbox: Postbox, server: SimServer | None, now: int) -> None:
+        rng = self._rng
+        if server is None or server.store is None:
+            return
+        store = server.store
+        chats = [peer for peer, _size in store.chat_sizes()]
+        if not chats:
+            return
+        action = rng.choice(_ACTIONS)
+        peer = PeerId(rng.choice(chats))
+        if action in ("edit", "read", "send", "delete", "close") and self.open:
+            peer = rng.choice(sorted(self.open))
+        top = max((m.id for m in store.recent_messages(int(peer), 1)), default=0)
+        self._trace(f"user {action} {int(peer)}")
+        if action in ("open", "scroll"):
+            anchor = rng.choice(
+                (
+                    HistoryAnchor.upper_bound(),
+                    HistoryAnchor.lower_bound(),
+                    HistoryAnchor.at_message(MessageId(peer, CLOUD, rng.randint(1, max(1, top)))),
+                )
+            )
+            self._show(postbox, peer, anchor)
+        elif action == "close":
+            subscription = self.open.pop(peer, None)
+            if subscription is not None:
+                subscription.dispose()
+        elif action == "send" and peer.namespace != PeerNamespace.CHANNEL:
+            text = f"sim {rng.getrandbits(24):06x}"
+            postbox.transaction(
+                lambda tx: enqueue_send(
+                    tx, peer, text, timestamp=now, author_id=PeerId(store.self_id),
+                    random_id=rng.getrandbits(62),
+                )
+            )  # fmt: skip
+        elif action == "edit":
+            own = postbox.run(lambda tx: _own_messages(tx, peer))
+            if own:
+                target = rng.choice(own)
+                text = f"edited {rng.getrandbits(24):06x}"
+                postbox.transaction(lambda tx: enqueue_edit(tx, target, text))
+        elif action == "read":
+            local_top = postbox.run(
+                lambda tx: tx.get_messages(peer, CLOUD, limit=1, newest_first=True)
+            )
+            if local_top:
+                max_id = local_top[0].id.id
+                postbox.transaction(lambda tx: enqueue_read(tx, peer, max_id))
+        elif action == "delete" and peer.namespace != PeerNamespace.CHANNEL:
+            own_ids = [m.id for m in store.recent_messages(int(peer), 10) if m.out]
+            if own_ids:
+                self._delete_elsewhere(server, peer, rng.choice(own_ids))
+
+    def _show(self, postbox: Postbox, peer: PeerId, anchor: HistoryAnchor) -> None:
+        previous = self.open.pop(peer, None)
+        if previous is not None:
+            previous.dispose()
+        self.open[peer] = postbox.combined_view([MessageHistoryViewKey(peer, anchor, WINDOW)])
+
+    def _delete_elsewhere(self, server: SimServer, peer: PeerId, message_id: int) -> None:
+        if self._other_device is None or self._server_seen is not server:
+            faults = FaultInjector.for_connection(server.config.faults, 0, 0)
+            self._other_device = Session(0, faults, authorized=True, peer_name="other device")
+            self._server_seen = server
+        request = Request(0, "deleteMessages", DeleteMessages(int(peer), (message_id,)))
+        try:
+            server.service.handle(self._other_device, request)
+        except ProtocolError as error:
+            self._trace(f"user delete refused: {error}")
+
+
+def _own_messages(tx: Transaction, peer: PeerId) -> list[MessageId]:
+    messages = tx.get_messages(peer, CLOUD, limit=30, newest_first=True)
+    return [m.id for m in messages if not m.flags & MessageFlags.INCOMING]

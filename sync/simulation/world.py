@@ -1,0 +1,131 @@
+"""The simulated world's two ends: the real mock server and the real client.
+
+``SimServer`` is the mock server's own connection, session and service code with the
+TCP listener replaced by ``accept``, which the simulated network calls. ``SimClient``
+is a Postbox on a file (run inline, on the loop's thread) and a ``SyncEngine`` whose
+connector dials through the simulated network; ``crash`` drops both and ``start``
+reopens the file, as a restarted app would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from postbox import Postbox
+from sync.connection import ServerConnection
+from sync.engine import SyncEngine
+from sync.engine.state_manager import Timeouts
+from sync.server.server import MockServer, import_into
+from sync.server.service import Service
+from sync.server.store import ServerStore
+from sync.simulation.network import Network
+
+__all__ = ["ServerDownError", "SimClient", "SimServer"]
+
+log = logging.getLogger("postbox.simulation")
+
+TOKEN = "simulation-token"
+#: Engine timeouts for the simulation: the defaults, so virtual time tells the truth.
+TIMEOUTS = Timeouts()
+
+
+class ServerDownError(ConnectionRefusedError):
+    """The simulated server is restarting: the connection is refused."""
+
+
+class SimServer(MockServer):
+    """``MockServer`` without a listening socket: ``accept`` takes simulated streams."""
+
+    async def start_simulated(self) -> None:
+        config = self.config
+        store = ServerStore(str(config.db), clock=config.clock, log_window=config.log_window)
+        try:
+            if store.is_empty:
+                import_into(store, config)
+            self._service = Service(
+                store, token=config.token, seed=config.seed, publish=self.publish
+            )
+        except BaseException:
+            store.close()
+            raise
+        self.store = store
+
+    async def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._accept(reader, writer)
+
+
+def _streams() -> tuple[asyncio.StreamReader, asyncio.StreamReaderProtocol]:
+    reader = asyncio.StreamReader()
+    return reader, asyncio.StreamReaderProtocol(reader)
+
+
+class SimClient:
+    """The app's storage and sync engine, restartable from its file."""
+
+    def __init__(
+        self,
+        path: Path,
+        network: Network,
+        server: Callable[[], SimServer | None],
+        server_tasks: set[asyncio.Task[None]],
+    ) -> None:
+        self.path = path
+        self.network = network
+        self._server = server
+        self._server_tasks = server_tasks
+        self.postbox: Postbox | None = None
+        self.engine: SyncEngine | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.starts = 0
+        #: Exceptions the engine stopped with (besides being cancelled).
+        self.failures: list[str] = []
+
+    def start(self) -> None:
+        self.starts += 1
+        self.postbox = Postbox(self.path, inline=True)
+        self.engine = SyncEngine(
+            self.postbox, "sim", 0, TOKEN, timeouts=TIMEOUTS, connector=self._connect
+        )
+        self.task = asyncio.create_task(self.engine.run(), name=f"engine-{self.starts}")
+        self.task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        self.failures.append(f"engine stopped: {type(error).__name__}: {error}")
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    async def crash(self) -> None:
+        """Stop the engine and forget everything but the file."""
+        task, postbox = self.task, self.postbox
+        self.task = self.engine = self.postbox = None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if postbox is not None:
+            postbox.close()
+
+    async def _connect(self) -> ServerConnection:
+        await asyncio.sleep(self.network.to_server.latency[1])
+        server = self._server()
+        if server is None or server.store is None:
+            raise ServerDownError("the server is restarting")
+        client_reader, client_protocol = _streams()
+        server_reader, server_protocol = _streams()
+        up, down = self.network.connect(client_protocol, server_protocol)
+        loop = asyncio.get_running_loop()
+        client_writer = asyncio.StreamWriter(up, client_protocol, client_reader, loop)
+        server_writer = asyncio.StreamWriter(down, server_protocol, server_reader, loop)
+        task = asyncio.create_task(server.accept(server_reader, server_writer))
+        self._server_tasks.add(task)
+        task.add_done_callback(self._server_tasks.discard)
+        return ServerConnection(client_reader, client_writer)

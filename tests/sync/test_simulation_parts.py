@@ -1,0 +1,170 @@
+"""The simulation's parts: the virtual loop, the simulated network, the inline Postbox."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, StoreMessage, Transaction
+from postbox.errors import StorageFullError
+from sync.connection import ConnectionLostError, ServerConnection
+from sync.protocol import GetState, State, encode_frame, encode_result
+from sync.simulation import SimulationError, StalledError, VirtualLoop, run_virtual
+from sync.simulation.network import LinkFaults, Network
+
+ALICE = PeerId.make(PeerNamespace.USER, 7)
+
+
+def test_virtual_time_moves_only_when_the_loop_would_wait() -> None:
+    async def main() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(3600)
+        slept = loop.time()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(10):
+                await asyncio.Event().wait()
+        return slept, loop.time()
+
+    assert run_virtual(main()) == (3600.0, 3610.0)
+
+
+def test_a_world_with_nothing_left_to_happen_is_reported_stalled() -> None:
+    with pytest.raises(StalledError):
+        run_virtual(asyncio.Event().wait())
+
+
+def test_real_sockets_and_threads_are_refused() -> None:
+    async def open_socket() -> None:
+        left, right = socket.socketpair()
+        left.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_recv(left, 1)
+        finally:
+            left.close()
+            right.close()
+
+    with pytest.raises(SimulationError):
+        run_virtual(open_socket())
+
+    async def use_executor() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, print)
+
+    with pytest.raises(SimulationError):
+        run_virtual(use_executor())
+
+    loop = VirtualLoop()
+    errors: list[BaseException] = []
+
+    def call_in() -> None:
+        try:
+            loop.call_soon_threadsafe(print)
+        except SimulationError as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=call_in)
+    thread.start()
+    thread.join()
+    loop.close()
+    assert len(errors) == 1
+
+
+def _client_over(network: Network) -> tuple[ServerConnection, asyncio.StreamReader]:
+    loop = asyncio.get_running_loop()
+    client_reader, server_reader = asyncio.StreamReader(), asyncio.StreamReader()
+    client_protocol = asyncio.StreamReaderProtocol(client_reader)
+    server_protocol = asyncio.StreamReaderProtocol(server_reader)
+    up, _down = network.connect(client_protocol, server_protocol)
+    writer = asyncio.StreamWriter(up, client_protocol, client_reader, loop)
+    return ServerConnection(client_reader, writer), server_reader
+
+
+def _answer(network: Network, request: int = 1) -> None:
+    """Write the answer to request ``request`` from the server's side."""
+    _up, down = network._open[-1]
+    down.write(encode_frame(encode_result(request, State(1, 0, 0, 5))))
+
+
+def test_frames_arrive_after_a_latency_and_in_order() -> None:
+    async def main() -> tuple[float, int]:
+        import random
+
+        network = Network(random.Random(1))
+        network.to_client = LinkFaults(latency=(0.5, 0.5))
+        connection, _server = _client_over(network)
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
+        waiting = asyncio.ensure_future(connection.call(GetState()))
+        await asyncio.sleep(0)
+        _answer(network)
+        state = await waiting
+        await connection.close()
+        return loop.time() - asked, state.pts
+
+    elapsed, pts = run_virtual(main())
+    assert elapsed == pytest.approx(0.5) and pts == 1
+
+
+def test_a_frame_cut_midway_closes_the_connection() -> None:
+    async def main() -> str | None:
+        import random
+
+        network = Network(random.Random(2))
+        network.to_client = LinkFaults(cut=1.0)
+        connection, _server = _client_over(network)
+        waiting = asyncio.ensure_future(connection.call(GetState()))
+        await asyncio.sleep(0)
+        _answer(network)
+        with pytest.raises(ConnectionLostError):
+            await waiting
+        return connection.closed_reason
+
+    assert run_virtual(main()) == "the server closed the connection"
+
+
+def _message(id_: int) -> StoreMessage:
+    return StoreMessage(ALICE, 0, id_, 1_700_000_000 + id_, MessageFlags.INCOMING, text="hi")
+
+
+def test_an_inline_postbox_commits_on_the_callers_thread_in_order(tmp_path: Path) -> None:
+    postbox = Postbox(tmp_path / "inline.db", inline=True)
+    seen: list[tuple[str, int]] = []
+    caller = threading.get_ident()
+
+    def listener(record: object) -> None:
+        assert threading.get_ident() == caller
+        seen.append(("commit", postbox.transaction_state_version))
+        if len(seen) == 1:  # queued from a listener: runs after this commit, not inside it
+            postbox.transaction(lambda tx: tx.add_messages([_message(2)]))
+            seen.append(("queued", postbox.transaction_state_version))
+
+    postbox.add_commit_listener(listener)
+    future = postbox.transaction(lambda tx: tx.add_messages([_message(1)]))
+    assert future.done()
+    assert [kind for kind, _ in seen] == ["commit", "queued", "commit"]
+    assert seen[0][1] == seen[1][1] < seen[2][1]
+    assert len(postbox.run(lambda tx: tx.get_messages(ALICE, 0))) == 2
+    postbox.close()
+
+
+def test_a_failing_commit_rolls_back_with_the_storage_error(tmp_path: Path) -> None:
+    postbox = Postbox(tmp_path / "full.db", inline=True)
+
+    def disk_full() -> None:
+        raise StorageFullError("no space left for full.db")
+
+    postbox.before_commit = disk_full
+
+    def add(tx: Transaction) -> None:
+        tx.add_messages([_message(1)])
+
+    with pytest.raises(StorageFullError):
+        postbox.run(add)
+    postbox.before_commit = None
+    assert postbox.run(lambda tx: tx.get_messages(ALICE, 0)) == []
+    postbox.run(add)
+    assert len(postbox.run(lambda tx: tx.get_messages(ALICE, 0))) == 1
+    postbox.close()
