@@ -96,6 +96,12 @@ class ServerConnection:
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
 
+    def abort(self, reason: str) -> None:
+        """Give the connection up at once (say, a request went unanswered): waiting
+        calls fail with ``ConnectionLostError`` and ``pushes`` ends."""
+        self._lost(reason)
+        self._writer.close()
+
     def _lost(self, reason: str) -> None:
         if self.closed_reason is not None:
             return

@@ -8,7 +8,7 @@ replayed in one transaction with the cursor (``replay``).
 
 from sync.engine.engine import AuthorizationError, EngineStatus, SyncEngine, SyncWorker
 from sync.engine.outbound import enqueue_edit, enqueue_read, enqueue_send
-from sync.engine.state_manager import Timeouts
+from sync.engine.timing import Timeouts
 
 __all__ = [
     "AuthorizationError",

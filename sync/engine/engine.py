@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
@@ -23,10 +24,11 @@ from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
 from sync.engine.recent import RecentChanges
-from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager, Timeouts, loop_time
+from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
+from sync.engine.timing import Backoff, Timeouts, loop_time
 from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.notifier import ChangeNotifier
-from sync.protocol import Auth, ErrorCode, RpcError
+from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
 
 __all__ = ["AuthorizationError", "EngineStatus", "SyncEngine", "SyncWorker"]
 
@@ -52,6 +54,8 @@ class EngineStatus:
     counters: dict[str, int]
     #: The holes being fetched now.
     fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
+    #: What keeps failing, in a line (cannot connect, the database full, ...), if any.
+    problem: str | None = None
 
 
 class SyncEngine:
@@ -65,18 +69,20 @@ class SyncEngine:
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         difference_limit: int = DIFFERENCE_SLICE,
         connector: Connector | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.postbox = postbox
         self.host, self.port, self.token = host, port, token
         #: Opens a connection (a simulation passes its own network's).
         self.connector = connector or (lambda: ServerConnection.open(host, port))
         self.timeouts = timeouts
+        self._rng = rng or random.Random()
         recent = RecentChanges()
         #: Notified by every part and after every Postbox commit: ``wait_for`` uses it.
         self.changes = ChangeNotifier()
         self.state_manager = StateManager(
             postbox, self.call, self_id=0, timeouts=timeouts,
-            difference_limit=difference_limit, recent=recent, changes=self.changes,
+            difference_limit=difference_limit, recent=recent, changes=self.changes, rng=self._rng,
         )  # fmt: skip
         self.hole_filler = HoleFiller(
             postbox, self.call, timeouts=timeouts, recent=recent, changes=self.changes,
@@ -84,17 +90,24 @@ class SyncEngine:
         )  # fmt: skip
         self.outbound = Outbound(
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
-            recent=recent, changes=self.changes,
+            recent=recent, changes=self.changes, rng=self._rng,
         )  # fmt: skip
         self.read_states = ReadStateValidator(
-            postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes
-        )
+            postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,
+            rng=self._rng,
+        )  # fmt: skip
         self.tag_summaries = TagSummaryValidator(
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,
-            recent=recent,
+            recent=recent, rng=self._rng,
         )  # fmt: skip
         self.connection_state = "connecting"
+        #: Connections authorized, and attempts to open one.
         self.connections = 0
+        self.connection_attempts = 0
+        #: Why the engine cannot connect, if it cannot (for the status line and ``sync``).
+        self.problem: str | None = None
+        #: The last part that stopped on an unhandled error (a bug), if any.
+        self.part_problem: str | None = None
         self._connection: ServerConnection | None = None
         self._connected = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -103,7 +116,8 @@ class SyncEngine:
 
     async def call(self, params: Any) -> Any:
         """Send a request on the current connection; again after a reconnect if it was
-        cut (every request here is safe to repeat)."""
+        cut (every request here is safe to repeat). A request not answered within
+        ``Timeouts.request`` is taken as lost: the connection is given up."""
         while True:
             if self._fatal is not None:
                 raise self._fatal
@@ -112,11 +126,21 @@ class SyncEngine:
             if connection is None:
                 continue
             try:
-                return await connection.call(params)
+                return await asyncio.wait_for(connection.call(params), self.timeouts.request)
+            except TimeoutError:
+                reason = f"no answer to {method_name(params)} in {self.timeouts.request:g} s"
+                log.warning("%s: reconnecting", reason)
+                self._drop(connection, reason)
             except ConnectionLostError:
-                if self._connection is connection:
-                    self._connected.clear()
+                self._drop(connection, None)
                 await asyncio.sleep(0)
+
+    def _drop(self, connection: ServerConnection, reason: str | None) -> None:
+        """Stop using ``connection`` (the connection loop then reconnects)."""
+        if self._connection is connection:
+            self._connected.clear()
+        if reason is not None:
+            connection.abort(reason)
 
     # -- running -----------------------------------------------------------------------
 
@@ -129,12 +153,15 @@ class SyncEngine:
         """Run until cancelled; raises ``AuthorizationError`` if the token is refused."""
         remove_listener = self.postbox.add_commit_listener(lambda _record: self.changes.notify())
         parts = [
-            asyncio.create_task(self.state_manager.run(), name="state-manager"),
-            asyncio.create_task(self.hole_filler.run(), name="hole-filler"),
-            asyncio.create_task(self.outbound.run(), name="outbound"),
-            asyncio.create_task(self.read_states.run(), name="read-states"),
-            asyncio.create_task(self.tag_summaries.run(), name="tag-summaries"),
-            asyncio.create_task(self._poll_when_quiet(), name="quiet-poll"),
+            asyncio.create_task(self._supervised(name, run), name=name)
+            for name, run in (
+                ("state-manager", self.state_manager.run),
+                ("hole-filler", self.hole_filler.run),
+                ("outbound", self.outbound.run),
+                ("read-states", self.read_states.run),
+                ("tag-summaries", self.tag_summaries.run),
+                ("quiet-poll", self._poll_when_quiet),
+            )
         ]
         try:
             await self._keep_connected()
@@ -146,31 +173,38 @@ class SyncEngine:
             if self._connection is not None:
                 await self._connection.close()
 
-    async def _keep_connected(self) -> None:
-        pause = self.timeouts.reconnect_min
+    async def _supervised(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
+        """Run a part for ever: one that stops on an error it did not handle is logged,
+        shown in the status and started again after a pause, never lost silently."""
+        backoff = Backoff(self.timeouts.retry_min, self.timeouts.retry_max, self._rng)
         while True:
             try:
-                connection = await self.connector()
-            except OSError as error:
-                self.connection_state = f"waiting to reconnect ({error.strerror or error})"
+                await run()
+                return
+            except Exception as error:
+                pause = backoff.next()
+                log.exception("the %s stopped; starting it again in %.1f s", name, pause)
+                self.part_problem = f"the {name} stopped: {error}"
+                self.changes.notify()
                 await asyncio.sleep(pause)
-                pause = min(self.timeouts.reconnect_max, pause * 2)
+
+    async def _keep_connected(self) -> None:
+        """Connect, authorize, feed pushes to the state manager; again when the
+        connection ends. Attempts are spaced by a jittered, doubling back-off that
+        starts over only after a connection stayed up ``Timeouts.stable_connection``."""
+        backoff = Backoff(self.timeouts.reconnect_min, self.timeouts.reconnect_max, self._rng)
+        while True:
+            connection = await self._open()
+            if connection is None:
+                await asyncio.sleep(backoff.next())
                 continue
-            try:
-                authorization = await connection.call(Auth(self.token))
-            except RpcError as error:
-                await connection.close()
-                if error.code is ErrorCode.AUTH_FAILED:
-                    self._fatal = AuthorizationError(f"the server refused the token: {error}")
-                    self.connection_state = "token refused"
-                    raise self._fatal from error
-                await asyncio.sleep(pause)
+            authorization = await self._authorize(connection)
+            if authorization is None:
+                await asyncio.sleep(backoff.next())
                 continue
-            except ConnectionLostError:
-                await asyncio.sleep(pause)
-                continue
-            pause = self.timeouts.reconnect_min
+            connected_at = loop_time()
             self.connections += 1
+            self.problem = None
             self.state_manager.self_id = authorization.user.id
             self._connection = connection
             self.connection_state = "connected"
@@ -187,6 +221,42 @@ class SyncEngine:
             self.connection_state = f"reconnecting ({connection.closed_reason})"
             self.changes.notify()
             await connection.close()
+            if loop_time() - connected_at >= self.timeouts.stable_connection:
+                backoff.reset()
+            await asyncio.sleep(backoff.next())
+
+    async def _open(self) -> ServerConnection | None:
+        self.connection_attempts += 1
+        try:
+            return await asyncio.wait_for(self.connector(), self.timeouts.request)
+        except (OSError, TimeoutError) as error:
+            cause = getattr(error, "strerror", None) or str(error) or "no answer"
+            self.problem = f"cannot reach the server: {cause}"
+            self.connection_state = f"waiting to reconnect ({cause})"
+            self.changes.notify()
+            return None
+
+    async def _authorize(self, connection: ServerConnection) -> Authorization | None:
+        try:
+            answer: Authorization = await asyncio.wait_for(
+                connection.call(Auth(self.token)), self.timeouts.request
+            )
+            return answer
+        except RpcError as error:
+            await connection.close()
+            if error.code is ErrorCode.AUTH_FAILED:
+                self._fatal = AuthorizationError(f"the server refused the token: {error}")
+                self.connection_state = "token refused"
+                self.problem = str(self._fatal)
+                self.changes.notify()
+                raise self._fatal from error
+            self.problem = f"authorization failed: {error}"
+        except (ConnectionLostError, TimeoutError) as error:
+            connection.abort("no answer to auth")
+            await connection.close()
+            self.problem = f"authorization failed: {error or 'no answer'}"
+        self.changes.notify()
+        return None
 
     async def _poll_when_quiet(self) -> None:
         quiet = self.timeouts.quiet_poll
@@ -241,6 +311,15 @@ class SyncEngine:
         counters["read_states_corrected"] = self.read_states.corrected
         counters["media_counts_validated"] = self.tag_summaries.validated
         counters["connections"] = self.connections
+        counters["connection_attempts"] = self.connection_attempts
+        problems = (
+            self.problem,
+            self.state_manager.problem,
+            self.outbound.problem,
+            self.read_states.problem,
+            self.tag_summaries.problem,
+            self.part_problem,
+        )
         return EngineStatus(
             self.connection_state,
             self.state_manager.current_operation,
@@ -249,6 +328,7 @@ class SyncEngine:
             self.outbound.pending,
             counters,
             tuple(self.hole_filler.in_flight()),
+            next((problem for problem in problems if problem), None),
         )
 
 

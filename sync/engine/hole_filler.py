@@ -49,7 +49,7 @@ from sync.engine.convert import (
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
-from sync.engine.state_manager import Timeouts, loop_time
+from sync.engine.timing import Timeouts, loop_time
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     Dialog,

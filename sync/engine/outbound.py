@@ -41,7 +41,7 @@ from sync.engine.log_tags import EDIT_TAG, READ_TAG, SEND_TAG
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import ensure_listed
-from sync.engine.state_manager import Timeouts
+from sync.engine.timing import Backoff, Timeouts
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AffectedMessages,
@@ -161,8 +161,10 @@ class Outbound:
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         recent: RecentChanges | None = None,
         changes: ChangeNotifier | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.postbox = postbox
+        self._rng = rng or random.Random()
         self.recent = recent or RecentChanges()
         #: Notified when the queue changes or an entry is delivered or given up.
         self.changes = changes or ChangeNotifier()
@@ -173,6 +175,8 @@ class Outbound:
         self.pending = 0
         self.sent = 0
         self.failed = 0
+        #: The last failure, until an entry is delivered again (for the status line).
+        self.problem: str | None = None
 
     @property
     def idle(self) -> bool:
@@ -202,37 +206,46 @@ class Outbound:
         return await asyncio.wrap_future(self.postbox.transaction(fn))
 
     async def _drain(self) -> None:
-        pause = self.timeouts.retry_min
+        backoff = Backoff(self.timeouts.retry_min, self.timeouts.retry_max, self._rng)
         while True:
-            entries: list[PeerOperationLogEntry] = await self._read(
-                lambda tx: [
-                    entry
-                    for tag in _TAGS
-                    for entry in tx.get_merged_operation_log_entries(tag, limit=1)
-                ]
-            )
-            if not entries:
-                return
-            entry = min(entries, key=lambda e: (_TAGS.index(e.tag), e.merged_index or 0))
             try:
-                await self._deliver(entry)
-                pause = self.timeouts.retry_min
-            except RpcError as error:
-                if error.code in _FINAL_ERRORS:
-                    log.warning(
-                        "giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error
-                    )
-                    await self._read(functools.partial(_give_up, entry=entry))
-                    self.failed += 1
-                    self.changes.notify()
-                    continue
-                log.info("retrying %s in %.1f s: %s", _tag_name(entry.tag), pause, error)
+                entries: list[PeerOperationLogEntry] = await self._read(
+                    lambda tx: [
+                        entry
+                        for tag in _TAGS
+                        for entry in tx.get_merged_operation_log_entries(tag, limit=1)
+                    ]
+                )
+                if not entries:
+                    self.problem = None
+                    return
+                entry = min(entries, key=lambda e: (_TAGS.index(e.tag), e.merged_index or 0))
+                await self._attempt(entry)
+                backoff.reset()
+                self.problem = None
+            except (RpcError, ConnectionError) as error:
+                pause = backoff.next()
+                log.info("retrying in %.1f s: %s", pause, error)
                 await asyncio.sleep(pause)
-                pause = min(self.timeouts.retry_max, pause * 2)
-            except ConnectionError as error:
-                log.info("retrying %s in %.1f s: %s", _tag_name(entry.tag), pause, error)
+            except Exception as error:
+                # The database full or locked, a broken answer: shown, and tried again.
+                pause = backoff.next()
+                self.problem = f"sending failed: {error}"
+                log.error("outgoing change failed, retrying in %.1f s: %s", pause, error)
+                self.changes.notify()
                 await asyncio.sleep(pause)
-                pause = min(self.timeouts.retry_max, pause * 2)
+
+    async def _attempt(self, entry: PeerOperationLogEntry) -> None:
+        """Deliver one entry; one the server refuses for good is given up."""
+        try:
+            await self._deliver(entry)
+        except RpcError as error:
+            if error.code not in _FINAL_ERRORS:
+                raise
+            log.warning("giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error)
+            await self._read(functools.partial(_give_up, entry=entry))
+            self.failed += 1
+            self.changes.notify()
 
     async def _deliver(self, entry: PeerOperationLogEntry) -> None:
         peer = int(entry.peer_id)

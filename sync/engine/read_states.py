@@ -17,32 +17,13 @@ and asks again, with a growing pause.
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 from collections.abc import Iterable
 
-from postbox import (
-    ChatListInclusion,
-    MessageId,
-    PeerGroupId,
-    PeerId,
-    PeerNotificationSettings,
-    PeerReadState,
-    Transaction,
-)
-from sync.engine.convert import CLOUD, read_state_from_dialog
-from sync.engine.log_tags import READ_TAG
+from postbox import MessageId, PeerId, Transaction
+from sync.engine.convert import CLOUD
 from sync.engine.log_tags import VALIDATE_READ_STATE_TAG as VALIDATE_TAG
-from sync.protocol import Dialog, PeerDialogs
 
-__all__ = [
-    "VALIDATE_AT_ONCE",
-    "apply_peer_dialogs",
-    "request_validation",
-    "validate_after_deletion",
-]
-
-log = logging.getLogger("postbox.sync")
+__all__ = ["VALIDATE_AT_ONCE", "request_validation", "validate_after_deletion"]
 
 #: Chats validated by one request.
 VALIDATE_AT_ONCE = 100
@@ -67,56 +48,3 @@ def validate_after_deletion(tx: Transaction, peer_id: PeerId, ids: Iterable[int]
         ):
             request_validation(tx, peer_id)
             return
-
-
-def _apply_settings(tx: Transaction, peer_id: PeerId, dialog: Dialog) -> None:
-    """What no update orders: the chat's folder and its mute, as the server has them now."""
-    group = PeerGroupId.ARCHIVE if dialog.folder else PeerGroupId.ROOT
-    inclusion = tx.get_chat_list_inclusion(peer_id)
-    if inclusion is not None and inclusion.group_id != group:
-        tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
-    settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
-    if settings.muted_until != dialog.muted_until:
-        tx.update_notification_settings(
-            peer_id, dataclasses.replace(settings, muted_until=dialog.muted_until)
-        )
-
-
-def apply_peer_dialogs(
-    tx: Transaction, peers: list[PeerId], answer: PeerDialogs
-) -> tuple[list[PeerId], int]:
-    """Take each dialog whose state is the stored one; the chats still to validate, and
-    how many read states the server's answer changed. A chat's folder and mute are
-    taken from any answer."""
-    cursor = tx.get_state()
-    corrected = 0
-    dialogs = {PeerId(dialog.peer): dialog for dialog in answer.dialogs}
-    waiting: list[PeerId] = []
-    for peer_id in peers:
-        entries = tx.get_operation_log_entries(peer_id, VALIDATE_TAG)
-        dialog = dialogs.get(peer_id)
-        if dialog is not None:
-            _apply_settings(tx, peer_id, dialog)
-            if dialog.pts is not None:
-                channel = tx.get_peer_chat_state(peer_id)
-                current = channel is not None and channel.pts == dialog.pts
-            else:
-                current = cursor is not None and cursor.pts == answer.state.pts
-            if not current or tx.get_operation_log_entries(peer_id, READ_TAG):
-                waiting.append(peer_id)
-                continue
-            stored = tx.get_read_state(peer_id)
-            previous = (stored.get(CLOUD) if stored else None) or PeerReadState()
-            server = read_state_from_dialog(dialog)
-            if server != previous:
-                log.info(
-                    "read state of %s corrected: unread %d -> %d",
-                    int(peer_id),
-                    previous.count,
-                    server.count,
-                )
-                tx.reset_read_state(peer_id, CLOUD, server)
-                corrected += 1
-        for entry in entries:
-            tx.remove_operation_log_entry(peer_id, VALIDATE_TAG, entry.tag_local_index)
-    return waiting, corrected

@@ -19,12 +19,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from postbox import MessageFlags, MessageId, PeerId, Postbox, StateCursor, Transaction
+from postbox import (
+    MessageFlags,
+    MessageId,
+    PeerId,
+    Postbox,
+    PostboxError,
+    StateCursor,
+    Transaction,
+)
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
@@ -34,6 +42,7 @@ from sync.engine.mutable_state import (
 )
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replay_final_state
+from sync.engine.timing import Backoff, Timeouts, loop_time
 from sync.engine.updates import Grouped, Sequencer, group_push, pts_of
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
@@ -50,10 +59,11 @@ from sync.protocol import (
     GetChannelDifference,
     GetDifference,
     GetState,
+    ProtocolError,
     State,
 )
 
-__all__ = ["DIFFERENCE_SLICE", "StateManager", "SyncEvents", "Timeouts"]
+__all__ = ["DIFFERENCE_SLICE", "StateManager", "StateWentBackwardsError", "SyncEvents"]
 
 log = logging.getLogger("postbox.sync")
 
@@ -69,33 +79,9 @@ CHANNELS_AT_ONCE = 16
 CHANNEL_DIFFERENCE_LIMIT = 100
 
 
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """How long the engine waits; tests shorten them."""
-
-    #: Wait for a missing update before asking for the difference (the known clients: 0.5-1 s).
-    gap: float = 0.5
-    #: Poll the difference after this long without any push.
-    quiet_poll: float = 15 * 60
-    #: Reconnect back-off, doubling from the first to the last.
-    reconnect_min: float = 0.1
-    reconnect_max: float = 5.0
-    #: A fetch whose result was used is not repeated for this long (hole filler).
-    fill_cooldown: float = 20.0
-    #: A fetch whose hole left the view is kept this long in case it comes back.
-    fill_grace: float = 2.0
-    #: First and last pause between retries of an outgoing operation.
-    retry_min: float = 0.2
-    retry_max: float = 30.0
-
-
-def loop_time() -> float:
-    """The running event loop's clock (virtual in a simulation); the monotonic clock
-    when no loop runs (the loop's default clock)."""
-    try:
-        return asyncio.get_running_loop().time()
-    except RuntimeError:
-        return time.monotonic()
+class StateWentBackwardsError(ProtocolError):
+    """The server's answer leads to a state older than the stored one (or a slice that
+    does not move it): applying it would undo what is known or ask the same forever."""
 
 
 def _cursor(state: State) -> StateCursor:
@@ -141,6 +127,7 @@ class Counters:
     gaps: int = 0
     replays: int = 0
     replay_retries: int = 0
+    failures: int = 0
     last_activity: float = field(default_factory=loop_time)
 
 
@@ -161,6 +148,7 @@ class StateManager:
         difference_limit: int = DIFFERENCE_SLICE,
         recent: RecentChanges | None = None,
         changes: ChangeNotifier | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.postbox = postbox
         self.recent = recent or RecentChanges()
@@ -181,6 +169,10 @@ class StateManager:
         self._wake = asyncio.Event()
         self._busy = False
         self.current_operation = "idle"
+        #: The last failure, until an operation completes again (for the status line).
+        self.problem: str | None = None
+        self._failures = Backoff(timeouts.retry_min, timeouts.retry_max, rng)
+        self._retries_waiting = 0
         self._custom: list[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = []
         self._poll_waiters: list[asyncio.Future[None]] = []
         self._listeners: list[Callable[[SyncEvents], None]] = []
@@ -211,6 +203,7 @@ class StateManager:
         """Nothing queued, nothing held waiting for a missing update, nothing running."""
         return not (
             self._busy
+            or self._retries_waiting
             or self._incoming
             or self._poll_requested
             or self._channels_to_poll
@@ -249,25 +242,39 @@ class StateManager:
         if self._poll_requested:
             self._poll_requested = False
             waiters, self._poll_waiters = self._poll_waiters, []
-            await self._operation("pollDifference", self._poll_difference())
-            if self._poll_requested:  # it was cut short; the next poll answers them
+            done = await self._operation(
+                "pollDifference",
+                self._poll_difference(),
+                retry=lambda: self.request_poll("retry after a failure"),
+            )
+            if self._poll_requested or not done:  # the next poll answers them
                 self._poll_waiters[:0] = waiters
             else:
                 _resolve(waiters)
             return True
         if self._incoming:
             batch, self._incoming = self._incoming, []
-            await self._operation("processUpdateGroups", self._process(batch))
+            # What the pushes carried, the difference brings too.
+            await self._operation(
+                "processUpdateGroups",
+                self._process(batch),
+                retry=lambda: self.request_poll("retry after a failure"),
+            )
             return True
         if self._channels_to_poll:
             channels = sorted(self._channels_to_poll)[:CHANNELS_AT_ONCE]
             self._channels_to_poll.difference_update(channels)
             name = f"pollChannels ({len(channels)})"
-            await self._operation(name, self._poll_channels(channels))
+
+            def again() -> None:
+                for channel in channels:
+                    self.request_channel_poll(channel)
+
+            await self._operation(name, self._poll_channels(channels), retry=again)
             return True
         if self._custom:
-            work, done = self._custom.pop(0)
-            await self._operation("custom", _settle(work, done))
+            work, done_future = self._custom.pop(0)
+            await self._operation("custom", _settle(work, done_future))
             return True
         if self._events:
             events, self._events = self._events, []
@@ -322,18 +329,52 @@ class StateManager:
         if added or deleted:
             self._events.append(SyncEvents(tuple(added), tuple(deleted)))
 
-    async def _operation(self, name: str, work: Any) -> None:
+    async def _operation(
+        self, name: str, work: Any, *, retry: Callable[[], None] | None = None
+    ) -> bool:
+        """Run one operation; ``False`` if it did not complete.
+
+        A lost connection is the connection loop's to handle (it reconnects and asks
+        for the difference). Any other failure (the database full or locked, a server
+        answer that breaks the protocol) is logged, shown in ``problem``, and ``retry``
+        runs after a growing pause: an operation is never lost silently.
+        """
         self._busy = True
         self.current_operation = name
         try:
             await work
         except ConnectionError as error:
-            # The connection loop reconnects and asks for the difference again.
             log.info("%s interrupted: %s", name, error)
+            return False
+        except Exception as error:
+            self._failed(name, error, retry)
+            return False
+        else:
+            self._failures.reset()
+            self.problem = None
+            return True
         finally:
             self._busy = False
             self.current_operation = "idle"
             self.changes.notify()
+
+    def _failed(self, name: str, error: Exception, retry: Callable[[], None] | None) -> None:
+        pause = self._failures.next()
+        self.counters.failures += 1
+        self.problem = f"{name} failed: {error}"
+        if isinstance(error, PostboxError | ProtocolError):
+            log.error("%s failed, retrying in %.1f s: %s", name, pause, error)
+        else:
+            log.exception("%s failed, retrying in %.1f s", name, pause)
+        if retry is None:
+            return
+        self._retries_waiting += 1
+
+        def run_retry() -> None:
+            self._retries_waiting -= 1
+            retry()
+
+        asyncio.get_running_loop().call_later(pause, run_retry)
 
     async def _read(self, fn: Callable[[Transaction], T]) -> T:
         return await asyncio.wrap_future(self.postbox.transaction(fn))
@@ -574,6 +615,13 @@ class StateManager:
             state.cursor = replace(stored, pts=answer.pts)
             return False
         assert isinstance(answer, Difference | DifferenceSlice)
+        reached = answer.intermediate_state if isinstance(answer, DifferenceSlice) else answer.state
+        if reached.pts < stored.pts or (
+            isinstance(answer, DifferenceSlice) and reached.pts == stored.pts
+        ):
+            raise StateWentBackwardsError(
+                f"a difference from pts {stored.pts} leads to pts {reached.pts}"
+            )
         state.merge_peers(answer.peers)
         state.add_difference(answer.new_messages, answer.other_updates)
         self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
@@ -650,6 +698,10 @@ class StateManager:
             state.reset_channel(answer.dialog, answer.messages)
             return True
         assert isinstance(answer, ChannelDifference)
+        if local is not None and answer.pts < local:
+            raise StateWentBackwardsError(
+                f"channel {int(peer_id)}'s difference from pts {local} leads to {answer.pts}"
+            )
         state.merge_peers(answer.peers)
         state.add_difference(answer.new_messages, answer.other_updates)
         self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)

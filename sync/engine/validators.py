@@ -10,19 +10,41 @@ stored. ``idle`` is true when nothing waits.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
+import random
 from collections.abc import Callable
 from typing import Any
 
-from postbox import OperationLogViewKey, PeerId, PeerNamespace, Postbox, Transaction
-from sync.engine.convert import CLOUD, tags_of
-from sync.engine.log_tags import VALIDATE_READ_STATE_TAG, VALIDATE_TAG_SUMMARIES_TAG
-from sync.engine.read_states import VALIDATE_AT_ONCE, apply_peer_dialogs
+from postbox import (
+    MAX_MESSAGE_ID,
+    ChatListInclusion,
+    OperationLogViewKey,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    PeerNotificationSettings,
+    PeerReadState,
+    Postbox,
+    Transaction,
+)
+from sync.engine.convert import (
+    CLOUD,
+    message_from_wire,
+    peer_from_wire,
+    read_state_from_dialog,
+    tags_of,
+)
+from sync.engine.log_tags import READ_TAG, VALIDATE_READ_STATE_TAG, VALIDATE_TAG_SUMMARIES_TAG
+from sync.engine.read_states import VALIDATE_AT_ONCE
 from sync.engine.recent import RecentChanges
-from sync.engine.state_manager import StateManager, Timeouts
+from sync.engine.replay import replace_range
+from sync.engine.state_manager import StateManager
+from sync.engine.timing import Backoff, Timeouts
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
+    Dialog,
     GetHistory,
     GetPeerDialogs,
     Media,
@@ -54,8 +76,10 @@ class _Validator:
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         changes: ChangeNotifier | None = None,
         recent: RecentChanges | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.postbox = postbox
+        self._rng = rng or random.Random()
         self._call = call
         self._state_manager = state_manager
         self.timeouts = timeouts
@@ -67,6 +91,8 @@ class _Validator:
         #: Chats whose server value was stored; of them, the ones it changed.
         self.validated = 0
         self.corrected = 0
+        #: The last failure, until a batch is validated again (for the status line).
+        self.problem: str | None = None
 
     @property
     def idle(self) -> bool:
@@ -96,28 +122,30 @@ class _Validator:
         return await asyncio.wrap_future(self.postbox.transaction(fn))
 
     async def _drain(self) -> None:
-        pause = self.timeouts.retry_min
+        backoff = Backoff(self.timeouts.retry_min, self.timeouts.retry_max, self._rng)
         while True:
-            peers: list[PeerId] = await self._read(
-                lambda tx: list(
-                    dict.fromkeys(
-                        entry.peer_id
-                        for entry in tx.get_merged_operation_log_entries(self.tag, limit=self.batch)
-                    )
-                )
-            )
-            if not peers:
-                return
             try:
-                waiting = await self.validate(peers)
+                peers: list[PeerId] = await self._read(self._next_batch)
+                if not peers:
+                    return
+                settled = not await self.validate(peers)
+                self.problem = None
             except ConnectionError as error:
-                log.info("%s retried in %.1f s: %s", type(self).__name__, pause, error)
-                waiting = peers
-            if not waiting:
-                pause = self.timeouts.retry_min
-                continue
-            await asyncio.sleep(pause)
-            pause = min(self.timeouts.retry_max, pause * 2)
+                log.info("%s interrupted: %s", type(self).__name__, error)
+                settled = False
+            except Exception as error:
+                # The database full or locked, a broken answer: shown, and tried again.
+                log.error("%s failed: %s", type(self).__name__, error)
+                self.problem = f"{type(self).__name__} failed: {error}"
+                settled = False
+            if settled:
+                backoff.reset()
+            else:
+                await asyncio.sleep(backoff.next())
+
+    def _next_batch(self, tx: Transaction) -> list[PeerId]:
+        entries = tx.get_merged_operation_log_entries(self.tag, limit=self.batch)
+        return list(dict.fromkeys(entry.peer_id for entry in entries))
 
     async def validate(self, peers: list[PeerId]) -> list[PeerId]:
         """Fetch and store the server's values; the chats to try again later."""
@@ -209,3 +237,62 @@ def _store(tx: Transaction, peers: list[PeerId], pages: list[list[MessagesSlice]
                 corrected += stored is not None
                 tx.replace_tag_summary(peer_id, tag, CLOUD, page.count, newest)
     return corrected
+
+
+def _apply_settings(tx: Transaction, peer_id: PeerId, dialog: Dialog) -> None:
+    """What no update orders: the chat's folder and its mute, as the server has them now."""
+    group = PeerGroupId.ARCHIVE if dialog.folder else PeerGroupId.ROOT
+    inclusion = tx.get_chat_list_inclusion(peer_id)
+    if inclusion is not None and inclusion.group_id != group:
+        tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
+    settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
+    if settings.muted_until != dialog.muted_until:
+        tx.update_notification_settings(
+            peer_id, dataclasses.replace(settings, muted_until=dialog.muted_until)
+        )
+
+
+def apply_peer_dialogs(
+    tx: Transaction, peers: list[PeerId], answer: PeerDialogs
+) -> tuple[list[PeerId], int]:
+    """Take each dialog whose state is the stored one; the chats still to validate, and
+    how many read states the server's answer changed. A chat's folder and mute are
+    taken from any answer."""
+    cursor = tx.get_state()
+    corrected = 0
+    dialogs = {PeerId(dialog.peer): dialog for dialog in answer.dialogs}
+    tops = {(message.peer, message.id): message for message in answer.messages}
+    tx.update_peers(peer_from_wire(peer) for peer in answer.peers)
+    waiting: list[PeerId] = []
+    for peer_id in peers:
+        entries = tx.get_operation_log_entries(peer_id, VALIDATE_READ_STATE_TAG)
+        dialog = dialogs.get(peer_id)
+        if dialog is not None:
+            _apply_settings(tx, peer_id, dialog)
+            if dialog.pts is not None:
+                channel = tx.get_peer_chat_state(peer_id)
+                current = channel is not None and channel.pts == dialog.pts
+            else:
+                current = cursor is not None and cursor.pts == answer.state.pts
+            if not current or tx.get_operation_log_entries(peer_id, READ_TAG):
+                waiting.append(peer_id)
+                continue
+            top = tops.get((dialog.peer, dialog.top_message))
+            if top is not None:
+                # A chat listed from an older message shows its real last one.
+                replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, [message_from_wire(top)])
+            stored = tx.get_read_state(peer_id)
+            previous = (stored.get(CLOUD) if stored else None) or PeerReadState()
+            server = read_state_from_dialog(dialog)
+            if server != previous:
+                log.info(
+                    "read state of %s corrected: unread %d -> %d",
+                    int(peer_id),
+                    previous.count,
+                    server.count,
+                )
+                tx.reset_read_state(peer_id, CLOUD, server)
+                corrected += 1
+        for entry in entries:
+            tx.remove_operation_log_entry(peer_id, VALIDATE_READ_STATE_TAG, entry.tag_local_index)
+    return waiting, corrected

@@ -67,8 +67,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         super().__init__(selector)
         selector.loop = self
         self._owner = threading.get_ident()
-        #: "name: error" of every task that ended with an exception, in order.
-        self.failed_tasks: list[str] = []
+        self._failed: list[asyncio.Task[Any]] = []
         self.set_task_factory(self._make_task)
 
     def _make_task(
@@ -79,11 +78,19 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         return task
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled():
-            return
-        error = task.exception()
-        if error is not None:
-            self.failed_tasks.append(f"{task.get_name()}: {type(error).__name__}: {error}")
+        # ``_exception``, not ``exception()``: asking would count as handling it.
+        if not task.cancelled() and task._exception is not None:
+            self._failed.append(task)
+
+    @property
+    def failed_tasks(self) -> list[str]:
+        """Every task that ended with an exception nobody retrieved (one that died
+        silently), as "name: error", in order; one whose caller got the error is fine."""
+        return [
+            f"{task.get_name()}: {type(error).__name__}: {error}"
+            for task in self._failed
+            if task._log_traceback and (error := task._exception) is not None
+        ]
 
     def time(self) -> float:
         return self._virtual_now

@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable
 from pathlib import Path
 
 from postbox import Postbox
 from sync.connection import ServerConnection
 from sync.engine import SyncEngine
-from sync.engine.state_manager import Timeouts
+from sync.engine.timing import Timeouts
 from sync.server.server import MockServer, import_into
 from sync.server.service import Service
 from sync.server.store import ServerStore
@@ -88,8 +89,9 @@ class SimClient:
         self.starts += 1
         self.postbox = Postbox(self.path, inline=True)
         self.engine = SyncEngine(
-            self.postbox, "sim", 0, TOKEN, timeouts=TIMEOUTS, connector=self._connect
-        )
+            self.postbox, "sim", 0, TOKEN, timeouts=TIMEOUTS, connector=self._connect,
+            rng=random.Random(f"engine:{self.starts}"),
+        )  # fmt: skip
         self.task = asyncio.create_task(self.engine.run(), name=f"engine-{self.starts}")
         self.task.add_done_callback(self._ended)
 

@@ -24,25 +24,7 @@ class KnownBug:
     diagnosis: str
 
 
-_DEAD_PART = (
-    "a PostboxError (disk full, database busy) raised in a transaction of the state manager"
-    " or the outbound queue is not caught there: the part's task ends for good while the"
-    " engine stays connected and looks alive, so pushes and outgoing entries pile up"
-)
-_NO_TIMEOUT = (
-    "requests have no timeout: a lost response leaves its call (auth, getDifference, a"
-    " send) waiting for as long as the connection stays up"
-)
-
-KNOWN_BUGS = (
-    KnownBug("task died: state-manager: ", "storage", _DEAD_PART),
-    KnownBug("task died: outbound: ", "storage", _DEAD_PART),
-    KnownBug("settle: not quiescent", "storage", _DEAD_PART),
-    KnownBug("account: N outgoing messages are still pending", "storage", _DEAD_PART),
-    # An edit made after the outbound queue died stays local (seed 1232).
-    KnownBug("peer N: message N differs from the server's", "storage", _DEAD_PART),
-    KnownBug("settle: not quiescent", "drop-response", _NO_TIMEOUT),
-)
+KNOWN_BUGS: tuple[KnownBug, ...] = ()
 
 
 def unexplained(outcome: Outcome) -> list[str]:

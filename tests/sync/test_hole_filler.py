@@ -16,7 +16,7 @@ from postbox import (
     Postbox,
 )
 from sync.engine.hole_filler import HoleFiller
-from sync.engine.state_manager import Timeouts
+from sync.engine.timing import Timeouts
 from sync.notifier import ChangeNotifier
 from sync.protocol import GetHistory, MessagesSlice
 

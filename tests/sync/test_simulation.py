@@ -62,7 +62,7 @@ def test_a_divergence_found_by_verify_fails_the_run(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr("sync.simulation.harness.verify", verify_after_losing_a_message)
     outcome = simulate(seed)
     assert any("is missing outside the holes" in line for line in outcome.divergences)
-    assert "peer N: message N is missing outside the holes" in outcome.categories
+    assert "messages peer N: message N is missing outside the holes" in outcome.categories
 
 
 def test_the_cli_replays_a_seed_and_prints_its_digest(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,7 +20,8 @@ from postbox import (
 )
 from postbox import Peer as StoredPeer
 from sync.engine.convert import message_from_wire
-from sync.engine.state_manager import StateManager, Timeouts
+from sync.engine.state_manager import StateManager
+from sync.engine.timing import Timeouts
 from sync.protocol import (
     Difference,
     DifferenceEmpty,
