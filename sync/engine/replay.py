@@ -122,14 +122,19 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
         validate_summaries_after_deletion(tx, operation.peer_id, operation.ids)
         tx.delete_messages(MessageId(operation.peer_id, CLOUD, i) for i in operation.ids)
     elif isinstance(operation, ReadInbox):
+        # A read of a chat never loaded (no read state yet) says only part of it.
+        unknown = tx.get_read_state(operation.peer_id) is None
         tx.apply_incoming_read_max_id(
             MessageId(operation.peer_id, CLOUD, operation.max_id),
             unread_count=operation.still_unread,
         )
-        if operation.still_unread is None:
+        if operation.still_unread is None or unknown:
             request_validation(tx, operation.peer_id)
     elif isinstance(operation, ReadOutbox):
+        unknown = tx.get_read_state(operation.peer_id) is None
         tx.apply_outgoing_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
+        if unknown:
+            request_validation(tx, operation.peer_id)
     elif isinstance(operation, MergePeers):
         tx.update_peers(operation.peers)
     elif isinstance(operation, MergePresences):
@@ -176,4 +181,6 @@ def _reset_histories(tx: Transaction) -> None:
         tx.add_chat_list_hole(group, ChatListHole.top())
     for peer_id in peers:
         tx.add_hole(peer_id, CLOUD, _EVERYWHERE, 1, MAX_MESSAGE_ID)
+        # Reads and deletions were skipped too: the counts are the server's to say.
+        request_validation(tx, peer_id)
     validate_all_summaries(tx)

@@ -268,19 +268,20 @@ def apply_peer_dialogs(
         entries = tx.get_operation_log_entries(peer_id, VALIDATE_READ_STATE_TAG)
         dialog = dialogs.get(peer_id)
         if dialog is not None:
-            _apply_settings(tx, peer_id, dialog)
             if dialog.pts is not None:
                 channel = tx.get_peer_chat_state(peer_id)
                 current = channel is not None and channel.pts == dialog.pts
             else:
                 current = cursor is not None and cursor.pts == answer.state.pts
             if not current or tx.get_operation_log_entries(peer_id, READ_TAG):
+                _apply_settings(tx, peer_id, dialog)
                 waiting.append(peer_id)
                 continue
             top = tops.get((dialog.peer, dialog.top_message))
-            if top is not None:
+            if top is not None and tx.get_chat_list_inclusion(peer_id) is not None:
                 # A chat listed from an older message shows its real last one.
                 replace_range(tx, peer_id, top.id, MAX_MESSAGE_ID, [message_from_wire(top)])
+            _apply_settings(tx, peer_id, dialog)
             stored = tx.get_read_state(peer_id)
             previous = (stored.get(CLOUD) if stored else None) or PeerReadState()
             server = read_state_from_dialog(dialog)
