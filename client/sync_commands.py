@@ -2,7 +2,10 @@
 
 ``sync`` opens the views a user would look at (the chat list, and the history of each
 ``--open`` peer), so the hole filler fetches what they show, runs the engine, reports
-progress on stderr and prints a JSON summary. ``verify`` compares the database with the
+progress on stderr and prints a JSON summary. It exits 1 with a one-line cause when it
+could not connect, the token was refused, or (``--until-idle``) the engine did not
+reach "converged and idle": no gap or difference pending, the open views' holes
+filled, nothing waiting to be sent or validated. ``verify`` compares the database with the
 server (``sync.verify``), prints each divergence on a line (``category peer N: what``) and
 the JSON summary, and exits 0 if they agree, 1 if they diverge and 2 if it cannot compare
 (database missing or unreadable, server unreachable, token refused).
@@ -85,6 +88,10 @@ def add_sync_commands(commands: Any) -> None:
             parser.add_argument(
                 "--timeout", type=_seconds, default=600.0, help="give up after this long"
             )
+            parser.add_argument(
+                "--connect-timeout", type=_seconds, default=30.0,
+                help="give up if no connection is made in this long",
+            )  # fmt: skip
             parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
             parser.set_defaults(command=_sync_command)
         else:
@@ -107,23 +114,23 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
     engine = SyncEngine(postbox, host, port, args.token, timeouts=Timeouts())
     task = asyncio.create_task(engine.run())
     progress = None if args.quiet else asyncio.create_task(_progress(engine))
-    status = 0
+    failure: str | None = None
+    idle = False
     try:
-        if args.until_idle:
+        failure = await _wait_connected(engine, task, args.connect_timeout, f"{host}:{port}")
+        if failure is None and args.until_idle:
             waiter = asyncio.create_task(engine.wait_idle(settle=0.5, timeout=args.timeout))
             done, _ = await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
             if task in done:
                 task.result()
-            if not waiter.result():
-                print(f"postbox-chat: not idle after {args.timeout:g} s", file=sys.stderr)
-                status = 1
-        else:
-            await asyncio.wait_for(task, args.timeout)
+            idle = waiter.result()
+            if not idle:
+                failure = f"not converged after {args.timeout:g} s: {_busy_with(engine)}"
+        elif failure is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), args.timeout)
     except AuthorizationError as error:
-        print(f"postbox-chat: error: {error}", file=sys.stderr)
-        status = 1
-    except TimeoutError:
-        pass
+        failure = str(error)
     finally:
         if progress is not None:
             progress.cancel()
@@ -132,17 +139,54 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
         with contextlib.suppress(asyncio.CancelledError, AuthorizationError):
             await task
         subscription.dispose()
-        summary = _summary(engine, postbox, time.monotonic() - started)
+        summary = _summary(engine, postbox, time.monotonic() - started, idle)
         postbox.close()
     print(json.dumps(summary, indent=2), file=out)
-    return status
+    if failure is not None:
+        print(f"postbox-chat: error: {failure}", file=sys.stderr)
+        return 1
+    return 0
 
 
-def _summary(engine: SyncEngine, postbox: Postbox, elapsed: float) -> dict[str, Any]:
+async def _wait_connected(
+    engine: SyncEngine, task: asyncio.Task[None], timeout: float, address: str
+) -> str | None:
+    """``None`` once the engine is connected; else why it could not connect in time."""
+    waiter = asyncio.create_task(engine.wait_for(lambda: engine.connections > 0, timeout))
+    done, _ = await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        waiter.cancel()
+        task.result()  # raises what ended it (a refused token)
+    try:
+        waiter.result()
+    except TimeoutError:
+        cause = engine.status().problem or "no answer"
+        return f"could not connect to {address} in {timeout:g} s ({cause})"
+    return None
+
+
+def _busy_with(engine: SyncEngine) -> str:
+    """What the engine is still doing, in a line."""
+    status = engine.status()
+    parts = [f"connection {status.connection}"]
+    if status.queue:
+        parts.append("queued " + ", ".join(status.queue))
+    if status.fills_in_flight:
+        parts.append(f"{status.fills_in_flight} fills in flight")
+    if status.outgoing:
+        parts.append(f"{status.outgoing} outgoing")
+    if status.problem:
+        parts.append(status.problem)
+    return "; ".join(parts)
+
+
+def _summary(engine: SyncEngine, postbox: Postbox, elapsed: float, idle: bool) -> dict[str, Any]:
     cursor = postbox.run(lambda tx: tx.get_state())
     status = engine.status()
     return {
         "connection": status.connection,
+        "converged_and_idle": idle,
+        "problem": status.problem,
         "elapsed_seconds": round(elapsed, 3),
         "cursor": None if cursor is None else {
             "pts": cursor.pts, "qts": cursor.qts, "seq": cursor.seq, "date": cursor.date,

@@ -336,10 +336,9 @@ def _done(tx: Transaction, entry: PeerOperationLogEntry, pts: int, count: int) -
 
 def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMessages) -> bool:
     gap = _done(tx, entry, affected.pts, affected.pts_count)
-    state = tx.get_read_state(entry.peer_id)
-    if state is not None and state.count:
-        # What is left unread was counted here, over a range that may have holes.
-        request_validation(tx, entry.peer_id)
+    # What is left unread was counted here, over a range that may have holes, and the
+    # server keeps its mark at its newest message: its word is asked.
+    request_validation(tx, entry.peer_id)
     return gap
 
 

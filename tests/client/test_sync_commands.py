@@ -39,6 +39,7 @@ def test_sync_until_idle_then_verify_agrees(server, tmp_path, capsys) -> None:
     assert summary["cursor"]["pts"] == server.call(lambda s: s.store.state().pts)
     assert summary["counters"]["dialogs_filled"] == 12
     assert summary["pending_outgoing"] == 0
+    assert summary["converged_and_idle"] is True and summary["problem"] is None
     status, out, _err = run(capsys, "verify", "--server", address, "--token", TOKEN, "--db", db)
     assert status == 0, out
     assert json.loads(out)["ok"] is True
@@ -66,6 +67,21 @@ def test_a_refused_token_is_a_clear_error(server, tmp_path, capsys) -> None:
     )  # fmt: skip
     assert status == 1
     assert "refused the token" in err
+    assert err.count("\n") == 1, err  # one line
+
+
+@pytest.mark.parametrize("until_idle", [True, False])
+def test_an_unreachable_server_ends_sync_with_its_cause(tmp_path, capsys, until_idle) -> None:
+    argv = ["sync", "--server", "127.0.0.1:1", "--token", "t", "--db", str(tmp_path / "c.db")]
+    argv += ["--quiet", "--connect-timeout", "0.5"] + (["--until-idle"] if until_idle else [])
+    status, out, err = run(capsys, *argv)
+    assert status == 1
+    assert err.startswith("postbox-chat: error: could not connect to 127.0.0.1:1 in 0.5 s")
+    assert "cannot reach the server" in err and err.count("\n") == 1
+    summary = json.loads(out)
+    assert summary["converged_and_idle"] is False
+    assert summary["counters"]["connections"] == 0
+    assert summary["counters"]["connection_attempts"] >= 1
 
 
 @pytest.mark.parametrize(
