@@ -4,6 +4,8 @@
   it reconnects and catches up through getDifference slices. Reported as updates applied
   per second, against Postbox's own bulk insert of as many messages in the same run
   (the storage benchmark's figure): the pipeline's overhead over storage.
+* Reconnect: a client with the chat list and five chats open misses 10,000 (and
+  100,000) events; the time from reconnecting until every open view is consistent.
 * Latency: the server makes new-message events at 200 per second; for each, the time
   from the server writing the push to the client committing the message to Postbox.
   Server and client run in this process, so one monotonic clock times both ends.
@@ -27,8 +29,12 @@ from typing import Any
 from benchmarks.harness import BenchContext, Figure, benchmark, percentile
 from postbox import (
     ChangeRecord,
+    ChatListViewKey,
+    HistoryAnchor,
     InsertMessage,
+    MessageHistoryViewKey,
     MessageNamespace,
+    PeerGroupId,
     PeerId,
     PeerNamespace,
     Postbox,
@@ -66,6 +72,9 @@ def _serve_in_child(connection: Connection, options: dict[str, Any]) -> None:
                 connection.send(server.call(generate, timeout=600))
             elif command[0] == "pts":
                 connection.send(server.call(lambda s: s.service.store.state().pts))
+            elif command[0] == "busiest":
+                sizes = server.call(lambda s: s.service.store.chat_sizes())
+                connection.send([peer for _, peer in sorted(((n, p) for p, n in sizes))[::-1]])
             else:
                 return
 
@@ -172,6 +181,37 @@ def _catch_up(ctx: BenchContext, events: int) -> list[Figure]:
     ]
 
 
+def _reconnect(ctx: BenchContext, events: int) -> Figure:
+    """A client with the chat list and the five busiest chats open misses ``events``
+    server events, then reconnects: the time until it is idle again, every open view
+    consistent (no gap, no difference pending, no hole left in a window)."""
+    server = _ServerProcess(log_window=events * 2)
+    postbox = Postbox(ctx.scratch / f"reconnect-{events}.db")
+    try:
+        busiest = server.ask("busiest")[:5]
+        keys: list[Any] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
+        keys += [
+            MessageHistoryViewKey(PeerId(peer), HistoryAnchor.upper_bound(), 60) for peer in busiest
+        ]
+        subscription = postbox.combined_view(keys)
+        asyncio.run(_run_until_idle(postbox, server.port))
+        start_pts = server.ask("pts")
+        server.ask("generate", events)
+        pending = server.ask("pts") - start_pts
+        elapsed, counters = asyncio.run(_run_until_idle(postbox, server.port))
+        subscription.dispose()
+    finally:
+        postbox.close()
+        server.close()
+    return Figure(
+        f"reconnect after {events:,} events: open views consistent",
+        elapsed,
+        "s",
+        f"{pending:,} pts points, {counters['fills']} fills,"
+        f" {counters['channel_differences']} channel differences",
+    )
+
+
 async def _latency(server: EmbeddedServer, postbox: Postbox, seconds: float) -> list[float]:
     sent_at: dict[tuple[int, int], float] = {}
     committed_at: dict[tuple[int, int], float] = {}
@@ -230,6 +270,9 @@ async def _latency(server: EmbeddedServer, postbox: Postbox, seconds: float) -> 
 @benchmark("sync")
 def run(ctx: BenchContext) -> list[Figure]:
     figures = _catch_up(ctx, 20_000 if ctx.quick else 200_000)
+    figures += [
+        _reconnect(ctx, events) for events in ((10_000,) if ctx.quick else (10_000, 100_000))
+    ]
     with _server() as server:
         postbox = Postbox(ctx.scratch / "latency.db")
         try:

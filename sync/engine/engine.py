@@ -19,8 +19,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from postbox import ChatListHolesEntry, MessageHistoryHolesEntry, Postbox
+from postbox import ChatListHolesEntry, MessageHistoryHolesEntry, Postbox, PostboxError
 from sync.connection import ConnectionLostError, ServerConnection
+from sync.engine.convert import peer_from_wire
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.outbound import Outbound
 from sync.engine.recent import RecentChanges
@@ -202,6 +203,7 @@ class SyncEngine:
             if authorization is None:
                 await asyncio.sleep(backoff.next())
                 continue
+            await self._store_self(authorization)
             connected_at = loop_time()
             self.connections += 1
             self.problem = None
@@ -224,6 +226,14 @@ class SyncEngine:
             if loop_time() - connected_at >= self.timeouts.stable_connection:
                 backoff.reset()
             await asyncio.sleep(backoff.next())
+
+    async def _store_self(self, authorization: Authorization) -> None:
+        """Store the account's own peer: the author of what is sent from here."""
+        me = peer_from_wire(authorization.user)
+        try:
+            await asyncio.wrap_future(self.postbox.transaction(lambda tx: tx.update_peers([me])))
+        except PostboxError as error:  # stored on the next connection
+            log.warning("could not store the account's peer: %s", error)
 
     async def _open(self) -> ServerConnection | None:
         self.connection_attempts += 1

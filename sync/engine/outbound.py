@@ -296,7 +296,11 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
     peer_id = entry.peer_id
     tx.delete_messages([MessageId(peer_id, _LOCAL, entry.contents["local_id"])])
     message = message_from_wire(sent.message)
-    if not tx.message_exists(MessageId(peer_id, CLOUD, message.id or 0)):
+    # Once the stored pts is past the send's, its update (and any deletion after it)
+    # was applied: a message not stored then is deleted, not to be brought back.
+    if not _pts_reached(tx, peer_id, sent.pts) and not tx.message_exists(
+        MessageId(peer_id, CLOUD, message.id or 0)
+    ):
         tx.add_messages([message])
     tx.remove_operation_log_entry(peer_id, SEND_TAG, entry.tag_local_index)
     gap = _apply_pts(tx, peer_id, sent.pts, sent.pts_count)
@@ -309,6 +313,15 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
         # so the range above it is too. Otherwise the difference brings it with that claim.
         tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, MAX_MESSAGE_ID)
     return gap
+
+
+def _pts_reached(tx: Transaction, peer_id: PeerId, pts: int) -> bool:
+    """Whether the stored pts (the account's, or the channel's) is ``pts`` or beyond."""
+    if peer_id.namespace == PeerNamespace.CHANNEL:
+        state = tx.get_peer_chat_state(peer_id)
+        return state is not None and state.pts >= pts
+    cursor = tx.get_state()
+    return cursor is not None and cursor.pts >= pts
 
 
 def _is_applied(tx: Transaction, peer_id: PeerId, pts: int) -> bool:

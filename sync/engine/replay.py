@@ -118,9 +118,15 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
             ensure_listed(tx, (message.peer_id,))
             tx.add_messages([message])
     elif isinstance(operation, DeleteMessages):
-        validate_after_deletion(tx, operation.peer_id, operation.ids)
-        validate_summaries_after_deletion(tx, operation.peer_id, operation.ids)
-        tx.delete_messages(MessageId(operation.peer_id, CLOUD, i) for i in operation.ids)
+        peer_id = operation.peer_id
+        validate_after_deletion(tx, peer_id, operation.ids)
+        validate_summaries_after_deletion(tx, peer_id, operation.ids)
+        top = tx.get_messages(peer_id, CLOUD, limit=1, newest_first=True)
+        if top and top[0].id.id in operation.ids and tx.get_chat_list_inclusion(peer_id):
+            # The chat's last message goes: the one before it may be in a hole, and the
+            # chat list would show an older one. The server says which it is.
+            request_validation(tx, peer_id)
+        tx.delete_messages(MessageId(peer_id, CLOUD, i) for i in operation.ids)
     elif isinstance(operation, ReadInbox):
         # A read of a chat never loaded (no read state yet) says only part of it.
         unknown = tx.get_read_state(operation.peer_id) is None
