@@ -225,7 +225,7 @@ class _Connection:
             request = parse_request(frame)
             result = self.server.service.handle(session, request)
         except ProtocolError as error:
-            self._write(encode_error(request_id, error))
+            self._respond(encode_error(request_id, error))
             failures = session.auth_failures
             if (
                 error.code is ErrorCode.AUTH_FAILED
@@ -236,10 +236,32 @@ class _Connection:
         except Exception:
             log.exception("connection %s: request failed", session.number)
             failure = ProtocolError("the server failed to answer", ErrorCode.INTERNAL)
-            self._write(encode_error(request_id, failure))
+            self._respond(encode_error(request_id, failure))
             return True
-        self._write(encode_result(request.id, result))
+        self._respond(encode_result(request.id, result))
         return True
+
+    def _respond(self, payload: dict[str, Any]) -> None:
+        """Send an answer, unless this connection's faults drop, delay or cut it."""
+        plan = self.session.faults.plan_response()
+        if plan.cut:
+            self._cut_mid_frame(payload)
+        elif plan.drop:
+            log.debug("connection %s: fault: answer dropped", self.session.number)
+            self.server.changes.notify()
+        elif plan.delay:
+            asyncio.get_running_loop().call_later(plan.delay, self._write, payload)
+        else:
+            self._write(payload)
+
+    def _cut_mid_frame(self, payload: dict[str, Any]) -> None:
+        """Write what is queued and the first half of this frame, then close."""
+        self._flush()
+        if self.closed:
+            return
+        frame = encode_frame(payload)
+        self.writer.write(frame[: max(1, len(frame) // 2)])
+        self.close("fault: connection cut in the middle of an answer")
 
 
 class MockServer:
