@@ -104,8 +104,9 @@ def add_app_commands(commands: Any) -> None:
         type=_faults_argument,
         default=FaultConfig(),
         metavar="NAME=VALUE,...",
-        help="inject faults into the pushes, e.g. drop=0.05,reorder=4,delay=0.5 "
-        "(names: drop, dup, reorder, delay, disconnect_every, too_long, channel_too_long)",
+        help="inject faults into pushes and answers, e.g. drop=0.05,reorder=4,delay=0.5 "
+        "(names: drop, dup, reorder, delay, disconnect_every, too_long, channel_too_long, "
+        "drop_response, delay_response, cut_response)",
     )
     demo.add_argument("--db", type=Path, help="local database (default: a fresh temporary one)")
     demo.set_defaults(command=_demo_command)

@@ -23,6 +23,7 @@ examples:
   postbox-server --token secret                      generated account, port chosen
   postbox-server --port 7000 --rate 5 --db srv.db    5 events/s, data kept in srv.db
   postbox-server --dataset DIR --drop 0.1 --reorder 4
+  postbox-server --db srv.db --drop-response 0.05 --cut-response 0.01
 Listening beyond 127.0.0.1 needs an explicit --host and prints a warning.
 """
 
@@ -122,6 +123,25 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="probability of channelTooLong for a channel push",
     )
+    answers = parser.add_argument_group("faults on answers to requests (all off by default)")
+    answers.add_argument(
+        "--drop-response",
+        type=_probability,
+        default=0.0,
+        help="probability that an answer is never sent (the request still takes effect)",
+    )
+    answers.add_argument(
+        "--delay-response",
+        type=_ranged(float, 0, 60, "a number"),
+        default=0.0,
+        help="delay answers by up to S seconds",
+    )
+    answers.add_argument(
+        "--cut-response",
+        type=_probability,
+        default=0.0,
+        help="probability of closing the connection halfway through an answer",
+    )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log every connection and request error"
     )
@@ -143,6 +163,9 @@ def parse_config(argv: list[str] | None = None) -> tuple[ServerConfig, bool]:
             disconnect_every=int(args.disconnect_every),
             too_long=args.too_long,
             channel_too_long=args.channel_too_long,
+            drop_response=args.drop_response,
+            delay_response=args.delay_response,
+            cut_response=args.cut_response,
         )
         config = ServerConfig(
             token=args.token,

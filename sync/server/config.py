@@ -26,12 +26,15 @@ def _probability(name: str, value: float) -> None:
 
 @dataclass(frozen=True, slots=True)
 class FaultConfig:
-    """What the server does to pushes, per connection. Everything is off by default.
+    """What the server does to pushes and answers, per connection. All off by default.
 
     ``drop``, ``duplicate``, ``too_long`` and ``channel_too_long`` are probabilities per
     push; ``reorder`` holds up to that many pushes and sends them shuffled; ``delay``
     holds each push up to that many seconds; ``disconnect_every`` closes the connection
-    after that many pushes.
+    after that many pushes. For answers to requests: ``drop_response`` is the probability
+    that an answer is never sent (the request still takes effect), ``cut_response`` that
+    the connection is closed halfway through writing it, and ``delay_response`` holds each
+    answer up to that many seconds.
     """
 
     drop: float = 0.0
@@ -41,12 +44,24 @@ class FaultConfig:
     disconnect_every: int = 0
     too_long: float = 0.0
     channel_too_long: float = 0.0
+    drop_response: float = 0.0
+    delay_response: float = 0.0
+    cut_response: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("drop", "duplicate", "too_long", "channel_too_long"):
+        for name in (
+            "drop",
+            "duplicate",
+            "too_long",
+            "channel_too_long",
+            "drop_response",
+            "cut_response",
+        ):
             _probability(name, getattr(self, name))
         _check(0 <= self.reorder <= 1000, f"reorder must be within 0..1000, not {self.reorder}")
-        _check(0.0 <= self.delay <= 60.0, f"delay must be within 0..60 s, not {self.delay}")
+        for name in ("delay", "delay_response"):
+            value = getattr(self, name)
+            _check(0.0 <= value <= 60.0, f"{name} must be within 0..60 s, not {value}")
         _check(
             self.disconnect_every >= 0,
             f"disconnect_every must be 0 (never) or more, not {self.disconnect_every}",
@@ -55,6 +70,11 @@ class FaultConfig:
     @property
     def any(self) -> bool:
         return self != _NO_FAULTS
+
+    @property
+    def any_response(self) -> bool:
+        """Whether any fault applies to answers."""
+        return bool(self.drop_response or self.delay_response or self.cut_response)
 
 
 _NO_FAULTS = FaultConfig()

@@ -1,7 +1,9 @@
-"""Fault injection on one connection's pushes: drop, duplicate, reorder, delay, cut, too long.
+"""Fault injection on one connection: pushes dropped, duplicated, reordered, delayed,
+replaced by "too long", the connection cut; answers dropped, delayed or cut mid-frame.
 
 Every decision comes from a ``random.Random`` seeded with the server's seed and the
-connection's number, so the same seed and the same traffic give the same faults.
+connection's number (one for pushes, one for answers), so the same seed and the same
+traffic and requests give the same faults.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from sync.protocol import (
 )
 from sync.server.config import FaultConfig
 
-__all__ = ["Delivery", "FaultInjector"]
+__all__ = ["Delivery", "FaultInjector", "ResponsePlan"]
 
 _CHANNEL_UPDATES = (
     UpdateNewChannelMessage,
@@ -37,6 +39,18 @@ class Delivery:
 
     updates: AnyUpdates
     delay: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsePlan:
+    """What happens to one answer: sent after ``delay`` seconds, never sent, or cut."""
+
+    drop: bool = False
+    cut: bool = False
+    delay: float = 0.0
+
+
+_SEND_NOW = ResponsePlan()
 
 
 def _channel_of(update: object) -> int | None:
@@ -58,10 +72,34 @@ class FaultInjector:
     #: Channels whose next getChannelDifference answers "too long".
     channels_too_long: set[int] = field(default_factory=set)
     pushes_sent: int = 0
+    #: Decides the answers' faults, apart from ``rng`` so push faults stay as they were.
+    response_rng: random.Random = field(default_factory=lambda: random.Random(0))
+    responses_dropped: int = 0
+    responses_delayed: int = 0
 
     @classmethod
     def for_connection(cls, config: FaultConfig, seed: int, number: int) -> FaultInjector:
-        return cls(config, random.Random(f"faults:{seed}:{number}"))
+        return cls(
+            config,
+            random.Random(f"faults:{seed}:{number}"),
+            response_rng=random.Random(f"response-faults:{seed}:{number}"),
+        )
+
+    def plan_response(self) -> ResponsePlan:
+        """What to do with the next answer on this connection."""
+        config = self.config
+        if not config.any_response:
+            return _SEND_NOW
+        rng = self.response_rng
+        if config.cut_response and rng.random() < config.cut_response:
+            return ResponsePlan(cut=True)
+        if config.drop_response and rng.random() < config.drop_response:
+            self.responses_dropped += 1
+            return ResponsePlan(drop=True)
+        if config.delay_response:
+            self.responses_delayed += 1
+            return ResponsePlan(delay=rng.uniform(0.0, config.delay_response))
+        return _SEND_NOW
 
     def plan(self, updates: AnyUpdates) -> list[Delivery]:
         """What to send, and when, for one push (possibly nothing, possibly later)."""

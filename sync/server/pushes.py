@@ -1,10 +1,14 @@
-"""How one change is pushed: the compact short-message form when it fits, else a container."""
+"""How changes are pushed: the compact short-message form when it fits, else a container;
+several changes together in a seq container."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from sync.protocol import (
     AnyUpdate,
     AnyUpdates,
+    Peer,
     PeerKind,
     ShortMessage,
     UpdateNewMessage,
@@ -14,7 +18,7 @@ from sync.protocol import (
 )
 from sync.server.store import ServerStore
 
-__all__ = ["push_for"]
+__all__ = ["push_for", "seq_container"]
 
 
 def push_for(store: ServerStore, update: AnyUpdate, seq: int = 0) -> AnyUpdates:
@@ -38,3 +42,18 @@ def push_for(store: ServerStore, update: AnyUpdate, seq: int = 0) -> AnyUpdates:
     if isinstance(update, UpdatePeer):
         return Updates((update,), (update.peer,), store.now(), seq, seq)
     return Updates((update,), store.peers_of_update(update), store.now())
+
+
+def seq_container(store: ServerStore, updates: Sequence[AnyUpdate], points: int = 1) -> Updates:
+    """``updates`` in one container that takes the next ``points`` seq values.
+
+    Each pts update inside was logged on its own when it was made, so a difference brings
+    it exactly as a lone push would; the container's seq only orders the push itself.
+    """
+    peers: dict[int, Peer] = {}
+    for update in updates:
+        for peer in store.peers_of_update(update):
+            peers[peer.id] = peer
+    seq_start, seq = store.advance_seq(points)
+    ordered = tuple(peers[key] for key in sorted(peers))
+    return Updates(tuple(updates), ordered, store.now(), seq_start, seq)

@@ -13,6 +13,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +54,8 @@ MAX_MALFORMED_IN_A_ROW = 16
 _READ_CHUNK = 64 * 1024
 #: Frames queued for one connection are written together, at the latest at this size.
 _WRITE_CHUNK = 32 * 1024
+#: The largest kernel send buffer a connection is given.
+_MAX_SEND_BUFFER = 1024 * 1024
 
 T = TypeVar("T")
 
@@ -67,6 +70,19 @@ def import_into(store: ServerStore, config: ServerConfig) -> None:
         store.import_dataset(
             generate_dataset(config.seed, config.peers, config.messages, config.days)
         )
+
+
+def _bound_send_buffer(writer: asyncio.StreamWriter, limit: int) -> None:
+    """Keep the kernel's send buffer within the write buffer limit.
+
+    Otherwise the kernel grows it to megabytes, and a client that stopped reading is
+    noticed (``max_write_buffer`` bytes waiting in the transport) only once those
+    megabytes are full as well.
+    """
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, min(limit, _MAX_SEND_BUFFER))
 
 
 class _Connection:
@@ -209,7 +225,7 @@ class _Connection:
             request = parse_request(frame)
             result = self.server.service.handle(session, request)
         except ProtocolError as error:
-            self._write(encode_error(request_id, error))
+            self._respond(encode_error(request_id, error))
             failures = session.auth_failures
             if (
                 error.code is ErrorCode.AUTH_FAILED
@@ -220,10 +236,32 @@ class _Connection:
         except Exception:
             log.exception("connection %s: request failed", session.number)
             failure = ProtocolError("the server failed to answer", ErrorCode.INTERNAL)
-            self._write(encode_error(request_id, failure))
+            self._respond(encode_error(request_id, failure))
             return True
-        self._write(encode_result(request.id, result))
+        self._respond(encode_result(request.id, result))
         return True
+
+    def _respond(self, payload: dict[str, Any]) -> None:
+        """Send an answer, unless this connection's faults drop, delay or cut it."""
+        plan = self.session.faults.plan_response()
+        if plan.cut:
+            self._cut_mid_frame(payload)
+        elif plan.drop:
+            log.debug("connection %s: fault: answer dropped", self.session.number)
+            self.server.changes.notify()
+        elif plan.delay:
+            asyncio.get_running_loop().call_later(plan.delay, self._write, payload)
+        else:
+            self._write(payload)
+
+    def _cut_mid_frame(self, payload: dict[str, Any]) -> None:
+        """Write what is queued and the first half of this frame, then close."""
+        self._flush()
+        if self.closed:
+            return
+        frame = encode_frame(payload)
+        self.writer.write(frame[: max(1, len(frame) // 2)])
+        self.close("fault: connection cut in the middle of an answer")
 
 
 class MockServer:
@@ -322,6 +360,7 @@ class MockServer:
         self._connections_made += 1
         number = self._connections_made
         peer = writer.get_extra_info("peername")
+        _bound_send_buffer(writer, self.config.max_write_buffer)
         faults = FaultInjector.for_connection(self.config.faults, self.config.seed, number)
         session = Session(number, faults, peer_name=f"{peer[0]}:{peer[1]}" if peer else "?")
         connection = _Connection(self, reader, writer, session)

@@ -94,11 +94,12 @@ class Service:
             raise ProtocolError("authorize with the auth method first", ErrorCode.AUTH_REQUIRED)
         return self._handlers[type(params)](session, params)
 
-    def generate(self, events: int = 1) -> int:
-        """Make ``events`` traffic events and push them; the number of pushes made."""
+    def generate(self, events: int = 1, kind: str | None = None) -> int:
+        """Make ``events`` traffic events (of ``kind`` if given, see ``EVENT_WEIGHTS``) and
+        push them; the number of pushes made."""
         made = 0
         for _ in range(events):
-            pushes = self.traffic.step()
+            pushes = self.traffic.step(kind)
             made += len(pushes)
             if pushes:
                 self._publish(pushes, None)

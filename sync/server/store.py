@@ -422,6 +422,31 @@ class ServerStore:
         row = self._one("SELECT members FROM peers WHERE id = ?", (group_id,))
         return tuple(unpack(row[0])) if row and row[0] else ()
 
+    def unread_incoming(self, peer_id: int, limit: int) -> list[int]:
+        """Ids of the oldest ``limit`` incoming messages after the read inbox mark."""
+        rows = self._execute(
+            "SELECT m.id FROM messages m JOIN dialogs d ON d.peer = m.peer"
+            " WHERE m.peer = ? AND m.out = 0 AND m.id > d.read_inbox ORDER BY m.id LIMIT ?",
+            (peer_id, limit),
+        )
+        return [row[0] for row in rows]
+
+    def message_count(self, peer_id: int) -> int:
+        (count,) = self._one("SELECT count(*) FROM messages WHERE peer = ?", (peer_id,)) or (0,)
+        return int(count)
+
+    def message_ids_at(self, peer_id: int, positions: Iterable[int]) -> list[int]:
+        """The ids at these positions of a chat's history, oldest first (0 is the oldest)."""
+        found = []
+        for position in sorted(set(positions)):
+            row = self._one(
+                "SELECT id FROM messages WHERE peer = ? ORDER BY id LIMIT 1 OFFSET ?",
+                (peer_id, position),
+            )
+            if row is not None:
+                found.append(int(row[0]))
+        return found
+
     def read_marks(self, peer_id: int) -> tuple[int, int]:
         """(read inbox max id, read outbox max id) of a chat."""
         row = self._one("SELECT read_inbox, read_outbox FROM dialogs WHERE peer = ?", (peer_id,))
@@ -783,11 +808,19 @@ class ServerStore:
             self._execute(
                 "UPDATE peers SET name = ?, changed_date = ? WHERE id = ?", (name, date, peer_id)
             )
-            seq = self._meta("seq", 0) + 1
-            self._set_meta("seq", seq)
+            _start, seq = self.advance_seq(1)
             self._set_meta("date", date)
         renamed = Peer(peer.id, name, peer.username, peer.access_hash, peer.flags)
         return UpdatePeer(renamed), seq
+
+    def advance_seq(self, points: int = 1) -> tuple[int, int]:
+        """Take the next ``points`` seq values for one container: (seq_start, seq)."""
+        if points < 1:
+            raise ValueError("a seq container takes at least one seq point")
+        with self._db:
+            start = self._meta("seq", 0) + 1
+            self._set_meta("seq", start + points - 1)
+        return start, start + points - 1
 
     # -- idempotent sending ----------------------------------------------------------
 

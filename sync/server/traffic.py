@@ -1,10 +1,14 @@
 """Simulated traffic: what the account's contacts, groups and channels do while we watch.
 
-Each ``step`` makes one event, chosen with fixed weights: a new message in a private
-chat or group (busy chats far more often than quiet ones), a channel post, an edit or a
-deletion of a recent message, the other side reading our messages, a presence change,
-or a rename. Every choice comes from a ``random.Random`` seeded with the server's seed
-and reads only the store, so the same seed and the same requests give the same events.
+Each ``step`` makes one event, chosen with the fixed weights of ``EVENT_WEIGHTS``: a new
+message in a private chat or group (busy chats far more often than quiet ones), a channel
+post, an edit or a deletion of a recent message, a deletion of old messages anywhere in a
+history (unread ones among them), the other side reading our messages, the account
+reading a chat on another device, a presence change, a rename, and a burst: two to five
+messages and reads pushed together in one seq container, as Telegram does. Every choice
+comes from a ``random.Random`` seeded with the server's seed and the store's counters, so
+the same seed and the same requests give the same events, and a server restarted from
+its file does not replay the events it already made.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import itertools
 import random
 
 from sync.protocol import (
+    AnyUpdate,
     AnyUpdates,
     Media,
     MediaKind,
@@ -24,24 +29,31 @@ from sync.protocol import (
     peer_kind,
 )
 from sync.server.generator import message_content
-from sync.server.pushes import push_for
+from sync.server.pushes import push_for, seq_container
 from sync.server.store import ServerStore
 
-__all__ = ["EVENT_WEIGHTS", "Traffic"]
+__all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "Traffic"]
 
-#: Relative frequency of each kind of event.
+#: Relative frequency of each kind of event. New messages and presence dominate, as in a
+#: real account; reads from another device and deletions deep in history are rarer; a
+#: burst (several updates in one seq container) comes about once in twenty events.
 EVENT_WEIGHTS = {
-    "message": 45,
-    "channel_post": 15,
+    "message": 40,
+    "channel_post": 14,
     "edit": 5,
     "delete": 3,
-    "read_outbox": 10,
-    "presence": 20,
+    "delete_old": 3,
+    "read_outbox": 9,
+    "read_inbox": 6,
+    "presence": 14,
     "rename": 2,
+    "burst": 4,
 }
+#: What a burst is made of, drawn with equal chances for each of its two to five parts.
+BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox")
 _MEDIA_KINDS = ("photo", "video", "file", "voice", "link")
 _RENAME_SUFFIXES = (" 🎉", " (new)", " ✈️", " 2.0", " 🏠")
-#: How far back edits and deletions reach.
+#: How far back edits and ordinary deletions reach.
 _RECENT = 10
 
 
@@ -50,7 +62,9 @@ class Traffic:
 
     def __init__(self, store: ServerStore, seed: int) -> None:
         self.store = store
-        self.rng = random.Random(f"traffic:{seed}")
+        state = store.state()
+        # The counters make a restarted server draw new events, not the ones it made.
+        self.rng = random.Random(f"traffic:{seed}:{state.pts}:{state.seq}")
         self._media_ids = itertools.count(self.rng.getrandbits(40) + 1)
         self._kinds = list(EVENT_WEIGHTS)
         self._kind_weights = list(itertools.accumulate(EVENT_WEIGHTS.values()))
@@ -78,14 +92,26 @@ class Traffic:
         index = bisect.bisect(cumulative, self.rng.random() * cumulative[-1])
         return items[min(index, len(items) - 1)]
 
-    def step(self) -> list[AnyUpdates]:
-        """Make one event; the pushes to send to every connection (maybe none)."""
+    def _pick_any(self) -> int | None:
+        """A chat or (one time in three) a channel, busy ones more often."""
+        if self._channels and self.rng.random() < 1 / 3:
+            return self._pick(self._channels, self._channel_weights)
+        return self._pick(self._chats, self._chat_weights)
+
+    def step(self, kind: str | None = None) -> list[AnyUpdates]:
+        """Make one event (of ``kind`` if given); the pushes to send to every connection."""
         self.events += 1
-        roll = self.rng.random() * self._kind_weights[-1]
-        kind = self._kinds[bisect.bisect(self._kind_weights, roll)]
+        if kind is None:
+            roll = self.rng.random() * self._kind_weights[-1]
+            kind = self._kinds[bisect.bisect(self._kind_weights, roll)]
+        elif kind not in EVENT_WEIGHTS:
+            raise ValueError(f"no traffic event {kind!r}; known: {', '.join(EVENT_WEIGHTS)}")
         handler = getattr(self, f"_{kind}")
         pushes: list[AnyUpdates] = handler()
         return pushes
+
+    def _push(self, update: AnyUpdate | None) -> list[AnyUpdates]:
+        return [] if update is None else [push_for(self.store, update)]
 
     def _content(self, peer_id: int) -> tuple[str, tuple[Media, ...]]:
         namespace = int(peer_kind(peer_id) or PeerKind.USER)
@@ -95,19 +121,44 @@ class Traffic:
         )
         return text, wire
 
-    def _message(self) -> list[AnyUpdates]:
+    # -- updates: each makes one change and returns its update (or None) ---------------
+
+    def _new_message(self) -> AnyUpdate | None:
         peer_id = self._pick(self._chats, self._chat_weights)
         if peer_id is None:
-            return []
+            return None
         author: int = peer_id
         if peer_kind(peer_id) is PeerKind.GROUP:
             members = self.store.members(peer_id)
             if not members:
-                return []
+                return None
             author = self.rng.choice(members)
         text, media = self._content(peer_id)
-        update = self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
-        return [push_for(self.store, update)]
+        return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
+
+    def _read_inbox_update(self, peer_id: int | None) -> AnyUpdate | None:
+        """The account read ``peer_id`` on another device: all of it, or part of it."""
+        if peer_id is None:
+            return None
+        unread = self.store.unread_incoming(peer_id, 50)
+        if not unread:
+            return None
+        max_id = self.rng.choice(unread) if self.rng.random() < 0.5 else 2**31 - 1
+        return self.store.read_inbox(peer_id, max_id)
+
+    def _read_outbox_update(self) -> AnyUpdate | None:
+        peer_id = self._pick(self._chats, self._chat_weights)
+        if peer_id is None:
+            return None
+        outgoing = [m.id for m in self.store.recent_messages(peer_id, _RECENT) if m.out]
+        if not outgoing:
+            return None
+        return self.store.read_outbox(peer_id, max(outgoing))
+
+    # -- events ------------------------------------------------------------------------
+
+    def _message(self) -> list[AnyUpdates]:
+        return self._push(self._new_message())
 
     def _channel_post(self) -> list[AnyUpdates]:
         channel = self._pick(self._channels, self._channel_weights)
@@ -119,10 +170,7 @@ class Traffic:
 
     def _recent_incoming(self) -> tuple[int, int] | None:
         """A recent incoming message of a chat or (one time in three) a channel."""
-        if self._channels and self.rng.random() < 1 / 3:
-            peer_id = self._pick(self._channels, self._channel_weights)
-        else:
-            peer_id = self._pick(self._chats, self._chat_weights)
+        peer_id = self._pick_any()
         if peer_id is None:
             return None
         recent = [m for m in self.store.recent_messages(peer_id, _RECENT) if not m.out]
@@ -143,18 +191,51 @@ class Traffic:
         target = self._recent_incoming()
         if target is None:
             return []
-        update = self.store.delete_messages(target[0], (target[1],))
-        return [] if update is None else [push_for(self.store, update)]
+        return self._push(self.store.delete_messages(target[0], (target[1],)))
 
-    def _read_outbox(self) -> list[AnyUpdates]:
-        peer_id = self._pick(self._chats, self._chat_weights)
+    def _delete_old(self) -> list[AnyUpdates]:
+        """One to three messages from anywhere in a history; half the time unread ones."""
+        peer_id = self._pick_any()
         if peer_id is None:
             return []
-        outgoing = [m.id for m in self.store.recent_messages(peer_id, _RECENT) if m.out]
-        if not outgoing:
+        count = self.rng.randint(1, 3)
+        unread = self.store.unread_incoming(peer_id, 200)
+        if unread and self.rng.random() < 0.5:
+            ids = self.rng.sample(unread, min(count, len(unread)))
+        else:
+            size = self.store.message_count(peer_id)
+            if not size:
+                return []
+            positions = [self.rng.randrange(size) for _ in range(count)]
+            ids = self.store.message_ids_at(peer_id, positions)
+        return self._push(self.store.delete_messages(peer_id, ids))
+
+    def _read_outbox(self) -> list[AnyUpdates]:
+        return self._push(self._read_outbox_update())
+
+    def _read_inbox(self) -> list[AnyUpdates]:
+        return self._push(self._read_inbox_update(self._pick_any()))
+
+    def _burst(self) -> list[AnyUpdates]:
+        """Two to five messages and reads of private chats and groups in one seq container.
+
+        Half the containers take one seq point (Telegram's ``updates``), half one per
+        update (``updatesCombined``, ``seq_start < seq``)."""
+        updates: list[AnyUpdate] = []
+        for _ in range(self.rng.randint(2, 5)):
+            kind = self.rng.choice(BURST_KINDS)
+            if kind == "message":
+                update = self._new_message()
+            elif kind == "read_inbox":
+                update = self._read_inbox_update(self._pick(self._chats, self._chat_weights))
+            else:
+                update = self._read_outbox_update()
+            if update is not None:
+                updates.append(update)
+        if not updates:
             return []
-        update = self.store.read_outbox(peer_id, max(outgoing))
-        return [] if update is None else [push_for(self.store, update)]
+        points = 1 if self.rng.random() < 0.5 else len(updates)
+        return [seq_container(self.store, updates, points)]
 
     def _presence(self) -> list[AnyUpdates]:
         if not self._users:

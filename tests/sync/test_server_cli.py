@@ -30,10 +30,20 @@ def test_flags_become_a_config(tmp_path) -> None:
     assert config.faults == FaultConfig(0.1, 0.2, 4, 0.3, 50, 0.01, 0.02)
 
 
+def test_answer_fault_flags_become_a_config() -> None:
+    config, _verbose = parse_config(
+        ["--drop-response", "0.1", "--delay-response", "0.5", "--cut-response", "0.02"]
+    )
+    assert config.faults == FaultConfig(drop_response=0.1, delay_response=0.5, cut_response=0.02)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--drop", "1.5"], "--drop: 1.5 is outside 0..1"),
+        (["--drop-response", "2"], "--drop-response: 2 is outside 0..1"),
+        (["--delay-response", "soon"], "--delay-response: 'soon' is not a number"),
+        (["--cut-response", "-1"], "--cut-response: -1 is outside 0..1"),
         (["--port", "http"], "--port: 'http' is not a whole number"),
         (["--port", "70000"], "--port: 70000 is outside 0..65535"),
         (["--reorder", "-1"], "--reorder: -1 is outside"),

@@ -200,10 +200,7 @@ def test_deleting_nothing_moves_no_pts() -> None:
 def test_a_rename_travels_in_a_seq_container() -> None:
     harness = make_harness()
     seq = harness.store.state().seq
-    for _ in range(400):
-        harness.service.generate(1)
-        if isinstance(harness.pushes[-1][0], Updates) and harness.pushes[-1][0].seq:
-            break
+    assert harness.service.generate(1, "rename") == 1
     push = harness.pushes[-1][0]
     assert isinstance(push, Updates)
     assert (push.seq_start, push.seq) == (seq + 1, seq + 1)

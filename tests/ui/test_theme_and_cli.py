@@ -36,6 +36,14 @@ def test_fault_specs_parse_into_a_fault_config() -> None:
         parse_faults("delay=soon")
 
 
+def test_fault_specs_name_the_faults_on_answers() -> None:
+    assert parse_faults("drop-response=0.1,delay_response=0.5,cut_response=0.01") == FaultConfig(
+        drop_response=0.1, delay_response=0.5, cut_response=0.01
+    )
+    with pytest.raises(ValueError, match="^cut_response must be a probability within 0..1"):
+        parse_faults("cut_response=2")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -1,0 +1,246 @@
+"""The shapes of generated traffic: seq containers, reads from another device, old deletions.
+
+Every push is checked against the server's own bookkeeping: a seq container takes the
+next seq values, the pts updates inside chain from the account's pts, and a difference
+from before the traffic brings exactly the pts updates that were pushed, in the same
+order, whether they came alone or several in one container.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sync.protocol import (
+    AnyUpdate,
+    AnyUpdates,
+    Difference,
+    GetChannelDifference,
+    GetDifference,
+    PeerKind,
+    ShortMessage,
+    UpdateDeleteChannelMessages,
+    UpdateDeleteMessages,
+    UpdateEditChannelMessage,
+    UpdateNewChannelMessage,
+    UpdateNewMessage,
+    UpdatePeer,
+    UpdateReadChannelInbox,
+    UpdateReadHistoryInbox,
+    UpdateReadHistoryOutbox,
+    Updates,
+    peer_kind,
+)
+from sync.server.traffic import EVENT_WEIGHTS
+from tests.sync.server_helpers import Harness, make_harness
+
+_CHANNEL_UPDATES = (
+    UpdateNewChannelMessage,
+    UpdateEditChannelMessage,
+    UpdateDeleteChannelMessages,
+    UpdateReadChannelInbox,
+)
+
+
+def _updates_of(harness: Harness, push: AnyUpdates) -> list[AnyUpdate]:
+    if isinstance(push, ShortMessage):
+        return [push.as_update(harness.store.self_id)]
+    assert isinstance(push, Updates)
+    return list(push.updates)
+
+
+def _channel_of(update: AnyUpdate) -> int | None:
+    if isinstance(update, UpdateNewChannelMessage | UpdateEditChannelMessage):
+        return update.message.peer
+    if isinstance(update, UpdateDeleteChannelMessages | UpdateReadChannelInbox):
+        return update.channel
+    return None
+
+
+def _step(harness: Harness, kind: str | None = None) -> list[AnyUpdates]:
+    pushes = harness.service.traffic.step(kind)
+    return pushes
+
+
+def _pts_updates(harness: Harness, pushes: list[AnyUpdates]) -> list[AnyUpdate]:
+    """The account's pts updates among ``pushes``, as pushed."""
+    found = []
+    for push in pushes:
+        for update in _updates_of(harness, push):
+            if getattr(update, "pts", None) is not None and not isinstance(
+                update, _CHANNEL_UPDATES
+            ):
+                found.append(update)
+    return found
+
+
+def test_a_burst_is_one_seq_container_with_several_pts_updates() -> None:
+    harness = make_harness(seed=11)
+    shapes = set()
+    for _ in range(40):
+        before = harness.store.state()
+        pushes = _step(harness, "burst")
+        if not pushes:
+            continue
+        (push,) = pushes
+        assert isinstance(push, Updates)
+        after = harness.store.state()
+        assert push.seq_start == before.seq + 1
+        assert push.seq == after.seq
+        points = push.seq - push.seq_start + 1
+        assert points in (1, len(push.updates))
+        shapes.add((points > 1, len(push.updates) > 1))
+        # The pts updates inside chain from the account's pts to its new value.
+        pts = before.pts
+        for update in push.updates:
+            assert isinstance(
+                update, UpdateNewMessage | UpdateReadHistoryInbox | UpdateReadHistoryOutbox
+            )
+            assert update.pts - update.pts_count == pts
+            pts = update.pts
+        assert pts == after.pts
+        # The container names every peer its updates need.
+        named = {peer.id for peer in push.peers}
+        for update in push.updates:
+            assert {peer.id for peer in harness.store.peers_of_update(update)} <= named
+    # Both Telegram shapes, and several updates in one container, occurred.
+    assert (False, True) in shapes
+    assert (True, True) in shapes
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), events=st.integers(1, 150))
+def test_a_difference_brings_exactly_what_was_pushed(seed: int, events: int) -> None:
+    harness = make_harness(seed=seed % 50)
+    start = harness.store.state()
+    channels = {
+        peer: harness.store.dialog(peer).pts or 0
+        for peer, _ in harness.store.chat_sizes()
+        if peer_kind(peer) is PeerKind.CHANNEL
+    }
+    pushes = [push for _ in range(events) for push in _step(harness)]
+
+    # The seq containers chain from the starting seq to the server's seq.
+    seq = start.seq
+    for push in pushes:
+        if isinstance(push, Updates) and push.seq:
+            assert push.seq_start == seq + 1
+            assert push.seq >= push.seq_start
+            seq = push.seq
+        elif isinstance(push, Updates):
+            assert not any(isinstance(u, UpdatePeer) for u in push.updates)
+    end = harness.store.state()
+    assert seq == end.seq
+
+    # The account's difference is the union of the pushed pts updates, in pts order.
+    pushed = _pts_updates(harness, pushes)
+    answer = harness.call(GetDifference(start.pts, 0, start.date, pts_total_limit=100_000))
+    if not pushed:
+        assert end.pts == start.pts
+    else:
+        assert isinstance(answer, Difference)
+        assert (answer.state.pts, answer.state.seq) == (end.pts, end.seq)
+        assert list(answer.new_messages) == [
+            u.message for u in pushed if isinstance(u, UpdateNewMessage)
+        ]
+        assert list(answer.other_updates) == [
+            u for u in pushed if not isinstance(u, UpdateNewMessage)
+        ]
+        assert [getattr(u, "pts", 0) for u in pushed] == sorted(
+            getattr(u, "pts", 0) for u in pushed
+        )
+
+    # Each channel's difference is what was pushed for it.
+    for channel, pts in channels.items():
+        mine = [
+            update
+            for push in pushes
+            for update in _updates_of(harness, push)
+            if _channel_of(update) == channel
+        ]
+        if not mine:
+            continue
+        reply = harness.call(GetChannelDifference(channel, pts, 100_000))
+        assert list(reply.new_messages) == [
+            u.message for u in mine if isinstance(u, UpdateNewChannelMessage)
+        ]
+        assert list(reply.other_updates) == [
+            u for u in mine if not isinstance(u, UpdateNewChannelMessage)
+        ]
+
+
+def test_reads_from_another_device_carry_the_servers_unread_count() -> None:
+    harness = make_harness(seed=5, peers=20, messages=600)
+    kinds = set()
+    for _ in range(200):
+        before = harness.store.state()
+        for push in _step(harness, "read_inbox"):
+            (update,) = _updates_of(harness, push)
+            assert isinstance(update, UpdateReadHistoryInbox | UpdateReadChannelInbox)
+            peer = update.peer if isinstance(update, UpdateReadHistoryInbox) else update.channel
+            dialog = harness.store.dialog(peer)
+            assert update.max_id == dialog.read_inbox_max_id
+            assert update.still_unread_count == dialog.unread_count
+            kinds.add(peer_kind(peer))
+            if isinstance(update, UpdateReadHistoryInbox):
+                answer = harness.call(GetDifference(before.pts, 0, before.date))
+                assert isinstance(answer, Difference)
+                assert answer.other_updates == (update,)
+            else:
+                reply = harness.call(GetChannelDifference(peer, update.pts - 1, 100))
+                assert reply.other_updates == (update,)
+    assert kinds == {PeerKind.USER, PeerKind.GROUP, PeerKind.CHANNEL}
+
+
+def test_deleting_unread_messages_deep_in_history_lowers_the_unread_count() -> None:
+    harness = make_harness(seed=5, peers=20, messages=600)
+    store = harness.store
+    peer = next(p for p, _ in store.chat_sizes() if peer_kind(p) is PeerKind.USER)
+    for number in range(15):
+        store.add_message(peer, out=False, author=peer, text=f"unread {number}")
+    unread = store.unread_incoming(peer, 100)
+    recent = {m.id for m in store.recent_messages(peer, 10)}
+    old = [i for i in unread if i not in recent][:2]
+    assert len(old) == 2
+    before = store.dialog(peer).unread_count
+    update = store.delete_messages(peer, old)
+    assert isinstance(update, UpdateDeleteMessages)
+    assert store.dialog(peer).unread_count == before - 2
+
+
+def test_old_deletions_reach_deep_into_histories_and_unread_messages() -> None:
+    harness = make_harness(seed=5, peers=20, messages=600)
+    store = harness.store
+    deep = unread_deleted = 0
+    for _ in range(150):
+        for _ in range(3):  # new messages arrive unread, for the deletions to find
+            _step(harness, "message")
+        snapshot = {
+            p: (
+                [m.id for m in store.recent_messages(p, 10)],
+                set(store.unread_incoming(p, 10**6)),
+                store.dialog(p).unread_count,
+            )
+            for p, _ in store.chat_sizes()
+        }
+        for push in _step(harness, "delete_old"):
+            (update,) = _updates_of(harness, push)
+            assert isinstance(update, UpdateDeleteMessages | UpdateDeleteChannelMessages)
+            peer = update.peer if isinstance(update, UpdateDeleteMessages) else update.channel
+            recent, unread, count = snapshot[peer]
+            deep += any(i not in recent for i in update.ids)
+            gone_unread = sum(i in unread for i in update.ids)
+            unread_deleted += gone_unread
+            assert store.dialog(peer).unread_count == count - gone_unread
+            assert all(store.message(peer, i) is None for i in update.ids)
+    assert deep > 10
+    assert unread_deleted > 10
+
+
+def test_every_event_kind_can_be_asked_for_and_unknown_ones_are_refused() -> None:
+    harness = make_harness()
+    for kind in EVENT_WEIGHTS:
+        _step(harness, kind)
+    with pytest.raises(ValueError, match="no traffic event 'nap'"):
+        _step(harness, "nap")
