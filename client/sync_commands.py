@@ -175,6 +175,8 @@ def _busy_with(engine: SyncEngine) -> str:
         parts.append(f"{status.fills_in_flight} fills in flight")
     if status.outgoing:
         parts.append(f"{status.outgoing} outgoing")
+    if status.validating:
+        parts.append(f"{status.validating} chats waiting for the server's counts")
     if status.problem:
         parts.append(status.problem)
     return "; ".join(parts)

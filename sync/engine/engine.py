@@ -57,6 +57,8 @@ class EngineStatus:
     fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
     #: What keeps failing, in a line (cannot connect, the database full, ...), if any.
     problem: str | None = None
+    #: Chats whose read state or media counts wait for the server's word.
+    validating: int = 0
 
 
 class SyncEngine:
@@ -339,6 +341,7 @@ class SyncEngine:
             counters,
             tuple(self.hole_filler.in_flight()),
             next((problem for problem in problems if problem), None),
+            self.read_states.pending + self.tag_summaries.pending,
         )
 
 

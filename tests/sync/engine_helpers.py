@@ -32,6 +32,8 @@ FAST = Timeouts(
     fill_grace=0.1,
     retry_min=0.01,
     retry_max=0.2,
+    request=1.0,
+    stable_connection=0.5,
 )
 
 
