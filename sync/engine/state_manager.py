@@ -61,6 +61,7 @@ from sync.protocol import (
     GetState,
     ProtocolError,
     State,
+    UpdateUserStatus,
 )
 
 __all__ = ["DIFFERENCE_SLICE", "StateManager", "StateWentBackwardsError", "SyncEvents"]
@@ -431,6 +432,8 @@ class StateManager:
             if grouped.too_long:
                 self.request_poll("updatesTooLong")
             for update in grouped.unordered:
+                if isinstance(update, UpdateUserStatus) and 0 < grouped.date < stored.date:
+                    continue  # came late: the difference since gave a newer one
                 state.apply(update)
             for hint in grouped.channel_hints:
                 self._channels_to_poll.add(hint.channel)

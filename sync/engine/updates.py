@@ -75,6 +75,10 @@ class Grouped:
     #: sorted by counter too, and go to their own checks once the seq is next.
     seq: tuple[int, int, Grouped] | None = None
     peers: list[Peer] = field(default_factory=list)
+    #: The container's date: a presence pushed before the stored cursor's date is older
+    #: than what the last difference said (it lists every presence changed since the
+    #: date before it), so it is not applied over it.
+    date: int = 0
     too_long: bool = False
     #: The user a short message names without carrying: if the client does not know
     #: them, the push cannot be shown and the difference must bring it.
@@ -99,6 +103,7 @@ def group_push(push: AnyUpdates, self_id: int) -> Grouped:
         return grouped
     grouped = group_updates(push.updates)
     grouped.peers.extend(push.peers)
+    grouped.date = push.date
     return grouped
 
 

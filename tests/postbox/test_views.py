@@ -235,7 +235,8 @@ def test_snapshots_reach_an_asyncio_loop_on_another_thread(postbox: Postbox, ali
     subscription.ready.result()
     postbox.run(lambda tx: tx.update_peers([Peer(alice, "done")]))
     future.result(timeout=10)
-    assert seen_names[0] is None and seen_names[-1] == "done"
+    # A consumer slower than the commit gets the newest snapshot only (by design).
+    assert seen_names[-1] == "done" and set(seen_names[:-1]) <= {None}
     assert threads == {thread.name}
     # Leaving the loop disposes the subscription (once the generator is finalized).
     asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result(timeout=10)
