@@ -61,6 +61,7 @@ from sync.protocol import (
     GetState,
     ProtocolError,
     State,
+    UpdatePeer,
     UpdateUserStatus,
 )
 
@@ -428,13 +429,15 @@ class StateManager:
         self._watch_gap(-1, seq_result.gap, seq_result.inconsistent)
         groups = [*batch, *seq_result.ready]
         for grouped in groups:
-            state.merge_peers(grouped.peers)
+            # A channel's updates are not covered by the account's difference.
+            late = 0 < grouped.date < stored.date and not grouped.channels
+            if not late:  # else the difference since gave newer ones
+                state.merge_peers(grouped.peers)
             if grouped.too_long:
                 self.request_poll("updatesTooLong")
             for update in grouped.unordered:
-                if isinstance(update, UpdateUserStatus) and 0 < grouped.date < stored.date:
-                    continue  # came late: the difference since gave a newer one
-                state.apply(update)
+                if not (late and isinstance(update, UpdateUserStatus | UpdatePeer)):
+                    state.apply(update)
             for hint in grouped.channel_hints:
                 self._channels_to_poll.add(hint.channel)
         pts_items = []

@@ -75,9 +75,9 @@ class Grouped:
     #: sorted by counter too, and go to their own checks once the seq is next.
     seq: tuple[int, int, Grouped] | None = None
     peers: list[Peer] = field(default_factory=list)
-    #: The container's date: a presence pushed before the stored cursor's date is older
-    #: than what the last difference said (it lists every presence changed since the
-    #: date before it), so it is not applied over it.
+    #: The container's date. Peers and presences pushed before the stored cursor's date
+    #: are older than what the last difference said (it lists every peer and presence
+    #: changed since the date before it), so they are not applied over it.
     date: int = 0
     too_long: bool = False
     #: The user a short message names without carrying: if the client does not know
@@ -99,6 +99,7 @@ def group_push(push: AnyUpdates, self_id: int) -> Grouped:
     if push.seq:
         contents = group_updates(push.updates)
         contents.peers.extend(push.peers)
+        contents.date = push.date
         grouped.seq = (push.seq_start or push.seq, push.seq, contents)
         return grouped
     grouped = group_updates(push.updates)

@@ -28,10 +28,14 @@ from sync.protocol import (
     DifferenceTooLong,
     GetDifference,
     Message,
+    Peer,
+    Presence,
+    PresenceStatus,
     State,
     UpdateNewMessage,
     Updates,
     UpdatesTooLong,
+    UpdateUserStatus,
 )
 
 USER = PeerId.make(PeerNamespace.USER, 5)
@@ -229,5 +233,27 @@ def test_a_seq_container_after_a_seq_gap_waits_with_its_pts_updates(postbox) -> 
         await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
         await manager.changes.wait_for(lambda: manager.idle)
         assert stored_seq(postbox) == 3
+
+    asyncio.run(with_manager(postbox, server, body))
+
+
+def test_peers_and_presences_pushed_before_the_last_difference_are_not_applied(postbox) -> None:
+    # The stored cursor's date is 500: the difference that set it had every peer and
+    # presence changed before then.
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+    renamed = Peer(int(USER), "Ann (old name)")
+    online = Presence(int(USER), PresenceStatus.ONLINE, 900)
+
+    async def body(manager: StateManager) -> None:
+        manager.push(Updates((UpdateUserStatus(online),), (renamed,), 400))
+        manager.push(new_message(11))  # a marker: once it is in, the late push was seen
+        await manager.changes.wait_for(lambda: stored_pts(postbox) == 11)
+        assert postbox.run(lambda tx: tx.get_peer(USER)).name == "Ann"
+        assert postbox.run(lambda tx: tx.get_peer_presence(USER)) is None
+        manager.push(Updates((UpdateUserStatus(online),), (renamed,), 600))
+        await manager.changes.wait_for(
+            lambda: postbox.run(lambda tx: tx.get_peer(USER)).name == "Ann (old name)"
+        )
+        assert postbox.run(lambda tx: tx.get_peer_presence(USER)) is not None
 
     asyncio.run(with_manager(postbox, server, body))
