@@ -8,8 +8,9 @@ operations, and last the events of what was replayed (``processEvents``). Every 
 follows the three phases: read the stored cursor, build the final state (a list of
 mutation operations), replay it in one transaction that also moves the cursor.
 
-Gaps: an update that starts beyond the stored pts is held; if the missing update has
-not come within ``Timeouts.gap`` the manager asks for the difference. A reconnect and
+Gaps: an update that starts beyond the stored pts is held; the rules in ``sync.state``
+(``Sequencer``, ``GapDeadlines``) say when the missing update has not come within
+``Timeouts.gap``, and the manager then asks for the difference. A reconnect and
 ``updatesTooLong`` count as gaps. A quiet connection is polled every
 ``Timeouts.quiet_poll`` seconds.
 """
@@ -43,7 +44,6 @@ from sync.engine.mutable_state import (
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replay_final_state
 from sync.engine.timing import Backoff, Timeouts, loop_time
-from sync.engine.updates import Grouped, Sequencer, group_push, pts_of
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AnyUpdate,
@@ -63,6 +63,16 @@ from sync.protocol import (
     State,
     UpdatePeer,
     UpdateUserStatus,
+)
+from sync.state import (
+    ACCOUNT_PTS,
+    SEQ,
+    GapDeadlines,
+    GapKey,
+    Grouped,
+    Sequencer,
+    group_push,
+    pts_of,
 )
 
 __all__ = ["DIFFERENCE_SLICE", "StateManager", "StateWentBackwardsError", "SyncEvents"]
@@ -167,7 +177,8 @@ class StateManager:
         self._pts = Sequencer[AnyUpdate](0)
         self._seq = Sequencer[Grouped](0)
         self._channel_seqs: dict[int, Sequencer[AnyUpdate]] = {}
-        self._gap_timers: dict[int | None, asyncio.TimerHandle] = {}
+        self._gaps = GapDeadlines(timeouts.gap)
+        self._gap_timer: asyncio.TimerHandle | None = None
         self._wake = asyncio.Event()
         self._busy = False
         self.current_operation = "idle"
@@ -426,7 +437,7 @@ class StateManager:
             if grouped.seq is not None
         ]
         seq_result = self._seq.offer(seq_items)
-        self._watch_gap(-1, seq_result.gap, seq_result.inconsistent)
+        self._watch_gap(SEQ, seq_result.gap, seq_result.inconsistent)
         groups = [*batch, *seq_result.ready]
         for grouped in groups:
             # A channel's updates are not covered by the account's difference.
@@ -454,7 +465,7 @@ class StateManager:
         for update in result.ready:
             state.apply(update)
         self.counters.updates_applied += len(result.ready)
-        self._watch_gap(None, result.gap, result.inconsistent)
+        self._watch_gap(ACCOUNT_PTS, result.gap, result.inconsistent)
         state.cursor = replace(stored, pts=self._pts.position, seq=self._seq.position)
         initial_channels: dict[PeerId, int] = {}
         for channel in sorted(channels):
@@ -488,34 +499,36 @@ class StateManager:
             self._incoming[:0] = batch
             self._wake.set()
 
-    def _watch_gap(self, counter: int | None, gap: bool, inconsistent: bool) -> None:
-        """Start the wait for a missing update, or stop it when the gap has closed.
+    def _watch_gap(self, counter: GapKey, gap: bool, inconsistent: bool) -> None:
+        """Tell the gap rules what a check of ``counter`` found, and act on it: resolve
+        it now, or keep the one timer armed at the next deadline."""
+        before = self._gaps.opened
+        if self._gaps.observe(counter, gap=gap, inconsistent=inconsistent, now=loop_time()):
+            self._resolve_gap(counter)
+        self.counters.gaps += self._gaps.opened - before
+        self._arm_gap_timer()
 
-        ``counter``: ``None`` for the account's pts, -1 for seq, else a channel id.
-        """
-        timer = self._gap_timers.get(counter)
-        if inconsistent:
-            self._expire_gap(counter)
-            return
-        if not gap:
-            if timer is not None:
-                timer.cancel()
-                del self._gap_timers[counter]
-            return
-        if timer is None:
-            self.counters.gaps += 1
+    def _arm_gap_timer(self) -> None:
+        deadline = self._gaps.next_deadline()
+        if self._gap_timer is not None and (deadline is None or self._gap_timer.when() != deadline):
+            self._gap_timer.cancel()
+            self._gap_timer = None
+        if deadline is not None and self._gap_timer is None:
             loop = asyncio.get_running_loop()
-            self._gap_timers[counter] = loop.call_later(
-                self.timeouts.gap, self._expire_gap, counter
-            )
+            self._gap_timer = loop.call_at(deadline, self._on_gap_deadline)
 
-    def _expire_gap(self, counter: int | None) -> None:
-        timer = self._gap_timers.pop(counter, None)
-        if timer is not None:
-            timer.cancel()
-        if counter is None or counter == -1:
+    def _on_gap_deadline(self) -> None:
+        self._gap_timer = None
+        for counter in self._gaps.expired(loop_time()):
+            self._resolve_gap(counter)
+        self._arm_gap_timer()
+
+    def _resolve_gap(self, counter: GapKey) -> None:
+        """A missing update did not come (or cannot): ask for what covers it."""
+        if counter is ACCOUNT_PTS or counter == SEQ:
             self.request_poll("a gap in pts or seq was not filled in time")
         else:
+            assert counter is not None
             self._channel_seqs.pop(counter, None)
             self.request_channel_poll(counter)
 
@@ -587,7 +600,7 @@ class StateManager:
                 prefetch.cancel()
         self._pts.reset(state.cursor.pts)
         self._seq.reset(state.cursor.seq)
-        for counter in (None, -1):
+        for counter in (ACCOUNT_PTS, SEQ):
             self._watch_gap(counter, False, False)
         self._requeue_held(None)
         self.counters.last_activity = loop_time()

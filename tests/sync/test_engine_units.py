@@ -14,7 +14,6 @@ from sync.engine.mutable_state import (
     ReadInbox,
     optimized,
 )
-from sync.engine.updates import Sequencer, group_push
 from sync.protocol import (
     Message,
     Peer,
@@ -31,6 +30,7 @@ from sync.protocol import (
     UpdatesTooLong,
     UpdateUserStatus,
 )
+from sync.state import Sequencer, group_push
 
 USER = int(PeerId.make(PeerNamespace.USER, 5))
 CHANNEL = int(PeerId.make(PeerNamespace.CHANNEL, 9))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 
 import pytest
@@ -37,6 +36,7 @@ from sync.protocol import (
     UpdatesTooLong,
     UpdateUserStatus,
 )
+from sync.simulation.loop import VirtualLoop
 
 USER = PeerId.make(PeerNamespace.USER, 5)
 ME = PeerId.make(PeerNamespace.USER, 1)
@@ -106,23 +106,33 @@ def test_a_missing_update_that_arrives_in_time_needs_no_difference(postbox) -> N
     assert ids == [111, 112]
 
 
-def test_a_missing_update_that_never_comes_triggers_exactly_one_difference(postbox) -> None:
+def test_a_missing_update_that_never_comes_triggers_exactly_one_difference(tmp_path) -> None:
     def answer(request: GetDifference) -> object:
         assert request.pts == 10
         return Difference((message(111), message(112)), (), (), State(12, 0, 1, 600))
 
     server = ScriptedServer(answer)
+    # On virtual time: the wait is measured exactly, and nothing really waits.
+    box = Postbox(tmp_path / "inline.db", inline=True)
+    box.run(lambda tx: tx.set_state(StateCursor(10, 0, 1, 500)))
+    box.run(lambda tx: tx.update_peers([StoredPeer(USER, "Ann"), StoredPeer(ME, "Me")]))
 
     async def body(manager: StateManager) -> None:
-        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         manager.push(new_message(12))
-        await manager.changes.wait_for(lambda: stored_pts(postbox) == 12)
-        assert time.monotonic() - started >= GAP * 0.9  # it waited for the gap first
+        await manager.changes.wait_for(lambda: stored_pts(box) == 12)
+        assert loop.time() - started == pytest.approx(GAP)  # it waited for the gap first
         await manager.changes.wait_for(lambda: manager.idle)
 
-    asyncio.run(with_manager(postbox, server, body))
+    loop = VirtualLoop()
+    try:
+        loop.run_until_complete(with_manager(box, server, body))
+    finally:
+        loop.close()
     assert len(server.calls) == 1
-    assert postbox.run(lambda tx: tx.message_exists(MessageId(USER, 0, 112)))
+    assert box.run(lambda tx: tx.message_exists(MessageId(USER, 0, 112)))
+    box.close()
 
 
 def test_updates_too_long_asks_for_the_difference_at_once(postbox) -> None:

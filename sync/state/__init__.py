@@ -1,0 +1,36 @@
+"""The update rules, without I/O: what to apply, what to wait for, when to ask.
+
+As Telethon's MessageBox: nothing here reads a clock, a socket or a database. Pushes
+are sorted by the counter that orders them (``updates``); a ``Sequencer`` per counter
+says which updates apply now, which are old and which wait for a missing one; and
+``GapDeadlines`` takes the time as an argument and says when a wait has lasted long
+enough that the difference must be asked for. The engine's state manager is the
+driver: it feeds them what arrives with the loop's time, arms one timer at the next
+deadline, and does the requests and the Postbox transactions.
+"""
+
+from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, SEQ, GapDeadlines, GapKey
+from sync.state.updates import (
+    Grouped,
+    Sequenced,
+    Sequencer,
+    channel_of,
+    group_push,
+    group_updates,
+    pts_of,
+)
+
+__all__ = [
+    "ACCOUNT_PTS",
+    "POSSIBLE_GAP_TIMEOUT",
+    "SEQ",
+    "GapDeadlines",
+    "GapKey",
+    "Grouped",
+    "Sequenced",
+    "Sequencer",
+    "channel_of",
+    "group_push",
+    "group_updates",
+    "pts_of",
+]
