@@ -302,13 +302,16 @@ class Transaction:
                 )
                 return True
             return False
-        newly_read = sum(
-            1
-            for _ in tables.message_index.incoming_ids(
-                peer_id, namespace, state.max_incoming_read_id + 1, max_id
+        if max_id >= state.max_known_id:
+            count = 0  # everything known is read: no need to count what was
+        else:
+            newly_read = sum(
+                1
+                for _ in tables.message_index.incoming_ids(
+                    peer_id, namespace, state.max_incoming_read_id + 1, max_id
+                )
             )
-        )
-        count = 0 if max_id >= state.max_known_id else max(0, state.count - newly_read)
+            count = max(0, state.count - newly_read)
         tables.read_states.set_state(
             peer_id,
             namespace,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Iterator
+from itertools import islice
 from typing import Final, Protocol
 
 from postbox.value_box import Key, KeyType, ValueBox, ValueBoxTable
@@ -49,6 +50,7 @@ class Table:
         self._updated: dict[Key, bytes | None] = {}
         self._initial: dict[Key, bytes | None] = {}
         self._sorted_keys: list[Key] | None = None
+        self._previous_sorted: list[Key] | None = None
         #: True while every key written held nothing before the transaction.
         self._only_new_keys = True
 
@@ -91,8 +93,21 @@ class Table:
             insort(self._sorted_keys, key)
 
     def _pending_keys(self) -> list[Key]:
+        """The keys written in this transaction, sorted.
+
+        A bulk write drops the sorted list instead of inserting each key into it; the
+        keys written since are then the dictionary's tail (keys are never removed from
+        it within a transaction), so the list is rebuilt by merging that tail, sorted,
+        into the previous list: linear, not a full sort per range read.
+        """
         if self._sorted_keys is None:
-            self._sorted_keys = sorted(self._updated)
+            previous = self._previous_sorted
+            if previous is not None and len(previous) <= len(self._updated):
+                tail = sorted(islice(self._updated, len(previous), None))
+                self._sorted_keys = sorted(previous + tail)  # two runs: a merge
+            else:
+                self._sorted_keys = sorted(self._updated)
+            self._previous_sorted = self._sorted_keys
         return self._sorted_keys
 
     def _range(
@@ -182,7 +197,7 @@ class Table:
             return
         self._updated = {}
         self._initial = {}
-        self._sorted_keys = None
+        self._sorted_keys = self._previous_sorted = None
         self._only_new_keys = True
 
 

@@ -37,6 +37,9 @@ class Timeouts:
     fill_cooldown: float = 20.0
     #: A fetch whose hole left the view is kept this long in case it comes back.
     fill_grace: float = 2.0
+    #: A validation whose answer came from a pts not stored yet is asked again after
+    #: this long (the engine catches up meanwhile).
+    validation_retry: float = 1.0
     #: First and last pause between retries of a failed operation.
     retry_min: float = 0.2
     retry_max: float = 30.0

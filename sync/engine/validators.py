@@ -10,6 +10,7 @@ stored. ``idle`` is true when nothing waits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -128,20 +129,30 @@ class _Validator:
                 peers: list[PeerId] = await self._read(self._next_batch)
                 if not peers:
                     return
-                settled = not await self.validate(peers)
+                await self._caught_up()
+                waiting = await self.validate(peers)
                 self.problem = None
             except ConnectionError as error:
                 log.info("%s interrupted: %s", type(self).__name__, error)
-                settled = False
+                await asyncio.sleep(backoff.next())
+                continue
             except Exception as error:
                 # The database full or locked, a broken answer: shown, and tried again.
                 log.error("%s failed: %s", type(self).__name__, error)
                 self.problem = f"{type(self).__name__} failed: {error}"
-                settled = False
-            if settled:
-                backoff.reset()
-            else:
                 await asyncio.sleep(backoff.next())
+                continue
+            backoff.reset()
+            if waiting:
+                # Updates were still coming: ask again shortly, at most this often.
+                await asyncio.sleep(self.timeouts.validation_retry)
+
+    async def _caught_up(self) -> None:
+        """Wait (a while at most) until the state manager has nothing queued: while a
+        catch-up runs, the server's answers are from a pts not stored yet."""
+        manager = self._state_manager
+        with contextlib.suppress(TimeoutError):
+            await self.changes.wait_for(lambda: manager.idle, self.timeouts.validation_retry * 5)
 
     def _next_batch(self, tx: Transaction) -> list[PeerId]:
         entries = tx.get_merged_operation_log_entries(self.tag, limit=self.batch)

@@ -33,6 +33,7 @@ FAST = Timeouts(
     retry_min=0.01,
     retry_max=0.2,
     request=1.0,
+    validation_retry=0.05,
     stable_connection=0.5,
 )
 
