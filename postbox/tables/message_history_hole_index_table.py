@@ -125,8 +125,32 @@ class MessageHistoryHoleIndexTable(Table):
     ) -> None:
         """Mark ``ids`` as fetched, cutting and splitting the holes they touch."""
         self.ensure_initialized(peer_id)
-        for target in self._spaces(peer_id, namespace, space):
+        spaces = self._spaces(peer_id, namespace, space)
+        if len(spaces) > 1:
+            # Every space of a (peer, namespace) is one key range: one read finds what
+            # to cut in all of them (usually nothing, after a catch-up's first slice).
+            touched = self._overlapping_by_tag(peer_id, namespace, ids)
+            for target in spaces:
+                overlapping = touched.get(target.tag)
+                if overlapping:
+                    self._remove_internal(peer_id, namespace, target, ids, overlapping)
+            return
+        for target in spaces:
             self._remove_internal(peer_id, namespace, target, ids)
+
+    def _overlapping_by_tag(
+        self, peer_id: int, namespace: int, ids: ClosedRange
+    ) -> dict[int, list[ClosedRange]]:
+        """The holes of every space of (peer, namespace) that overlap ``ids``, by tag."""
+        lower_key = _PREFIX.pack(peer_id + O64, namespace + O32, 0)
+        upper_key = _PREFIX.pack(peer_id + O64, namespace + O32 + 1, 0)
+        result: dict[int, list[ClosedRange]] = {}
+        for key, value in self._range(lower_key, upper_key):
+            _, _, tag, upper_key_id = _KEY.unpack(key)  # type: ignore[arg-type]
+            hole = ClosedRange(INT32.unpack(value)[0] - O32, upper_key_id - O32)
+            if hole.upper >= ids.lower and hole.lower <= ids.upper:
+                result.setdefault(tag, []).append(hole)
+        return result
 
     def _spaces(
         self, peer_id: PeerId, namespace: int, space: MessageHistoryHoleSpace
@@ -151,9 +175,16 @@ class MessageHistoryHoleIndexTable(Table):
         self._notify(peer_id, namespace, space, HoleOperation(HoleOperationKind.INSERT, ids))
 
     def _remove_internal(
-        self, peer_id: PeerId, namespace: int, space: MessageHistoryHoleSpace, ids: ClosedRange
+        self,
+        peer_id: PeerId,
+        namespace: int,
+        space: MessageHistoryHoleSpace,
+        ids: ClosedRange,
+        overlapping: list[ClosedRange] | None = None,
     ) -> None:
-        dropped, kept = remove_range(self._overlapping(peer_id, namespace, space, ids), ids)
+        if overlapping is None:
+            overlapping = self._overlapping(peer_id, namespace, space, ids)
+        dropped, kept = remove_range(overlapping, ids)
         if not dropped:
             return
         for hole in dropped:
