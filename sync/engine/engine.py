@@ -201,11 +201,16 @@ class SyncEngine:
             if connection is None:
                 await asyncio.sleep(backoff.next())
                 continue
-            authorization = await self._authorize(connection)
+            try:
+                authorization = await self._authorize(connection)
+                if authorization is not None:
+                    await self._store_self(authorization)
+            except BaseException:  # cancelled (or token refused) before it was in use
+                connection.abort("the engine stopped")
+                raise
             if authorization is None:
                 await asyncio.sleep(backoff.next())
                 continue
-            await self._store_self(authorization)
             connected_at = loop_time()
             self.connections += 1
             self.problem = None
