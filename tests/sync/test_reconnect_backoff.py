@@ -24,21 +24,28 @@ def test_backoff_doubles_with_jitter_up_to_its_cap_and_starts_over() -> None:
     assert backoff.next() <= 0.1
 
 
-def test_a_server_that_refuses_every_connection_is_not_hammered(tmp_path) -> None:
-    attempts: list[float] = []
+#: Attempts watched; 0.1 s doubling to a 5 s cap with equal jitter spaces 15 attempts
+#: over 25.7 to 51.3 s (the sum of the ceilings, and its half).
+ATTEMPTS = 15
 
-    async def refuse() -> object:
-        attempts.append(asyncio.get_running_loop().time())
-        raise ConnectionRefusedError(111, "Connection refused")
+
+def attempts_on_virtual_time(tmp_path, connector, seed: int) -> tuple[SyncEngine, list[float]]:
+    """Run an engine against ``connector`` until it tried ``ATTEMPTS`` times; the engine
+    and the virtual times of its attempts."""
+    times: list[float] = []
+
+    async def connect() -> object:
+        times.append(asyncio.get_running_loop().time())
+        return await connector()
 
     async def run() -> SyncEngine:
         postbox = Postbox(tmp_path / "c.db", inline=True)
         engine = SyncEngine(
-            postbox, "h", 1, "t", timeouts=Timeouts(), connector=refuse,  # type: ignore[arg-type]
-            rng=random.Random(1),
+            postbox, "h", 1, "t", timeouts=Timeouts(), connector=connect,  # type: ignore[arg-type]
+            rng=random.Random(seed),
         )  # fmt: skip
         task = asyncio.create_task(engine.run())
-        await asyncio.sleep(60)
+        await engine.wait_for(lambda: len(times) >= ATTEMPTS, timeout=3600)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         postbox.close()
@@ -46,16 +53,27 @@ def test_a_server_that_refuses_every_connection_is_not_hammered(tmp_path) -> Non
 
     loop = VirtualLoop()
     try:
-        engine = loop.run_until_complete(run())
+        return loop.run_until_complete(run()), times
     finally:
         loop.close()
-    # 0.1 s doubling to 5 s: about 20 attempts in a minute, not thousands.
-    assert 10 <= len(attempts) <= 30, len(attempts)
-    gaps = [later - earlier for earlier, later in zip(attempts, attempts[1:], strict=False)]
-    assert max(gaps) <= 5.0 and gaps[-1] >= 2.5
+
+
+def assert_backed_off(times: list[float]) -> None:
+    elapsed = times[ATTEMPTS - 1] - times[0]
+    assert 25.6 <= elapsed <= 51.4, elapsed
+    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    assert max(gaps) <= 5.0 and gaps[ATTEMPTS - 2] >= 2.5
+
+
+def test_a_server_that_refuses_every_connection_is_not_hammered(tmp_path) -> None:
+    async def refuse() -> object:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    engine, times = attempts_on_virtual_time(tmp_path, refuse, seed=1)
+    assert_backed_off(times)
     status = engine.status()
     assert status.problem is not None and "cannot reach the server" in status.problem
-    assert status.counters["connection_attempts"] == len(attempts)
+    assert status.counters["connection_attempts"] == len(times)
 
 
 class _ClosesAtOnce:
@@ -79,28 +97,10 @@ class _ClosesAtOnce:
 
 
 def test_a_server_that_closes_every_connection_at_once_is_not_hammered(tmp_path) -> None:
-    opened: list[float] = []
-
     async def connect() -> object:
-        opened.append(asyncio.get_running_loop().time())
         return _ClosesAtOnce()
 
-    async def run() -> None:
-        postbox = Postbox(tmp_path / "c.db", inline=True)
-        engine = SyncEngine(
-            postbox, "h", 1, "t", timeouts=Timeouts(), connector=connect,  # type: ignore[arg-type]
-            rng=random.Random(2),
-        )  # fmt: skip
-        task = asyncio.create_task(engine.run())
-        await asyncio.sleep(60)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        postbox.close()
-
-    loop = VirtualLoop()
-    try:
-        loop.run_until_complete(run())
-    finally:
-        loop.close()
+    engine, times = attempts_on_virtual_time(tmp_path, connect, seed=2)
     # Authorized connections that do not stay up do not reset the back-off.
-    assert 10 <= len(opened) <= 30, len(opened)
+    assert_backed_off(times)
+    assert engine.status().counters["connections"] >= ATTEMPTS - 1

@@ -22,7 +22,9 @@ ALICE = PeerId.make(PeerNamespace.USER, 7)
 def test_virtual_time_moves_only_when_the_loop_would_wait() -> None:
     async def main() -> tuple[float, float]:
         loop = asyncio.get_running_loop()
-        await asyncio.sleep(3600)
+        hour: asyncio.Future[None] = loop.create_future()
+        loop.call_later(3600, hour.set_result, None)
+        await hour
         slept = loop.time()
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(10):
