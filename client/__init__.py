@@ -9,6 +9,9 @@ from client.engine_data import (
     EngineDataSubscription,
     Item,
 )
+from client.hole_map import HoleSegment, SegmentKind
+from client.search_query import SearchResults
+from sync.engine import EngineStatus
 
 __all__ = [
     "EngineContactList",
@@ -17,5 +20,9 @@ __all__ = [
     "EngineDataMap",
     "EngineDataMapItem",
     "EngineDataSubscription",
+    "EngineStatus",
+    "HoleSegment",
     "Item",
+    "SearchResults",
+    "SegmentKind",
 ]

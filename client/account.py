@@ -15,6 +15,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from client.hole_map import HoleSegment, read_hole_map
+from client.search_query import SearchResults, search_database
 from postbox import (
     ClosedRange,
     MessageId,
@@ -33,8 +35,6 @@ from sync.engine import (
     enqueue_send,
 )
 from sync.engine.profile import refresh_profile
-from ui.hole_map import HoleSegment, read_hole_map
-from ui.search_query import SearchResults, search_database
 
 __all__ = ["Account"]
 

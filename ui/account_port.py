@@ -11,10 +11,8 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from typing import Protocol
 
+from client import EngineStatus, HoleSegment, SearchResults
 from postbox import ClosedRange, MessageId, PeerId, Postbox
-from sync.engine import EngineStatus
-from ui.hole_map import HoleSegment
-from ui.search_query import SearchResults
 
 __all__ = ["AccountLike"]
 

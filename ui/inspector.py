@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from client import EngineStatus, HoleSegment, SegmentKind
 from postbox import (
     ChangeRecord,
     ChatListHolesEntry,
@@ -42,11 +43,9 @@ from postbox import (
     StateViewKey,
     ViewUpdateType,
 )
-from sync.engine import EngineStatus
 from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
-from ui.hole_map import HoleSegment, SegmentKind
 from ui.theme import current_theme, qcolor
 from ui.transactions import TransactionLog, describe_commit
 

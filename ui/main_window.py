@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from client import EngineStatus
 from postbox import (
     ChatListView,
     ChatListViewKey,
@@ -36,7 +37,6 @@ from postbox import (
     PeerGroupId,
     PeerId,
 )
-from sync.engine import EngineStatus
 from ui.account_port import AccountLike
 from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate

@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from client import SearchResults
 from ui.account_port import AccountLike
 from ui.futures import FutureRelay
 from ui.rows import preview_text
-from ui.search_query import SearchResults
 from ui.theme import current_theme, qcolor
 
 __all__ = ["SearchDialog"]

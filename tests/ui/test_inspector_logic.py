@@ -7,6 +7,7 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
+from client.hole_map import MAX_ID, HoleSegment, SegmentKind, hole_map, read_hole_map
 from postbox import (
     ChatListInclusion,
     ChatListViewKey,
@@ -25,7 +26,6 @@ from postbox import (
     StoreMessage,
     UpdateKind,
 )
-from ui.hole_map import MAX_ID, HoleSegment, SegmentKind, hole_map, read_hole_map
 from ui.transactions import TransactionLog, describe_commit, describe_key
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
