@@ -11,7 +11,7 @@ reach the models as row diffs; nothing here touches the database.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
@@ -36,6 +36,7 @@ from postbox import (
     MessageHistoryView,
     PeerGroupId,
     PeerId,
+    ViewUpdateType,
 )
 from ui.account_port import AccountLike
 from ui.chat_pane import ChatPane
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
         self.chat_list.setUniformItemSizes(True)
         self.chat_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chat_list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self._applying_snapshot = False
         self.chat_list.selectionModel().selectionChanged.connect(self._chat_selected)
         self.chat_list.verticalScrollBar().valueChanged.connect(self._chat_list_scrolled)
         self.search_button = QPushButton("Search   Ctrl+K")
@@ -190,7 +192,16 @@ class MainWindow(QMainWindow):
             if not row.is_hole:
                 self._names[row.peer_id] = row.title
         update = effective_update(combined.update_types.get(self._chat_key, ()), view.update_type)
-        self.chat_model.apply(rows, update)
+        self.show_chat_rows(rows, update)
+
+    def show_chat_rows(self, rows: Sequence[ChatRow], update: ViewUpdateType) -> None:
+        """Show a snapshot's chat rows. Rows it moves move the list's selection with them:
+        that is not the user choosing a chat, so it opens none."""
+        self._applying_snapshot = True
+        try:
+            self.chat_model.apply(rows, update)
+        finally:
+            self._applying_snapshot = False
         self._select_open_chat()
 
     def _select_open_chat(self) -> None:
@@ -219,7 +230,7 @@ class MainWindow(QMainWindow):
     @Slot(QItemSelection, QItemSelection)
     def _chat_selected(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         indexes = selected.indexes()
-        if not indexes:
+        if not indexes or self._applying_snapshot:
             return
         row = self.chat_model.rows[indexes[0].row()]
         if isinstance(row, ChatRow) and not row.is_hole and row.peer_id != self.open_peer:

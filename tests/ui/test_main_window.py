@@ -8,7 +8,7 @@ import pytest
 
 from client.account import Account
 from client.app import display_problem
-from postbox import PeerId, UpdateKind
+from postbox import PeerId, UpdateKind, ViewUpdateType
 from sync.server.config import ServerConfig
 from sync.server.pushes import push_for
 from sync.server.server import EmbeddedServer
@@ -229,3 +229,19 @@ def test_the_profile_loads_contact_status_and_media_counts_from_the_server(qtbot
         want = wanted[row.peer_id]
         qtbot.waitUntil(lambda want=want: profile.contact.text() == want, timeout=20_000)
         qtbot.waitUntil(lambda: "…" not in profile.media_counts[1].text(), timeout=20_000)
+
+
+def test_a_chat_moving_in_the_list_never_opens_another_by_itself(qtbot, window) -> None:
+    main, _server = window
+    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
+    rows = list(main.chat_model.rows)
+    main.chat_list.setCurrentIndex(main.chat_model.index(5, 0))  # the user opens row 5
+    opened = rows[5]
+    assert isinstance(opened, ChatRow) and main.open_peer == PeerId(opened.peer_id)
+    # A new message moves that chat to the top: its neighbour must not open.
+    moved = [opened, *rows[:5], *rows[6:]]
+    main.show_chat_rows(moved, ViewUpdateType.GENERIC)
+    assert main.open_peer == PeerId(opened.peer_id)
+    assert main.header.text() == opened.title
+    selected = main.chat_list.selectionModel().selectedIndexes()
+    assert [index.row() for index in selected] == [0]
