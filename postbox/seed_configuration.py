@@ -43,10 +43,11 @@ class SeedConfiguration:
         return tuple(sorted(self.message_holes.get(peer_namespace, {})))
 
 
+#: Every kind of chat starts as one hole, secret chats too: the server this client talks
+#: to keeps their history (on Telegram a secret chat exists only on its devices).
 DEFAULT_SEED_CONFIGURATION = SeedConfiguration(
     message_holes={
-        int(namespace): {int(MessageNamespace.CLOUD): _ALL_TAGS}
-        for namespace in (PeerNamespace.USER, PeerNamespace.GROUP, PeerNamespace.CHANNEL)
+        int(namespace): {int(MessageNamespace.CLOUD): _ALL_TAGS} for namespace in PeerNamespace
     },
     chat_list_holes={
         int(PeerGroupId.ROOT): ChatListHole.top(),

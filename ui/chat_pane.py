@@ -46,7 +46,14 @@ from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
 from ui.models import effective_update
-from ui.rows import DeliveryState, MessageRow, history_rows, peer_kind, peer_subtitle
+from ui.rows import (
+    DeliveryState,
+    MessageRow,
+    chat_title,
+    history_rows,
+    peer_kind,
+    peer_subtitle,
+)
 
 __all__ = ["HISTORY_WINDOW", "ChatPane"]
 
@@ -241,7 +248,7 @@ class ChatPane(QWidget):
         first = self._moving
         self._moving = False
         if peer.peer is not None:
-            self.title.setText(peer.peer.name)
+            self.title.setText(chat_title(int(peer.peer.id), peer.peer.name))
         self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
         if cloud_key in combined.update_types or local_key in combined.update_types or first:
             reasons = combined.update_types

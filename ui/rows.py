@@ -174,7 +174,7 @@ def chat_list_rows_of(
             ChatRow(
                 key=int(peer_id),
                 peer_id=int(peer_id),
-                title=name,
+                title=chat_title(peer_id, name),
                 initials=initials(name),
                 color=avatar_color(peer_id),
                 preview=preview_text(message),
@@ -345,6 +345,12 @@ def presence_text(presence: PeerPresence | None, now: int, tz: dt.tzinfo = dt.UT
     if (today - seen.date()).days == 1:
         return f"last seen yesterday at {seen:%H:%M}"
     return f"last seen {seen:%d.%m.%y}"
+
+
+def chat_title(peer_id: int, name: str | None) -> str:
+    """A chat's title as lists and headers show it: a secret chat behind a lock."""
+    title = name if name is not None else f"Chat {peer_id & ((1 << 56) - 1)}"
+    return f"🔒 {title}" if peer_kind(peer_id) == "secret chat" else title
 
 
 def peer_kind(peer_id: int) -> str:

@@ -36,6 +36,7 @@ from postbox import (
     MessageTags,
     PeerGroupId,
     PeerId,
+    PeerNamespace,
     PeerNotificationSettings,
     Postbox,
     Transaction,
@@ -329,12 +330,17 @@ class _StaleFetchError(Exception):
 
 
 def _same_position(tx: Transaction, page: Dialogs, dialog: Dialog) -> bool:
-    """Whether the stored pts (the channel's own, for a channel) is the page's."""
+    """Whether the stored counter the chat follows (the channel's own pts, the qts for a
+    secret chat, else the account's pts) is the page's."""
     if dialog.pts is not None:
         stored = tx.get_peer_chat_state(PeerId(dialog.peer))
         return stored is None or stored.pts == dialog.pts
     cursor = tx.get_state()
-    return page.state is not None and cursor is not None and cursor.pts == page.state.pts
+    if page.state is None or cursor is None:
+        return False
+    if PeerId(dialog.peer).namespace == PeerNamespace.SECRET_CHAT:
+        return cursor.qts == page.state.qts
+    return cursor.pts == page.state.pts
 
 
 def _store_dialogs(

@@ -34,6 +34,7 @@ from sync.protocol import (
     UpdateEditChannelMessage,
     UpdateEditMessage,
     UpdateNewChannelMessage,
+    UpdateNewEncryptedMessage,
     UpdateNewMessage,
     UpdatePeer,
     UpdateReadChannelInbox,
@@ -221,7 +222,9 @@ class AccountMutableState:
         ``in_order``: the update comes in pts order with the messages around it (a
         push), not apart from them (a difference's other updates).
         """
-        if isinstance(update, UpdateNewMessage | UpdateNewChannelMessage):
+        if isinstance(
+            update, UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage
+        ):
             self.add_messages((update.message,))
         elif isinstance(update, UpdateEditMessage | UpdateEditChannelMessage):
             self.operations.append(EditMessage(message_from_wire(update.message)))

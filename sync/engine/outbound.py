@@ -131,6 +131,8 @@ def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
     message = tx.get_message(message_id)
     if message is None or message.incoming or message_id.namespace != CLOUD:
         return False
+    if message_id.peer_id.namespace == PeerNamespace.SECRET_CHAT:
+        return False  # a secret chat's messages are not edited, as on Telegram
     stored = StoreMessage(
         message_id.peer_id,
         CLOUD,
@@ -274,22 +276,40 @@ def _tag_name(tag: int) -> str:
     return {SEND_TAG: "sendMessage", READ_TAG: "readHistory", EDIT_TAG: "editMessage"}[tag]
 
 
-def _apply_pts(tx: Transaction, peer_id: PeerId, pts: int, count: int) -> bool:
-    """Move the account's (or the channel's) pts if the answer is the next; ``True`` if
-    it was not (a gap the difference will close)."""
-    if count == 0:
-        return False
+def _stored_point(tx: Transaction, peer_id: PeerId) -> int | None:
+    """Where the counter a chat's changes move stands: the channel's own pts, the
+    account's qts for a secret chat, else the account's pts (``None``: not synced)."""
     if peer_id.namespace == PeerNamespace.CHANNEL:
         state = tx.get_peer_chat_state(peer_id)
-        if state is not None and state.pts + count == pts:
-            tx.set_peer_chat_state(peer_id, ChannelState(pts))
-            return False
-        return state is None or state.pts < pts
+        return None if state is None else state.pts
     cursor = tx.get_state()
-    if cursor is not None and cursor.pts + count == pts:
-        tx.set_state(replace(cursor, pts=pts))
+    if cursor is None:
+        return None
+    return cursor.qts if peer_id.namespace == PeerNamespace.SECRET_CHAT else cursor.pts
+
+
+def _move_point(tx: Transaction, peer_id: PeerId, point: int) -> None:
+    if peer_id.namespace == PeerNamespace.CHANNEL:
+        tx.set_peer_chat_state(peer_id, ChannelState(point))
+        return
+    cursor = tx.get_state()
+    assert cursor is not None
+    if peer_id.namespace == PeerNamespace.SECRET_CHAT:
+        tx.set_state(replace(cursor, qts=point))
+    else:
+        tx.set_state(replace(cursor, pts=point))
+
+
+def _apply_pts(tx: Transaction, peer_id: PeerId, pts: int, count: int) -> bool:
+    """Move the chat's counter (see ``_stored_point``) if the answer is the next;
+    ``True`` if it was not (a gap the difference will close)."""
+    if count == 0:
         return False
-    return cursor is None or cursor.pts < pts
+    stored = _stored_point(tx, peer_id)
+    if stored is not None and stored + count == pts:
+        _move_point(tx, peer_id, pts)
+        return False
+    return stored is None or stored < pts
 
 
 def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> bool:
@@ -316,21 +336,14 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
 
 
 def _pts_reached(tx: Transaction, peer_id: PeerId, pts: int) -> bool:
-    """Whether the stored pts (the account's, or the channel's) is ``pts`` or beyond."""
-    if peer_id.namespace == PeerNamespace.CHANNEL:
-        state = tx.get_peer_chat_state(peer_id)
-        return state is not None and state.pts >= pts
-    cursor = tx.get_state()
-    return cursor is not None and cursor.pts >= pts
+    """Whether the chat's stored counter is at ``pts`` or beyond."""
+    stored = _stored_point(tx, peer_id)
+    return stored is not None and stored >= pts
 
 
 def _is_applied(tx: Transaction, peer_id: PeerId, pts: int) -> bool:
-    """Whether the stored pts (the account's, or the channel's) is exactly ``pts``."""
-    if peer_id.namespace == PeerNamespace.CHANNEL:
-        state = tx.get_peer_chat_state(peer_id)
-        return state is not None and state.pts == pts
-    cursor = tx.get_state()
-    return cursor is not None and cursor.pts == pts
+    """Whether the chat's stored counter is exactly ``pts``."""
+    return _stored_point(tx, peer_id) == pts
 
 
 def _edited(tx: Transaction, entry: PeerOperationLogEntry, edited: SentMessage) -> bool:

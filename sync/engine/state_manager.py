@@ -8,9 +8,9 @@ operations, and last the events of what was replayed (``processEvents``). Every 
 follows the three phases: read the stored cursor, build the final state (a list of
 mutation operations), replay it in one transaction that also moves the cursor.
 
-Gaps: an update that starts beyond the stored pts is held; the rules in ``sync.state``
-(``Sequencer``, ``GapDeadlines``) say when the missing update has not come within
-``Timeouts.gap``, and the manager then asks for the difference. A reconnect and
+Gaps: an update that starts beyond the stored pts (or qts, or seq) is held; the rules
+in ``sync.state`` (``Sequencer``, ``GapDeadlines``) say when the missing update has not
+come within ``Timeouts.gap``, and the manager then asks for the difference. A reconnect and
 ``updatesTooLong`` count as gaps. A quiet connection is polled every
 ``Timeouts.quiet_poll`` seconds.
 """
@@ -61,11 +61,13 @@ from sync.protocol import (
     GetState,
     ProtocolError,
     State,
+    UpdateNewEncryptedMessage,
     UpdatePeer,
     UpdateUserStatus,
 )
 from sync.state import (
     ACCOUNT_PTS,
+    QTS,
     SEQ,
     GapDeadlines,
     GapKey,
@@ -175,6 +177,7 @@ class StateManager:
         self._poll_requested = False
         self._channels_to_poll: set[int] = set()
         self._pts = Sequencer[AnyUpdate](0)
+        self._qts = Sequencer[UpdateNewEncryptedMessage](0)
         self._seq = Sequencer[Grouped](0)
         self._channel_seqs: dict[int, Sequencer[AnyUpdate]] = {}
         self._gaps = GapDeadlines(timeouts.gap)
@@ -223,6 +226,7 @@ class StateManager:
             or self._custom
             or self._events
             or self._pts.held
+            or self._qts.held
             or self._seq.held
             or any(s.held for s in self._channel_seqs.values())
         )
@@ -428,6 +432,7 @@ class StateManager:
             self.request_poll("no stored state yet")
             return
         self._pts.reset(stored.pts)
+        self._qts.reset(stored.qts)
         self._seq.reset(stored.seq)
         state = AccountMutableState(stored, stored)
         # A container whose seq is next releases its contents to their own checks.
@@ -466,7 +471,16 @@ class StateManager:
             state.apply(update)
         self.counters.updates_applied += len(result.ready)
         self._watch_gap(ACCOUNT_PTS, result.gap, result.inconsistent)
-        state.cursor = replace(stored, pts=self._pts.position, seq=self._seq.position)
+        qts_result = self._qts.offer(
+            (update.qts, 1, update) for grouped in groups for update in grouped.qts
+        )
+        for encrypted in qts_result.ready:
+            state.apply(encrypted)
+        self.counters.updates_applied += len(qts_result.ready)
+        self._watch_gap(QTS, qts_result.gap, qts_result.inconsistent)
+        state.cursor = replace(
+            stored, pts=self._pts.position, qts=self._qts.position, seq=self._seq.position
+        )
         initial_channels: dict[PeerId, int] = {}
         for channel in sorted(channels):
             local = channel_pts[channel]
@@ -525,8 +539,8 @@ class StateManager:
 
     def _resolve_gap(self, counter: GapKey) -> None:
         """A missing update did not come (or cannot): ask for what covers it."""
-        if counter is ACCOUNT_PTS or counter == SEQ:
-            self.request_poll("a gap in pts or seq was not filled in time")
+        if counter is ACCOUNT_PTS or counter in (SEQ, QTS):
+            self.request_poll("a gap in pts, qts or seq was not filled in time")
         else:
             assert counter is not None
             self._channel_seqs.pop(counter, None)
@@ -537,10 +551,12 @@ class StateManager:
         if channel is None:
             held = list(self._pts.held.values())
             self._pts.held.clear()
+            qts_held = list(self._qts.held.values())
+            self._qts.held.clear()
             seq_held = list(self._seq.held.items())
             self._seq.held.clear()
-            if held or seq_held:
-                grouped = Grouped(pts=held)
+            if held or qts_held or seq_held:
+                grouped = Grouped(pts=held, qts=qts_held)
                 self._incoming.insert(0, grouped)
                 for (start, end), updates in seq_held:
                     self._incoming.insert(1, Grouped(seq=(start + 1, end, updates)))
@@ -599,8 +615,9 @@ class StateManager:
             if prefetch is not None:
                 prefetch.cancel()
         self._pts.reset(state.cursor.pts)
+        self._qts.reset(state.cursor.qts)
         self._seq.reset(state.cursor.seq)
-        for counter in (ACCOUNT_PTS, SEQ):
+        for counter in (ACCOUNT_PTS, QTS, SEQ):
             self._watch_gap(counter, False, False)
         self._requeue_held(None)
         self.counters.last_activity = loop_time()
@@ -635,15 +652,20 @@ class StateManager:
             return False
         assert isinstance(answer, Difference | DifferenceSlice)
         reached = answer.intermediate_state if isinstance(answer, DifferenceSlice) else answer.state
-        if reached.pts < stored.pts or (
-            isinstance(answer, DifferenceSlice) and reached.pts == stored.pts
+        if (
+            reached.pts < stored.pts
+            or reached.qts < stored.qts
+            or isinstance(answer, DifferenceSlice)
+            and (reached.pts, reached.qts) == (stored.pts, stored.qts)
         ):
             raise StateWentBackwardsError(
-                f"a difference from pts {stored.pts} leads to pts {reached.pts}"
+                f"a difference from pts/qts {stored.pts}/{stored.qts}"
+                f" leads to {reached.pts}/{reached.qts}"
             )
         state.merge_peers(answer.peers)
-        state.add_difference(answer.new_messages, answer.other_updates)
-        self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
+        messages = (*answer.new_messages, *answer.new_encrypted_messages)
+        state.add_difference(messages, answer.other_updates)
+        self.counters.updates_applied += len(messages) + len(answer.other_updates)
         if isinstance(answer, DifferenceSlice):
             self.counters.slices += 1
             state.cursor = _cursor(answer.intermediate_state)

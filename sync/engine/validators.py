@@ -282,6 +282,9 @@ def apply_peer_dialogs(
             if dialog.pts is not None:
                 channel = tx.get_peer_chat_state(peer_id)
                 current = channel is not None and channel.pts == dialog.pts
+            elif peer_id.namespace == PeerNamespace.SECRET_CHAT:
+                # Its messages move the qts, its reads nothing: the qts must match.
+                current = cursor is not None and cursor.qts == answer.state.qts
             else:
                 current = cursor is not None and cursor.pts == answer.state.pts
             if not current or tx.get_operation_log_entries(peer_id, READ_TAG):

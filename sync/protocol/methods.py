@@ -250,7 +250,8 @@ class Peers(WireRecord):
 
 @dataclass(frozen=True, slots=True)
 class SentMessage(WireRecord):
-    """The stored message and the pts it took (the channel's own pts in a channel)."""
+    """The stored message and the counter point it took: the account's pts, the
+    channel's own pts in a channel, the account's qts in a secret chat."""
 
     message: Message
     pts: Counter

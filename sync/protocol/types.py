@@ -1,9 +1,11 @@
 """The records the client and server exchange: peers, messages, updates, results.
 
 Peer ids on the wire are the same int64 as postbox's ``PeerId``: the kind in the top
-byte (0 user, 1 group, 2 channel), the id in the low 56 bits. Private chats and groups
-share one message-id sequence and one ``pts`` (the account's); each channel numbers its
-own messages and has its own ``pts``, as on Telegram.
+byte (0 user, 1 group, 2 channel, 3 secret chat), the id in the low 56 bits. Private
+chats and groups share one message-id sequence and one ``pts`` (the account's); each
+channel numbers its own messages and has its own ``pts``, as on Telegram. A secret
+chat numbers its own messages too, and its new messages move the account's ``qts``, a
+third counter: one point per message, applied when ``local_qts + 1 == qts``.
 
 An update that moves a ``pts`` says where it ends (``pts``) and how many points it
 covers (``pts_count``): it applies when ``local_pts + pts_count == pts``, is old when
@@ -57,6 +59,7 @@ __all__ = [
     "UpdateEditChannelMessage",
     "UpdateEditMessage",
     "UpdateNewChannelMessage",
+    "UpdateNewEncryptedMessage",
     "UpdateNewMessage",
     "UpdatePeer",
     "UpdateReadChannelInbox",
@@ -81,6 +84,10 @@ class PeerKind(enum.IntEnum):
     USER = 0
     GROUP = 1
     CHANNEL = 2
+    #: An end-to-end chat with one user, opened on this device. This server keeps its
+    #: messages as well (so a reinstall can fill its history); what matters for sync is
+    #: that its new messages travel in the qts stream, not in a pts one.
+    SECRET = 3
 
 
 def make_peer_id(kind: PeerKind, local_id: int) -> int:
@@ -301,6 +308,15 @@ class UpdateReadChannelInbox(WireRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class UpdateNewEncryptedMessage(WireRecord):
+    """A new message in a secret chat: ordered by the account's qts, one point each."""
+
+    TAG = "newEncryptedMessage"
+    message: Message
+    qts: Counter
+
+
+@dataclass(frozen=True, slots=True)
 class UpdateChannelTooLong(WireRecord):
     """The channel has more news than a push can carry: ask getChannelDifference."""
 
@@ -335,6 +351,7 @@ AnyUpdate = (
     | UpdateEditChannelMessage
     | UpdateDeleteChannelMessages
     | UpdateReadChannelInbox
+    | UpdateNewEncryptedMessage
     | UpdateChannelTooLong
     | UpdateUserStatus
     | UpdatePeer
@@ -351,6 +368,7 @@ _UPDATES: dict[str, type[Any]] = {
         UpdateEditChannelMessage,
         UpdateDeleteChannelMessages,
         UpdateReadChannelInbox,
+        UpdateNewEncryptedMessage,
         UpdateChannelTooLong,
         UpdateUserStatus,
         UpdatePeer,
@@ -439,9 +457,11 @@ class DifferenceEmpty(WireRecord):
 class Difference(WireRecord):
     """Everything since the client's state; ``state`` is where it leaves the client.
 
-    ``new_messages`` come first, then ``other_updates`` in pts order. ``peers`` and
-    ``presences`` changed since the request's date; ``channels`` had news since then
-    and their current pts (compare with the local pts, then getChannelDifference).
+    ``new_messages`` come first, then ``other_updates`` in pts order.
+    ``new_encrypted_messages`` are the secret chats' new messages after the request's
+    qts, in qts order. ``peers`` and ``presences`` changed since the request's date;
+    ``channels`` had news since then and their current pts (compare with the local
+    pts, then getChannelDifference).
     """
 
     TAG = "difference"
@@ -451,6 +471,7 @@ class Difference(WireRecord):
     state: State
     presences: tuple[Presence, ...] = ()
     channels: tuple[ChannelPts, ...] = ()
+    new_encrypted_messages: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,11 +483,13 @@ class DifferenceSlice(WireRecord):
     other_updates: tuple[AnyUpdate, ...]
     peers: tuple[Peer, ...]
     intermediate_state: State
+    new_encrypted_messages: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class DifferenceTooLong(WireRecord):
-    """The gap is older than the server keeps: reset to ``pts`` and reload history."""
+    """The pts gap is older than the server keeps: reset to ``pts`` and reload history.
+    The qts stream is kept whole: ask again from the new pts and the old qts."""
 
     TAG = "differenceTooLong"
     pts: Counter

@@ -50,6 +50,8 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS channel_log (
         channel INTEGER NOT NULL, pts INTEGER NOT NULL, pts_count INTEGER NOT NULL,
         date INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (channel, pts)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS qts_log (
+        qts INTEGER PRIMARY KEY, date INTEGER NOT NULL, body BLOB NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS sent_messages (
         random_id INTEGER PRIMARY KEY, peer INTEGER NOT NULL, id INTEGER NOT NULL,
         pts INTEGER NOT NULL, pts_count INTEGER NOT NULL, message BLOB NOT NULL)""",

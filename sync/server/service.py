@@ -36,6 +36,7 @@ from sync.protocol import (
     Request,
     SendMessage,
     SentMessage,
+    UpdateNewEncryptedMessage,
     WireRecord,
     peer_kind,
 )
@@ -159,6 +160,8 @@ class Service:
             random_id=params.random_id,
         )
         self._publish([push_for(self.store, update)], session)
+        if isinstance(update, UpdateNewEncryptedMessage):
+            return SentMessage(update.message, update.qts, 1)
         return SentMessage(update.message, update.pts, update.pts_count)
 
     def _edit_message(self, session: Session, params: EditMessage) -> SentMessage:

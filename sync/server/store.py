@@ -1,11 +1,14 @@
 """The mock server's truth: one account's peers, messages, dialogs and update logs in SQLite.
 
 Private chats and groups share one message-id sequence and the account's ``pts``;
-each channel has its own ids and ``pts``, as on Telegram. Every change that moves a
-``pts`` is appended to a log (``update_log`` for the account, ``channel_log`` per
-channel) as the update a client would have been pushed, so ``difference`` and
-``channel_difference`` can replay exactly what a client missed. Logs keep the last
-``log_window`` points; a client older than that gets "too long".
+each channel has its own ids and ``pts``, as on Telegram. A secret chat has its own ids
+too, and each new message in one takes the account's next ``qts``. Every change that
+moves a ``pts`` is appended to a log (``update_log`` for the account, ``channel_log``
+per channel) as the update a client would have been pushed, and every new secret
+message to ``qts_log``, so ``difference`` and ``channel_difference`` can replay exactly
+what a client missed. The pts logs keep the last ``log_window`` points (a client older
+than that gets "too long"); the qts log is kept whole, as a secret message missed is
+lost for good.
 
 Every mutation returns the updates it caused; the caller decides whom to push them to.
 All methods run on one thread (the server's event loop).
@@ -57,12 +60,14 @@ from sync.protocol import (
     UpdateEditChannelMessage,
     UpdateEditMessage,
     UpdateNewChannelMessage,
+    UpdateNewEncryptedMessage,
     UpdateNewMessage,
     UpdatePeer,
     UpdateReadChannelInbox,
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
     decode_update,
+    make_peer_id,
     peer_kind,
 )
 from sync.server.generator import DemoDataset
@@ -174,6 +179,7 @@ class ServerStore:
             ("media_index", "peer, kind, id"),
             ("update_log", "pts"),
             ("channel_log", "channel, pts"),
+            ("qts_log", "qts"),
             ("sent_messages", "random_id"),
         ):
             for row in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}"):  # noqa: S608
@@ -499,11 +505,21 @@ class ServerStore:
         )
         taken, more = self._take(entries, limit)
         messages, others = self._split(entry for entry in taken)
+        secret = self._qts_updates(request.qts, limit + 1)
+        more = more or len(secret) > limit
+        secret = secret[:limit]
+        encrypted = tuple(update.message for update in secret)
+        peers = self._peers_of((*messages, *encrypted))
         if more:
             # The date stays the request's, so the final answer's hints (peers, presences,
             # channels changed since that date) cover every slice of the chain.
-            intermediate = State(taken[-1].pts, state.qts, state.seq, request.date)
-            return DifferenceSlice(messages, others, self._peers_of(messages), intermediate)
+            intermediate = State(
+                taken[-1].pts if taken else request.pts,
+                secret[-1].qts if secret else request.qts,
+                state.seq,
+                request.date,
+            )
+            return DifferenceSlice(messages, others, peers, intermediate, encrypted)
         changed = [
             row[0]
             for row in self._execute(
@@ -524,10 +540,18 @@ class ServerStore:
                 (request.date,),
             )
         )
-        if not taken and not changed and not presences and not channels:
+        if not taken and not secret and not changed and not presences and not channels:
             return DifferenceEmpty(state.date, state.seq)
-        peers = self._peers_of(messages, changed)
-        return Difference(messages, others, peers, state, presences, channels)
+        peers = self._peers_of((*messages, *encrypted), changed)
+        return Difference(messages, others, peers, state, presences, channels, encrypted)
+
+    def _qts_updates(self, after: int, limit: int) -> list[UpdateNewEncryptedMessage]:
+        """The secret chats' new messages after qts ``after``, in qts order."""
+        rows = self._execute(
+            "SELECT body FROM qts_log WHERE qts > ? ORDER BY qts LIMIT ?", (after, limit)
+        )
+        updates = [decode_update(unpack(body)) for (body,) in rows]
+        return [u for u in updates if isinstance(u, UpdateNewEncryptedMessage)]
 
     def channel_difference(
         self, request: GetChannelDifference, *, force_too_long: bool = False
@@ -607,6 +631,40 @@ class ServerStore:
     def _channel_of(self, peer_id: int) -> int | None:
         return peer_id if peer_kind(peer_id) is PeerKind.CHANNEL else None
 
+    def _refuse_secret(self, peer_id: int, what: str) -> None:
+        if peer_kind(peer_id) is PeerKind.SECRET:
+            raise StoreError(
+                f"messages of a secret chat cannot be {what}", ErrorCode.PEER_ID_INVALID
+            )
+
+    # -- secret chats ----------------------------------------------------------------
+
+    def secret_chat_with(self, user_id: int) -> int | None:
+        """The secret chat opened with ``user_id``, if there is one."""
+        for (peer_id,) in self._execute(
+            "SELECT id FROM peers WHERE id >= ? AND id < ? ORDER BY id",
+            (PeerKind.SECRET << 56, (PeerKind.SECRET + 1) << 56),
+        ):
+            if self.members(peer_id) == (user_id,):
+                return int(peer_id)
+        return None
+
+    def open_secret_chat(self, user_id: int) -> int:
+        """Open a secret chat with ``user_id`` (an empty chat, listed once it has a
+        message); its peer carries the user's name and has the user as its one member."""
+        user = self.require_peer(user_id)
+        if user.kind is not PeerKind.USER or user_id == self.self_id:
+            raise StoreError(f"no user with id {user_id}", ErrorCode.PEER_ID_INVALID)
+        with self._db:
+            number = self._meta("secret_chats", 0) + 1
+            self._set_meta("secret_chats", number)
+            peer_id = make_peer_id(PeerKind.SECRET, number)
+            self._execute(
+                "INSERT INTO peers VALUES (?, ?, NULL, ?, 0, '', ?, NULL, 0, NULL, 0, 0)",
+                (peer_id, user.name, number, pack([user_id])),
+            )
+        return peer_id
+
     def add_message(
         self,
         peer_id: int,
@@ -617,17 +675,27 @@ class ServerStore:
         media: Sequence[Media] = (),
         reply_to: int | None = None,
         random_id: int | None = None,
-    ) -> UpdateNewMessage | UpdateNewChannelMessage:
+    ) -> UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage:
         """Store a new message in a chat and log it; the update says where it landed.
 
         With ``random_id`` the send is remembered in the same transaction, so a resend
         finds it (``sent_before``) whether or not the first answer reached the client.
+        A secret chat's first message lists it.
         """
-        self._require_dialog(peer_id)
+        secret = peer_kind(peer_id) is PeerKind.SECRET
+        if secret:
+            self.require_peer(peer_id)
+        else:
+            self._require_dialog(peer_id)
         channel = self._channel_of(peer_id)
         date = self.now()
         with self._db:
-            if channel is None:
+            if secret and self._one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
+                self._execute(
+                    "INSERT INTO dialogs VALUES (?, 0, 0, 0, 0, NULL, 0, 0, NULL, 1, NULL, ?)",
+                    (peer_id, date),
+                )
+            if channel is None and not secret:
                 message_id = self._meta("next_id", 1)
                 self._set_meta("next_id", message_id + 1)
             else:
@@ -663,30 +731,35 @@ class ServerStore:
                 "UPDATE dialogs SET top_id = ?, top_date = ? WHERE peer = ?",
                 (message_id, date, peer_id),
             )
-            pts = self._next_pts(channel, 1)
-            update: UpdateNewMessage | UpdateNewChannelMessage
-            if channel is None:
-                update = UpdateNewMessage(message, pts, 1)
+            update: UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage
+            if secret:
+                qts = self._meta("qts", 0) + 1
+                self._set_meta("qts", qts)
+                update = UpdateNewEncryptedMessage(message, qts)
+                self._execute(
+                    "INSERT INTO qts_log VALUES (?, ?, ?)", (qts, date, pack(update.to_wire()))
+                )
+                self._set_meta("date", date)
+                point, points = qts, 1
             else:
-                update = UpdateNewChannelMessage(message, pts, 1)
-            self._append(channel, update, date)
+                pts = self._next_pts(channel, 1)
+                if channel is None:
+                    update = UpdateNewMessage(message, pts, 1)
+                else:
+                    update = UpdateNewChannelMessage(message, pts, 1)
+                self._append(channel, update, date)
+                point, points = update.pts, update.pts_count
             if random_id is not None:
                 self._execute(
                     "INSERT INTO sent_messages VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        random_id,
-                        peer_id,
-                        message_id,
-                        update.pts,
-                        update.pts_count,
-                        pack(message.to_wire()),
-                    ),
+                    (random_id, peer_id, message_id, point, points, pack(message.to_wire())),
                 )
         return update
 
     def edit_message(
         self, peer_id: int, message_id: int, text: str
     ) -> UpdateEditMessage | UpdateEditChannelMessage:
+        self._refuse_secret(peer_id, "edited")
         self._require_dialog(peer_id)
         current = self.message(peer_id, message_id)
         if current is None:
@@ -717,6 +790,7 @@ class ServerStore:
         self, peer_id: int, ids: Iterable[int]
     ) -> UpdateDeleteMessages | UpdateDeleteChannelMessages | None:
         """Delete the messages among ``ids`` that exist; ``None`` if none did."""
+        self._refuse_secret(peer_id, "deleted")
         self._require_dialog(peer_id)
         wanted = sorted(set(ids))
         existing = [m.id for m in self._messages(peer_id, wanted)]
@@ -745,13 +819,18 @@ class ServerStore:
     def read_inbox(
         self, peer_id: int, max_id: int
     ) -> UpdateReadHistoryInbox | UpdateReadChannelInbox | None:
-        """This account read the chat up to ``max_id``; ``None`` if that changes nothing."""
+        """This account read the chat up to ``max_id``; ``None`` if that changes nothing,
+        and in a secret chat, whose read concerns only the device that has it."""
         self._require_dialog(peer_id)
         top_id, read_inbox = self._one(
             "SELECT top_id, read_inbox FROM dialogs WHERE peer = ?", (peer_id,)
         ) or (0, 0)
         max_id = min(max_id, top_id)
         if max_id <= read_inbox:
+            return None
+        if peer_kind(peer_id) is PeerKind.SECRET:
+            with self._db:
+                self._execute("UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id))
             return None
         channel = self._channel_of(peer_id)
         date = self.now()
@@ -772,6 +851,7 @@ class ServerStore:
 
     def read_outbox(self, peer_id: int, max_id: int) -> UpdateReadHistoryOutbox | None:
         """The other side of a private chat or group read our messages up to ``max_id``."""
+        self._refuse_secret(peer_id, "marked read by the other side here")
         self._require_dialog(peer_id)
         if self._channel_of(peer_id) is not None:
             raise StoreError("channels have no outbox read marks", ErrorCode.PEER_ID_INVALID)

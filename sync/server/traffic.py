@@ -5,7 +5,9 @@ message in a private chat or group (busy chats far more often than quiet ones), 
 post, an edit or a deletion of a recent message, a deletion of old messages anywhere in a
 history (unread ones among them), the other side reading our messages, the account
 reading a chat on another device, a presence change, a rename, and a burst: two to five
-messages and reads pushed together in one seq container, as Telegram does. Every choice
+messages and reads pushed together in one seq container, as Telegram does, and a
+message in a secret chat (now and then in a newly opened one), which moves the qts
+stream instead of a pts one. Every choice
 comes from a ``random.Random`` seeded with the server's seed and the store's counters, so
 the same seed and the same requests give the same events, and a server restarted from
 its file does not replay the events it already made.
@@ -38,7 +40,7 @@ __all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "Traffic"]
 #: real account; reads from another device and deletions deep in history are rarer; a
 #: burst (several updates in one seq container) comes about once in twenty events.
 EVENT_WEIGHTS = {
-    "message": 40,
+    "message": 35,
     "channel_post": 14,
     "edit": 5,
     "delete": 3,
@@ -48,13 +50,18 @@ EVENT_WEIGHTS = {
     "presence": 14,
     "rename": 2,
     "burst": 4,
+    "secret": 5,
 }
 #: What a burst is made of, drawn with equal chances for each of its two to five parts.
-BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox")
+BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox", "secret")
 _MEDIA_KINDS = ("photo", "video", "file", "voice", "link")
 _RENAME_SUFFIXES = (" 🎉", " (new)", " ✈️", " 2.0", " 🏠")
 #: How far back edits and ordinary deletions reach.
 _RECENT = 10
+#: Chance that a secret message opens a new secret chat rather than using an open one.
+_NEW_SECRET_CHAT = 0.1
+#: Peer flags of users nobody opens a secret chat with: bots, and the account itself.
+_NOT_A_PERSON = 2 | 8
 
 
 class Traffic:
@@ -64,7 +71,7 @@ class Traffic:
         self.store = store
         state = store.state()
         # The counters make a restarted server draw new events, not the ones it made.
-        self.rng = random.Random(f"traffic:{seed}:{state.pts}:{state.seq}")
+        self.rng = random.Random(f"traffic:{seed}:{state.pts}:{state.seq}:{state.qts}")
         self._media_ids = itertools.count(self.rng.getrandbits(40) + 1)
         self._kinds = list(EVENT_WEIGHTS)
         self._kind_weights = list(itertools.accumulate(EVENT_WEIGHTS.values()))
@@ -72,8 +79,11 @@ class Traffic:
         channels: list[int] = []
         chat_weights: list[float] = []
         channel_weights: list[float] = []
+        self._secret_chats: list[int] = []
         for peer_id, count in store.chat_sizes():
-            if peer_kind(peer_id) is PeerKind.CHANNEL:
+            if peer_kind(peer_id) is PeerKind.SECRET:
+                self._secret_chats.append(peer_id)
+            elif peer_kind(peer_id) is PeerKind.CHANNEL:
                 channels.append(peer_id)
                 channel_weights.append(count + 1.0)
             else:
@@ -84,6 +94,11 @@ class Traffic:
         self._channels = channels
         self._channel_weights = list(itertools.accumulate(channel_weights))
         self._users = [peer for peer in chats if peer_kind(peer) is PeerKind.USER]
+        self._people = [
+            user
+            for user in self._users
+            if (peer := store.peer(user)) is not None and not peer.flags & _NOT_A_PERSON
+        ]
         self.events = 0
 
     def _pick(self, items: list[int], cumulative: list[float]) -> int | None:
@@ -134,6 +149,22 @@ class Traffic:
                 return None
             author = self.rng.choice(members)
         text, media = self._content(peer_id)
+        return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
+
+    def _secret_message(self) -> AnyUpdate | None:
+        """A message from the other side of a secret chat, mostly an open one."""
+        if self._secret_chats and self.rng.random() >= _NEW_SECRET_CHAT:
+            peer_id = self.rng.choice(self._secret_chats)
+        elif self._people:
+            user = self.rng.choice(self._people)
+            found = self.store.secret_chat_with(user)
+            peer_id = found if found is not None else self.store.open_secret_chat(user)
+            if peer_id not in self._secret_chats:
+                self._secret_chats.append(peer_id)
+        else:
+            return None
+        (author,) = self.store.members(peer_id)
+        text, media = self._content(author)
         return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
 
     def _read_inbox_update(self, peer_id: int | None) -> AnyUpdate | None:
@@ -210,6 +241,9 @@ class Traffic:
             ids = self.store.message_ids_at(peer_id, positions)
         return self._push(self.store.delete_messages(peer_id, ids))
 
+    def _secret(self) -> list[AnyUpdates]:
+        return self._push(self._secret_message())
+
     def _read_outbox(self) -> list[AnyUpdates]:
         return self._push(self._read_outbox_update())
 
@@ -217,7 +251,8 @@ class Traffic:
         return self._push(self._read_inbox_update(self._pick_any()))
 
     def _burst(self) -> list[AnyUpdates]:
-        """Two to five messages and reads of private chats and groups in one seq container.
+        """Two to five messages (secret ones among them) and reads of private chats and
+        groups in one seq container.
 
         Half the containers take one seq point (Telegram's ``updates``), half one per
         update (``updatesCombined``, ``seq_start < seq``)."""
@@ -226,6 +261,8 @@ class Traffic:
             kind = self.rng.choice(BURST_KINDS)
             if kind == "message":
                 update = self._new_message()
+            elif kind == "secret":
+                update = self._secret_message()
             elif kind == "read_inbox":
                 update = self._read_inbox_update(self._pick(self._chats, self._chat_weights))
             else:

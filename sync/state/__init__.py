@@ -9,7 +9,7 @@ driver: it feeds them what arrives with the loop's time, arms one timer at the n
 deadline, and does the requests and the Postbox transactions.
 """
 
-from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, SEQ, GapDeadlines, GapKey
+from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
     Grouped,
     Sequenced,
@@ -18,11 +18,13 @@ from sync.state.updates import (
     group_push,
     group_updates,
     pts_of,
+    qts_of,
 )
 
 __all__ = [
     "ACCOUNT_PTS",
     "POSSIBLE_GAP_TIMEOUT",
+    "QTS",
     "SEQ",
     "GapDeadlines",
     "GapKey",
@@ -33,4 +35,5 @@ __all__ = [
     "group_push",
     "group_updates",
     "pts_of",
+    "qts_of",
 ]

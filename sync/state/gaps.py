@@ -1,6 +1,6 @@
 """Gap deadlines: how long a counter waits for a missing update, on a clock passed in.
 
-A counter (the account's pts, the seq, or one channel's pts) that holds updates
+A counter (the account's pts, its qts, the seq, or one channel's pts) that holds updates
 beyond a missing one gets a deadline ``timeout`` after the gap was first seen; the
 gap closing clears it. An update that overlaps the position ("inconsistent") cannot
 be waited out and is resolved at once. ``expired(now)`` hands back the counters whose
@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ACCOUNT_PTS", "POSSIBLE_GAP_TIMEOUT", "SEQ", "GapDeadlines", "GapKey"]
+__all__ = ["ACCOUNT_PTS", "POSSIBLE_GAP_TIMEOUT", "QTS", "SEQ", "GapDeadlines", "GapKey"]
 
 #: Seconds to wait for a missing update (the known clients wait 0.5 to 1 s).
 POSSIBLE_GAP_TIMEOUT = 0.5
 
-#: A counter: ``ACCOUNT_PTS``, ``SEQ``, or a channel's id.
+#: A counter: ``ACCOUNT_PTS``, ``QTS``, ``SEQ``, or a channel's id.
 GapKey = int | None
 ACCOUNT_PTS: GapKey = None
 SEQ: GapKey = -1
+QTS: GapKey = -2
 
 
 @dataclass(slots=True)

@@ -1,7 +1,8 @@
 """Update grouping and counter checks: pure logic, no sockets and no database.
 
 ``group_push`` sorts one push into what each counter orders: the account's pts, each
-channel's pts, the seq of containers, and date-only updates (presence). A container with
+channel's pts, the account's qts (secret chats' new messages), the seq of containers,
+and date-only updates (presence). A container with
 a seq is checked by its seq first; then its contents go through their own checks, so a
 pts update inside it is applied once and in pts order, as if it had come alone. A
 ``Sequencer`` then holds a counter's position and the updates that arrived early:
@@ -25,6 +26,7 @@ from sync.protocol import (
     UpdateDeleteChannelMessages,
     UpdateEditChannelMessage,
     UpdateNewChannelMessage,
+    UpdateNewEncryptedMessage,
     UpdateReadChannelInbox,
     Updates,
     UpdatesTooLong,
@@ -38,6 +40,7 @@ __all__ = [
     "group_push",
     "group_updates",
     "pts_of",
+    "qts_of",
 ]
 
 T = TypeVar("T")
@@ -61,12 +64,18 @@ def pts_of(update: AnyUpdate) -> tuple[int, int] | None:
     return None
 
 
+def qts_of(update: AnyUpdate) -> int | None:
+    """The qts an update takes (one point each), if the qts stream orders it."""
+    return update.qts if isinstance(update, UpdateNewEncryptedMessage) else None
+
+
 @dataclass(slots=True)
 class Grouped:
     """One push, sorted by the counter that orders each part."""
 
     pts: list[AnyUpdate] = field(default_factory=list)
     channels: dict[int, list[AnyUpdate]] = field(default_factory=dict)
+    qts: list[UpdateNewEncryptedMessage] = field(default_factory=list)
     #: Channels the server says to ask about (channelTooLong).
     channel_hints: list[UpdateChannelTooLong] = field(default_factory=list)
     #: Updates with no counter (presence), applied as they come.
@@ -114,6 +123,9 @@ def group_updates(updates: Iterable[AnyUpdate]) -> Grouped:
     for update in updates:
         if isinstance(update, UpdateChannelTooLong):
             grouped.channel_hints.append(update)
+            continue
+        if isinstance(update, UpdateNewEncryptedMessage):
+            grouped.qts.append(update)
             continue
         channel = channel_of(update)
         if channel is not None:

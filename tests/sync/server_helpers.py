@@ -70,6 +70,7 @@ class Truth:
     pts: int
     channel_pts: dict[int, int]
     date: int
+    qts: int = 0
 
     def account_part(self) -> tuple[dict[tuple[int, int], Message], dict[int, tuple[int, int]]]:
         return (
@@ -99,20 +100,23 @@ def truth(store: ServerStore) -> Truth:
         if _is_channel(peer_id):
             channel_pts[peer_id] = store.dialog(peer_id).pts or 0
     state = store.state()
-    return Truth(messages, read_marks, state.pts, channel_pts, state.date)
+    return Truth(messages, read_marks, state.pts, channel_pts, state.date, state.qts)
 
 
 def random_action(harness: Harness, rng: random.Random) -> None:
     """One change: generated traffic mostly, and now and then this account's own actions."""
     roll = rng.random()
     store = harness.store
-    chats = [p for p, _ in store.chat_sizes() if not _is_channel(p)]
-    everything = [p for p, _ in store.chat_sizes()]
+    # Secret chats take sends only: their messages are not edited or deleted, and a read
+    # of one concerns this device alone (no update carries it).
+    chats = [p for p, _ in store.chat_sizes() if peer_kind(p) in (PeerKind.USER, PeerKind.GROUP)]
+    secret = [p for p, _ in store.chat_sizes() if peer_kind(p) is PeerKind.SECRET]
+    everything = [p for p, _ in store.chat_sizes() if peer_kind(p) is not PeerKind.SECRET]
     if roll < 0.6:
         harness.service.generate(1)
     elif roll < 0.72:
         harness.call(
-            SendMessage(rng.choice(chats), f"note {rng.random():.6f}", rng.getrandbits(62))
+            SendMessage(rng.choice(chats + secret), f"note {rng.random():.6f}", rng.getrandbits(62))
         )
     elif roll < 0.8:
         peer_id = rng.choice(chats)

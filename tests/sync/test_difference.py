@@ -41,10 +41,12 @@ class AccountModel:
     def __init__(self, known: Truth) -> None:
         self.messages, self.read_marks = known.account_part()
         self.pts = known.pts
+        self.qts = known.qts
 
     def apply(self, messages: tuple[Message, ...], updates: tuple[object, ...]) -> None:
         for message in messages:
             self.messages[(message.peer, message.id)] = message
+            self.read_marks.setdefault(message.peer, (0, 0))  # a chat opened since
         for update in updates:
             if isinstance(update, UpdateEditMessage):
                 self.messages[(update.message.peer, update.message.id)] = update.message
@@ -65,18 +67,20 @@ def catch_up(harness, model: AccountModel, date: int, limit: int) -> tuple[int, 
     while True:
         calls += 1
         assert calls < 10_000, "the difference never ends"
-        answer = harness.call(GetDifference(model.pts, 0, date, pts_total_limit=limit))
+        answer = harness.call(GetDifference(model.pts, model.qts, date, pts_total_limit=limit))
         if isinstance(answer, DifferenceSlice):
-            assert answer.intermediate_state.pts > model.pts, "a slice must make progress"
-            model.apply(answer.new_messages, answer.other_updates)
-            model.pts = answer.intermediate_state.pts
-            date = answer.intermediate_state.date
+            reached = answer.intermediate_state
+            assert (reached.pts, reached.qts) > (model.pts, model.qts), "a slice must progress"
+            assert reached.pts >= model.pts and reached.qts >= model.qts
+            model.apply(answer.new_messages + answer.new_encrypted_messages, answer.other_updates)
+            model.pts, model.qts = reached.pts, reached.qts
+            date = reached.date
             continue
         if isinstance(answer, DifferenceEmpty):
             return calls, Difference((), (), (), harness.store.state())
         assert isinstance(answer, Difference), answer
-        model.apply(answer.new_messages, answer.other_updates)
-        model.pts = answer.state.pts
+        model.apply(answer.new_messages + answer.new_encrypted_messages, answer.other_updates)
+        model.pts, model.qts = answer.state.pts, answer.state.qts
         return calls, answer
 
 
@@ -130,6 +134,7 @@ def test_a_difference_from_any_earlier_pts_reproduces_the_server(
     model = AccountModel(known)
     _calls, final = catch_up(harness, model, known.date, limit)
     assert model.pts == now.pts == final.state.pts
+    assert model.qts == now.qts == final.state.qts
     expected_messages, expected_marks = now.account_part()
     assert model.messages == expected_messages
     assert model.read_marks == expected_marks

@@ -24,6 +24,7 @@ from sync.protocol import (
     UpdateDeleteMessages,
     UpdateEditChannelMessage,
     UpdateNewChannelMessage,
+    UpdateNewEncryptedMessage,
     UpdateNewMessage,
     UpdatePeer,
     UpdateReadChannelInbox,
@@ -91,15 +92,20 @@ def test_a_burst_is_one_seq_container_with_several_pts_updates() -> None:
         points = push.seq - push.seq_start + 1
         assert points in (1, len(push.updates))
         shapes.add((points > 1, len(push.updates) > 1))
-        # The pts updates inside chain from the account's pts to its new value.
-        pts = before.pts
+        # The pts updates inside chain from the account's pts to its new value; the
+        # secret messages among them, from its qts.
+        pts, qts = before.pts, before.qts
         for update in push.updates:
+            if isinstance(update, UpdateNewEncryptedMessage):
+                assert update.qts == qts + 1
+                qts = update.qts
+                continue
             assert isinstance(
                 update, UpdateNewMessage | UpdateReadHistoryInbox | UpdateReadHistoryOutbox
             )
             assert update.pts - update.pts_count == pts
             pts = update.pts
-        assert pts == after.pts
+        assert (pts, qts) == (after.pts, after.qts)
         # The container names every peer its updates need.
         named = {peer.id for peer in push.peers}
         for update in push.updates:
