@@ -366,9 +366,10 @@ class ServerStore:
 
         The first page (no offset) starts with every pinned chat in pinning order; then,
         on every page, up to ``limit`` unpinned chats by (top date, top id, peer),
-        newest first, older than the offset.
+        newest first, older than the offset. An unpinned chat with no message left is
+        not listed (as in a client's chat list, which orders chats by their last one).
         """
-        where, args = "WHERE pinned IS NULL", []
+        where, args = "WHERE pinned IS NULL AND top_id > 0", []
         first_page = not (request.offset_date or request.offset_id or request.offset_peer)
         if not first_page:
             where += " AND (top_date, top_id, peer) < (?, ?, ?)"
@@ -387,7 +388,9 @@ class ServerStore:
         dialogs = tuple(self._dialog(row) for row in (*pinned_rows, *rows))
         tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
         messages = tuple(m for m in tops if m is not None)
-        (count,) = self._one("SELECT count(*) FROM dialogs") or (0,)
+        (count,) = self._one(
+            "SELECT count(*) FROM dialogs WHERE pinned IS NOT NULL OR top_id > 0"
+        ) or (0,)
         pinned = tuple(row[0] for row in pinned_rows)
         peers = self._peers_of(messages, (d.peer for d in dialogs))
         return Dialogs(dialogs, messages, peers, count, pinned, self.state())
@@ -509,7 +512,7 @@ class ServerStore:
         more = more or len(secret) > limit
         secret = secret[:limit]
         encrypted = tuple(update.message for update in secret)
-        peers = self._peers_of((*messages, *encrypted))
+        peers = self._peers_of((*messages, *encrypted, *_messages_in(others)))
         if more:
             # The date stays the request's, so the final answer's hints (peers, presences,
             # channels changed since that date) cover every slice of the chain.
@@ -542,7 +545,7 @@ class ServerStore:
         )
         if not taken and not secret and not changed and not presences and not channels:
             return DifferenceEmpty(state.date, state.seq)
-        peers = self._peers_of((*messages, *encrypted), changed)
+        peers = self._peers_of((*messages, *encrypted, *_messages_in(others)), changed)
         return Difference(messages, others, peers, state, presences, channels, encrypted)
 
     def _qts_updates(self, after: int, limit: int) -> list[UpdateNewEncryptedMessage]:
@@ -576,7 +579,11 @@ class ServerStore:
         taken, more = self._take(entries, request.limit)
         messages, others = self._split(taken)
         return ChannelDifference(
-            messages, others, self._peers_of(messages, (request.channel,)), taken[-1].pts, not more
+            messages,
+            others,
+            self._peers_of((*messages, *_messages_in(others)), (request.channel,)),
+            taken[-1].pts,
+            not more,
         )
 
     # -- writing ---------------------------------------------------------------------
@@ -916,3 +923,8 @@ class ServerStore:
         peer_id, message_id, pts, pts_count, original = row
         message = self.message(peer_id, message_id) or Message.from_wire(unpack(original))
         return message, pts, pts_count
+
+
+def _messages_in(updates: Iterable[AnyUpdate]) -> list[Message]:
+    """The messages updates carry (edits): their authors must come with them too."""
+    return [message for u in updates if isinstance(message := getattr(u, "message", None), Message)]

@@ -221,3 +221,17 @@ def test_multi_point_updates_are_never_split(limit: int) -> None:
     (update,) = answer.other_updates
     assert isinstance(update, UpdateDeleteMessages)
     assert update.pts_count == 4
+
+
+def test_a_difference_names_the_authors_of_the_messages_its_edits_carry() -> None:
+    harness = make_harness()
+    store = harness.store
+    start = store.state()
+    groups = [p for p, n in store.chat_sizes() if n and p >> 56 == 1]
+    group = groups[0]
+    message = next(m for m in store.recent_messages(group, 50) if not m.out and m.author)
+    store.edit_message(group, message.id, "changed")
+    answer = harness.call(GetDifference(start.pts, start.qts, start.date))
+    assert isinstance(answer, Difference)
+    assert not answer.new_messages
+    assert message.author in {peer.id for peer in answer.peers}

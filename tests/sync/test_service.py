@@ -129,6 +129,23 @@ def test_dialogs_page_through_the_whole_chat_list_in_order(harness) -> None:
     assert dates == sorted(dates, reverse=True)
 
 
+def test_a_chat_whose_messages_are_all_deleted_leaves_the_chat_list() -> None:
+    harness = make_harness()
+    store = harness.store
+    pinned = set(harness.call(GetDialogs()).pinned)
+    peer = next(
+        p for p, n in store.chat_sizes() if 0 < n <= 100 and p not in pinned and p >> 56 == 0
+    )
+    before = harness.call(GetDialogs(limit=100))
+    assert peer in {d.peer for d in before.dialogs}
+    store.delete_messages(peer, [m.id for m in store.recent_messages(peer, 100)])
+    after = harness.call(GetDialogs(limit=100))
+    assert peer not in {d.peer for d in after.dialogs}
+    assert after.count == before.count - 1
+    # The chat itself is still there: asked for by name, it answers.
+    assert store.dialog(peer).top_message == 0
+
+
 def test_unread_counts_follow_read_history() -> None:
     harness = make_harness()
     peer = busiest(harness, PeerKind.USER)

@@ -39,6 +39,8 @@ REGRESSIONS = [
     pytest.param(213, None, id="213-top-after-deleting-the-last-message"),
     # The local read mark stayed beyond the server's, which keeps it at its top.
     pytest.param(332, None, id="332-read-mark-beyond-the-servers"),
+    # An edit in a difference, of a message never stored, came without its author.
+    pytest.param(240, None, id="240-author-of-an-edit-in-a-difference"),
 ]
 _REASONS: dict[int, str] = {}
 
