@@ -49,7 +49,6 @@ from ui.models import effective_update
 from ui.rows import (
     DeliveryState,
     MessageRow,
-    chat_title,
     history_rows,
     peer_kind,
     peer_subtitle,
@@ -248,7 +247,7 @@ class ChatPane(QWidget):
         first = self._moving
         self._moving = False
         if peer.peer is not None:
-            self.title.setText(chat_title(int(peer.peer.id), peer.peer.name))
+            self.title.setText(peer.peer.name)
         self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
         if cloud_key in combined.update_types or local_key in combined.update_types or first:
             reasons = combined.update_types

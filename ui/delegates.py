@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.models import ROW_ROLE
@@ -100,11 +100,18 @@ class ChatListDelegate(QStyledItemDelegate):
         title = row.title + ("  ⊘" if row.muted else "") + ("  ★" if row.pinned else "")
         painter.setFont(bold)
         painter.setPen(text_color)
+        title_left = left
+        if row.secret:
+            secret_color = text_color if selected else qcolor(theme.online)
+            title_left += _draw_lock(painter, left, top, line, secret_color)
+            painter.setPen(secret_color)
         metrics = QFontMetrics(bold)
         title = metrics.elidedText(
-            title, Qt.TextElideMode.ElideRight, right - time_width - left - 6
+            title, Qt.TextElideMode.ElideRight, right - time_width - title_left - 6
         )
-        painter.drawText(QRect(left, top, right - left, line), Qt.AlignmentFlag.AlignLeft, title)
+        painter.drawText(
+            QRect(title_left, top, right - title_left, line), Qt.AlignmentFlag.AlignLeft, title
+        )
         second = top + int(line * 1.35)
         badge_width = 0
         if row.unread:
@@ -127,6 +134,30 @@ class ChatListDelegate(QStyledItemDelegate):
         preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
         painter.restore()
+
+
+def _draw_lock(painter: QPainter, left: int, top: int, line: int, color: QColor) -> int:
+    """A small padlock at the start of a line of text; the width it takes."""
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    width = max(7, int(line * 0.62))
+    body_height = max(5, int(line * 0.46))
+    body_top = top + int(line * 0.85) - body_height
+    shackle = QPen(color, max(1.5, line / 9))
+    painter.setPen(shackle)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    inset = width * 0.2
+    arc_height = body_height * 1.3
+    painter.drawArc(
+        QRectF(left + inset, body_top - arc_height / 2, width - 2 * inset, arc_height),
+        0,
+        180 * 16,
+    )
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(color)
+    painter.drawRoundedRect(QRectF(left, body_top, width, body_height), 1.5, 1.5)
+    painter.restore()
+    return width + max(3, line // 4)
 
 
 class HistoryDelegate(QStyledItemDelegate):

@@ -25,6 +25,7 @@ from postbox import (
     MessageHistoryView,
     MessageNamespace,
     PeerFlags,
+    PeerNamespace,
     PeerPresence,
     PeerView,
     PresenceStatus,
@@ -122,6 +123,8 @@ class ChatRow:
     online: bool
     outgoing: bool
     is_hole: bool = False
+    #: A secret chat: drawn with a lock, its name in green, as Telegram does.
+    secret: bool = False
 
 
 class ChatRowCache:
@@ -174,7 +177,7 @@ def chat_list_rows_of(
             ChatRow(
                 key=int(peer_id),
                 peer_id=int(peer_id),
-                title=chat_title(peer_id, name),
+                title=name,
                 initials=initials(name),
                 color=avatar_color(peer_id),
                 preview=preview_text(message),
@@ -186,6 +189,7 @@ def chat_list_rows_of(
                 and presence.status is PresenceStatus.ONLINE
                 and presence.timestamp > now,
                 outgoing=message is not None and not message.incoming,
+                secret=peer_id.namespace == PeerNamespace.SECRET_CHAT,
             )
         )
     return rows
@@ -347,12 +351,6 @@ def presence_text(presence: PeerPresence | None, now: int, tz: dt.tzinfo = dt.UT
     return f"last seen {seen:%d.%m.%y}"
 
 
-def chat_title(peer_id: int, name: str | None) -> str:
-    """A chat's title as lists and headers show it: a secret chat behind a lock."""
-    title = name if name is not None else f"Chat {peer_id & ((1 << 56) - 1)}"
-    return f"🔒 {title}" if peer_kind(peer_id) == "secret chat" else title
-
-
 def peer_kind(peer_id: int) -> str:
     return {0: "user", 1: "group", 2: "channel", 3: "secret chat"}.get(peer_id >> 56, "chat")
 
@@ -362,7 +360,9 @@ def peer_subtitle(view: PeerView, now: int) -> str:
     if view.peer is None:
         return ""
     kind = peer_kind(int(view.peer.id))
-    if kind in ("user", "secret chat"):
+    if kind == "secret chat":
+        return "secret chat"
+    if kind == "user":
         if view.peer.flags & PeerFlags.BOT:
             return "bot"
         return presence_text(view.presence, now)

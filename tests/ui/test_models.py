@@ -20,12 +20,21 @@ from postbox import (
     PeerId,
     PeerNamespace,
     PeerReadState,
+    PeerView,
     Postbox,
     StoreMessage,
     UpdateKind,
 )
 from ui.models import ROW_ROLE, ChatListModel, HistoryModel
-from ui.rows import ChatRow, DateRow, LoadingRow, MessageRow, chat_list_rows, history_rows
+from ui.rows import (
+    ChatRow,
+    DateRow,
+    LoadingRow,
+    MessageRow,
+    chat_list_rows,
+    history_rows,
+    peer_subtitle,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -180,3 +189,24 @@ def test_sending_shows_pending_then_sent_ticks(qtbot, postbox):
     model.apply(rows, snapshots.latest.update_type)
     assert model.rows[-1].delivery == "sent"
     assert not any(isinstance(r, MessageRow) and r.namespace == local for r in model.rows)
+
+
+def test_a_secret_chat_row_is_marked_and_its_header_says_so(postbox):
+    secret = PeerId.make(PeerNamespace.SECRET_CHAT, 1)
+
+    def open_secret_chat(tx) -> None:
+        tx.update_peers([Peer(secret, "Person 0")])
+        tx.update_chat_list_inclusion(secret, ChatListInclusion(PeerGroupId.ROOT))
+        tx.add_messages(
+            [StoreMessage(secret, CLOUD, 1, NOW, flags=int(MessageFlags.INCOMING), text="psst")]
+        )
+
+    postbox.run(open_secret_chat)
+    snapshots = Snapshots(postbox, ChatListViewKey(PeerGroupId.ROOT, count=20))
+    rows = chat_list_rows(snapshots.latest, NOW)
+    marked = {row.peer_id: row.secret for row in rows}
+    assert marked[int(secret)] and not marked[int(PEERS[0])]
+    # Same name as the person, told apart by the lock (and the header's subtitle).
+    assert next(r for r in rows if r.peer_id == int(secret)).title == "Person 0"
+    peer_view = PeerView(postbox.run(lambda tx: tx.get_peer(secret)))
+    assert peer_subtitle(peer_view, NOW) == "secret chat"
