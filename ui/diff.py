@@ -1,22 +1,21 @@
 """Row diffs between two snapshots of a list: what a Qt model tells its views.
 
 ``diff_rows(old, new, key)`` returns the steps that turn ``old`` into ``new`` as a
-list model applies them: removals first (bottom up, in runs), then insertions (top
-down, in runs), then changes of rows that stayed. Rows that changed place are removed
-and inserted again; the longest run of rows already in order stays put, so a chat
-moving to the top of the list is one removal and one insertion, not a reset.
+list model applies them: removals of rows that are gone (bottom up, in runs), then,
+top down, moves of rows that changed place and insertions of new ones (in runs), then
+changes of rows whose content differs. A chat moving to the top of the list is one
+move, so a view keeps its selection, its persistent indexes and the rows around it.
 
 Pure Python: tested without Qt.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["Change", "Insert", "Remove", "RowStep", "apply_steps", "diff_rows"]
+__all__ = ["Change", "Insert", "Move", "Remove", "RowStep", "apply_steps", "diff_rows"]
 
 T = TypeVar("T")
 
@@ -38,6 +37,15 @@ class Insert(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class Move:
+    """Move the ``count`` rows starting at ``row`` up to ``to`` (``to < row``)."""
+
+    row: int
+    count: int
+    to: int
+
+
+@dataclass(frozen=True, slots=True)
 class Change(Generic[T]):
     """Row ``row`` (after the removals and insertions) now holds ``item``."""
 
@@ -45,79 +53,70 @@ class Change(Generic[T]):
     item: T
 
 
-RowStep = Remove | Insert[T] | Change[T]
-
-
-def _longest_increasing(values: Sequence[int]) -> set[int]:
-    """Indices (into ``values``) of one longest strictly increasing subsequence."""
-    tails: list[int] = []
-    tail_index: list[int] = []
-    previous = [-1] * len(values)
-    for i, value in enumerate(values):
-        position = bisect.bisect_left(tails, value)
-        if position == len(tails):
-            tails.append(value)
-            tail_index.append(i)
-        else:
-            tails[position] = value
-            tail_index[position] = i
-        previous[i] = tail_index[position - 1] if position else -1
-    result: set[int] = set()
-    i = tail_index[-1] if tail_index else -1
-    while i >= 0:
-        result.add(i)
-        i = previous[i]
-    return result
+RowStep = Remove | Insert[T] | Move | Change[T]
 
 
 def diff_rows(old: Sequence[T], new: Sequence[T], key: Callable[[T], Hashable]) -> list[RowStep[T]]:
     """The steps from ``old`` to ``new``; rows are matched by ``key`` (unique per list)."""
-    new_position = {key(item): i for i, item in enumerate(new)}
-    if len(new_position) != len(new):
+    new_keys = [key(item) for item in new]
+    if len(set(new_keys)) != len(new_keys):
         raise ValueError("keys must be unique within a snapshot")
-    # Rows of old that survive, and which of them keep their relative order.
-    surviving = [i for i, item in enumerate(old) if key(item) in new_position]
-    order = [new_position[key(old[i])] for i in surviving]
-    stay = {surviving[i] for i in _longest_increasing(order)}
+    wanted = set(new_keys)
     steps: list[RowStep[T]] = []
     # Removals, bottom up, merged into runs.
-    removed = [i for i in range(len(old)) if i not in stay]
-    run_end = None
-    run_start = None
-    for i in reversed(removed):
-        if run_start is not None and i == run_start - 1:
-            run_start = i
-            continue
-        if run_start is not None and run_end is not None:
-            steps.append(Remove(run_start, run_end - run_start + 1))
-        run_start = run_end = i
-    if run_start is not None and run_end is not None:
-        steps.append(Remove(run_start, run_end - run_start + 1))
-    # Insertions, top down: every row of new whose key is not a staying row.
-    staying_keys = {key(old[i]) for i in stay}
+    current = [key(item) for item in old]
+    gone = [i for i, k in enumerate(current) if k not in wanted]
+    for start, count in reversed(_runs(gone)):
+        steps.append(Remove(start, count))
+    current = [k for k in current if k in wanted]
+    # Top down: rows above ``row`` are final, so what belongs at ``row`` is further
+    # down (a move up) or new (an insertion).
+    position = {k: i for i, k in enumerate(current)}
     row = 0
-    pending: list[T] = []
-    pending_row = 0
-    for item in new:
-        if key(item) in staying_keys:
-            if pending:
-                steps.append(Insert(pending_row, tuple(pending)))
-                pending = []
+    while row < len(new_keys):
+        wanted_key = new_keys[row]
+        if row < len(current) and current[row] == wanted_key:
             row += 1
             continue
-        if not pending:
-            pending_row = row
-        pending.append(item)
-        row += 1
-    if pending:
-        steps.append(Insert(pending_row, tuple(pending)))
-    # Rows that stayed but whose content changed.
+        source = position.get(wanted_key)
+        if source is None:
+            end = row
+            while end < len(new_keys) and new_keys[end] not in position:
+                end += 1
+            steps.append(Insert(row, tuple(new[row:end])))
+            current[row:row] = new_keys[row:end]
+        else:
+            count = 1
+            while (
+                row + count < len(new_keys)
+                and source + count < len(current)
+                and current[source + count] == new_keys[row + count]
+            ):
+                count += 1
+            steps.append(Move(source, count, row))
+            current[row:row] = current[source : source + count]
+            del current[source + count : source + 2 * count]
+            end = row + count
+        position = {k: i for i, k in enumerate(current)}
+        row = end
+    # Rows that were there before and whose content changed.
     old_by_key = {key(item): item for item in old}
     for row, item in enumerate(new):
-        k = key(item)
-        if k in staying_keys and old_by_key[k] != item:
+        previous = old_by_key.get(new_keys[row])
+        if previous is not None and previous != item:
             steps.append(Change(row, item))
     return steps
+
+
+def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
+    """Ascending indices as (start, count) runs of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for index in indices:
+        if runs and runs[-1][0] + runs[-1][1] == index:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((index, 1))
+    return runs
 
 
 def apply_steps(rows: list[T], steps: Sequence[RowStep[T]]) -> list[T]:
@@ -128,6 +127,10 @@ def apply_steps(rows: list[T], steps: Sequence[RowStep[T]]) -> list[T]:
             del result[step.row : step.row + step.count]
         elif isinstance(step, Insert):
             result[step.row : step.row] = step.items
+        elif isinstance(step, Move):
+            moved = result[step.row : step.row + step.count]
+            del result[step.row : step.row + step.count]
+            result[step.to : step.to] = moved
         else:
             result[step.row] = step.item
     return result

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Slot
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QPoint, Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -196,13 +196,47 @@ class MainWindow(QMainWindow):
 
     def show_chat_rows(self, rows: Sequence[ChatRow], update: ViewUpdateType) -> None:
         """Show a snapshot's chat rows. Rows it moves move the list's selection with them:
-        that is not the user choosing a chat, so it opens none."""
+        that is not the user choosing a chat, so it opens none. Scrolled down, the list
+        keeps the rows in view where they are while chats move to the top above them;
+        at the top, it shows the newest."""
+        anchors = self._chat_list_anchors()
         self._applying_snapshot = True
         try:
             self.chat_model.apply(rows, update)
         finally:
             self._applying_snapshot = False
+        if anchors:
+            self._restore_chat_list_anchor(anchors)
         self._select_open_chat()
+
+    def _chat_list_anchors(self) -> list[tuple[object, int]]:
+        """The rows in view and their offsets from the top, if the list is scrolled."""
+        if self.chat_list.verticalScrollBar().value() == 0:
+            return []
+        anchors = []
+        viewport = self.chat_list.viewport().rect()
+        index = self.chat_list.indexAt(QPoint(1, 1))
+        while index.isValid():
+            rect = self.chat_list.visualRect(index)
+            if rect.top() > viewport.bottom():
+                break
+            anchors.append((self.chat_model.rows[index.row()].key, rect.top()))
+            index = self.chat_model.index(index.row() + 1, 0)
+        return anchors
+
+    def _restore_chat_list_anchor(self, anchors: list[tuple[object, int]]) -> None:
+        """Scroll so that the first row in view that kept its place is where it was."""
+        moved = self.chat_model.last_moved
+        for key, offset in anchors:
+            row = self.chat_model.row_of(key) if key not in moved else None
+            if row is None:
+                continue
+            self.chat_list.doItemsLayout()
+            shift = self.chat_list.visualRect(self.chat_model.index(row, 0)).top() - offset
+            if shift:
+                bar = self.chat_list.verticalScrollBar()
+                bar.setValue(bar.value() + shift)
+            return
 
     def _select_open_chat(self) -> None:
         selected = self.open_peer

@@ -1,9 +1,9 @@
 """Qt list models that follow Postbox snapshots by row diffs, never by reset.
 
 A model holds the rows of its current snapshot. ``apply(rows, update_type)`` diffs
-them against the new rows (``ui.diff``) and tells the views exactly what moved:
-``beginRemoveRows``/``beginInsertRows``/``dataChanged``. The update type says how the
-change should look: only ``GENERIC`` changes at the live edge are animated; rows that
+them against the new rows (``ui.diff``) and tells the views exactly what changed:
+removals, moves, insertions and changed rows. The update type says how the change
+should look: only ``GENERIC`` changes at the live edge are animated; rows that
 arrive with ``INITIAL``, ``INITIAL_UNREAD`` or ``FILL_HOLE`` appear in place. Models
 are windows over their view: they never hold more rows than the snapshot.
 """
@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from postbox import UpdateKind, ViewUpdateType
-from ui.diff import Change, Insert, Remove, RowStep, diff_rows
+from ui.diff import Change, Insert, Move, Remove, RowStep, diff_rows
 from ui.rows import ChatRow, HistoryRow
 
 __all__ = ["ROW_ROLE", "ChatListModel", "HistoryModel", "RowModel", "effective_update"]
@@ -63,6 +63,8 @@ class RowModel(QAbstractListModel, Generic[R]):
         super().__init__()
         self._rows: list[R] = []
         self.last_steps: list[RowStep[R]] = []
+        #: The keys of the rows the last ``apply`` moved.
+        self.last_moved: set[object] = set()
 
     @property
     def rows(self) -> Sequence[R]:
@@ -90,6 +92,7 @@ class RowModel(QAbstractListModel, Generic[R]):
         """Move to ``rows`` by diff; returns the steps (for the inspector and tests)."""
         steps = diff_rows(self._rows, rows, key=lambda row: row.key)
         live = update_type.kind not in _SILENT
+        self.last_moved = set()
         for step in steps:
             if isinstance(step, Remove):
                 self.beginRemoveRows(QModelIndex(), step.row, step.row + step.count - 1)
@@ -102,6 +105,14 @@ class RowModel(QAbstractListModel, Generic[R]):
                 self.endInsertRows()
                 if live:
                     self.rows_inserted_live.emit(step.row, last)
+            elif isinstance(step, Move):
+                last = step.row + step.count - 1
+                self.beginMoveRows(QModelIndex(), step.row, last, QModelIndex(), step.to)
+                moved = self._rows[step.row : last + 1]
+                self.last_moved.update(row.key for row in moved)
+                del self._rows[step.row : last + 1]
+                self._rows[step.to : step.to] = moved
+                self.endMoveRows()
             elif isinstance(step, Change):
                 self._rows[step.row] = step.item
                 index = self.index(step.row, 0)

@@ -245,3 +245,41 @@ def test_a_chat_moving_in_the_list_never_opens_another_by_itself(qtbot, window) 
     assert main.header.text() == opened.title
     selected = main.chat_list.selectionModel().selectedIndexes()
     assert [index.row() for index in selected] == [0]
+
+
+@pytest.mark.parametrize("window", [{"peers": 60, "messages": 3_000}], indirect=True)
+def test_live_traffic_never_moves_the_open_chat_or_the_rows_in_view(qtbot, window) -> None:
+    main, server = window
+    qtbot.waitUntil(lambda: len(main.chat_model.rows) >= 50 and loaded(main), timeout=30_000)
+    main.resize(900, 600)
+    main.chat_list.setCurrentIndex(main.chat_model.index(5, 0))  # the user opens a chat
+    opened = main.chat_model.rows[5]
+    assert isinstance(opened, ChatRow)
+    bar = main.chat_list.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    bar.setValue(bar.maximum() // 2)  # and scrolls the list down
+    shifts: list[int] = []
+    original = main.show_chat_rows
+
+    def checked(rows, update) -> None:
+        in_view = main._chat_list_anchors()
+        original(rows, update)
+        # The first row in view that did not itself move is where it was.
+        for key, top in in_view:
+            row = main.chat_model.row_of(key)
+            if row is not None and key not in main.chat_model.last_moved:
+                rect = main.chat_list.visualRect(main.chat_model.index(row, 0))
+                shifts.append(rect.top() - top)
+                break
+
+    main.show_chat_rows = checked
+    server.call(lambda s: s.service.generate(500, "message"))
+    qtbot.waitUntil(lambda: len(shifts) >= 3, timeout=30_000)
+    qtbot.wait(300)
+    assert bar.value() > 0
+    assert set(shifts) == {0}
+    assert main.open_peer == PeerId(opened.peer_id)
+    assert main.chat_pane.peer_id == PeerId(opened.peer_id)
+    assert main.header.text() == opened.title
+    selected = main.chat_list.selectionModel().selectedIndexes()
+    assert [main.chat_model.rows[i.row()].key for i in selected] == [opened.key]

@@ -115,7 +115,7 @@ def test_a_new_message_moves_its_chat_to_the_top_with_its_badge(qtbot, qtmodelte
     top = model.data(model.index(0, 0), ROW_ROLE)
     assert isinstance(top, ChatRow)
     assert (top.peer_id, top.unread, top.preview) == (int(PEERS[0]), 1, "new!")
-    assert len(steps) == 2  # one removal, one insertion
+    assert len(steps) == 2  # one move, and the moved row's new content
     assert resets == []
     qtmodeltester.check(model)
 
