@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 from PySide6.QtCore import QEasingCurve, QObject, QPoint, QVariantAnimation, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView
 
 from postbox import ViewUpdateType
@@ -147,6 +148,18 @@ class HistoryListView(QListView):
         self.verticalScrollBar().setSingleStep(24)
         self._live_rows: list[int] = []
         self.history_model.rows_inserted_live.connect(self._rows_arrived)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
+        """A new width wraps the bubbles anew: lay the rows out again at once, keeping
+        the reader's place (or the bottom)."""
+        if event.size().width() == event.oldSize().width() or not self.history_model.rows:
+            super().resizeEvent(event)
+            return
+        stick_to_bottom = self.at_bottom()
+        anchor = self.top_row()
+        super().resizeEvent(event)
+        self.doItemsLayout()
+        self._restore(None if stick_to_bottom else anchor, stick_to_bottom)
 
     @Slot(int, int)
     def _rows_arrived(self, first: int, last: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QStyleOptionViewItem
 
 from postbox import ViewUpdateType
 from ui.history_view import HistoryListView
@@ -79,3 +80,24 @@ def test_a_live_message_does_not_move_someone_reading_history(view) -> None:
     view.show_rows(rows(range(100, 161)), ViewUpdateType.GENERIC)
     assert view.top_row() == before
     assert not view.at_bottom()
+
+
+@pytest.mark.parametrize("width", [300, 900])
+def test_a_new_width_lays_the_rows_out_again_without_overlaps(qtbot, view, width) -> None:
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    before = view.top_row()
+    view.resize(width, 360)
+    qtbot.wait(10)
+    delegate = view.itemDelegate()
+    option = QStyleOptionViewItem()
+    view.initViewItemOption(option)
+    tops = []
+    for position in range(len(view.history_model.rows)):
+        index = view.history_model.index(position, 0)
+        rect = view.visualRect(index)
+        # Each row is as tall as its text wraps at this width, right after the resize.
+        assert rect.height() == delegate.sizeHint(option, index).height()
+        tops.append((rect.top(), rect.bottom()))
+    assert all(above[1] < below[0] for above, below in zip(tops, tops[1:], strict=False))
+    assert view.top_row() is not None and view.top_row()[0] == before[0]
