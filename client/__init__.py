@@ -11,6 +11,7 @@ from client.engine_data import (
 )
 from client.hole_map import HoleSegment, SegmentKind
 from client.search_query import SearchResults
+from client.status_line import StatusLine, status_line
 from sync.engine import EngineStatus
 
 __all__ = [
@@ -25,4 +26,6 @@ __all__ = [
     "Item",
     "SearchResults",
     "SegmentKind",
+    "StatusLine",
+    "status_line",
 ]

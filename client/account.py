@@ -7,6 +7,7 @@ the delivery to the sync worker's outbound queue.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Iterable, Sequence
@@ -100,12 +101,23 @@ class Account:
         return self.postbox.transaction(lambda tx: enqueue_edit(tx, message_id, text))
 
     def status_later(self) -> Future[EngineStatus | None]:
-        """The sync engine's state, without waiting for it (``None`` before it runs)."""
-        if not self._started or self._worker.engine is None:
-            done: Future[EngineStatus | None] = Future()
-            done.set_result(None)
-            return done
-        return self._worker.submit(lambda engine: engine.status())
+        """The sync engine's state, without waiting for it (``None`` before it runs; the
+        last state once it stopped for good, as after a refused token)."""
+        engine = self._worker.engine
+        if self._started and engine is not None and self._worker.running:
+            try:
+                return self._worker.submit(lambda engine: engine.status())
+            except RuntimeError:  # it stopped just now
+                pass
+        done: Future[EngineStatus | None] = Future()
+        done.set_result(None if engine is None else engine.status())
+        return done
+
+    def reconnect_now(self) -> None:
+        """Try to connect now instead of at the end of the current wait."""
+        if self._started and self._worker.running:
+            with contextlib.suppress(RuntimeError):  # stopped meanwhile: nothing to retry
+                self._worker.submit(lambda engine: engine.reconnect_now())
 
     def hole_map(
         self, peer_id: PeerId, fetching: Sequence[ClosedRange] = ()

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from client import EngineStatus
+from client import EngineStatus, status_line
 from postbox import (
     ChatListView,
     ChatListViewKey,
@@ -87,8 +87,19 @@ class MainWindow(QMainWindow):
         self.connection_label = QLabel("Connecting…")
         self.connection_label.setObjectName("caption")
         self.connection_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.connection_label.setWordWrap(True)
+        self.retry_button = QPushButton("Retry now")
+        self.retry_button.setObjectName("flat")
+        self.retry_button.clicked.connect(self.account.reconnect_now)
+        self.retry_button.hide()
+        self.status_banner = QWidget()
+        banner_column = QVBoxLayout(self.status_banner)
+        banner_column.setContentsMargins(10, 0, 10, 0)
+        banner_column.setSpacing(0)
+        banner_column.addWidget(self.connection_label)
+        banner_column.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignHCenter)
         side_column.addWidget(self.search_button)
-        side_column.addWidget(self.connection_label)
+        side_column.addWidget(self.status_banner)
         side_column.addWidget(self.chat_list, 1)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(500)
@@ -163,17 +174,16 @@ class MainWindow(QMainWindow):
         self.relay.watch(self.account.status_later(), self._show_status)
 
     def _show_status(self, status: EngineStatus | None) -> None:
-        """Telegram's title line: say so while not connected or catching up."""
-        connection = status.connection if status is not None else "offline"
-        operation = status.operation if status is not None else ""
-        if connection != "connected":
-            text = "Offline" if status is None else connection[:1].upper() + connection[1:] + "…"
-        elif operation.startswith("pollDifference"):
-            text = "Updating…"
-        else:
-            text = ""
-        self.connection_label.setText(text)
-        self.connection_label.setVisible(bool(text))
+        """Telegram's title line: say so while not connected or catching up, why it
+        cannot connect, and when it tries again."""
+        line = status_line(status)
+        self.connection_label.setText(line.text)
+        self.connection_label.setObjectName("warning" if line.warning else "caption")
+        self.connection_label.style().polish(self.connection_label)
+        self.retry_button.setVisible(line.can_retry)
+        self.status_banner.setVisible(bool(line.text))
+        if line.final:
+            self._status_timer.stop()  # nothing will change: stop asking
 
     # -- chat list ---------------------------------------------------------------------
 

@@ -51,6 +51,7 @@ class Theme:
     date_pill: str
     online: str
     badge_muted: str
+    warning: str
 
 
 LIGHT = Theme(
@@ -73,6 +74,7 @@ LIGHT = Theme(
     date_pill="#00000040",
     online="#4dcd5e",
     badge_muted="#b3b9c0",
+    warning="#d14b3f",
 )
 
 DARK = Theme(
@@ -95,6 +97,7 @@ DARK = Theme(
     date_pill="#ffffff26",
     online="#4dcd5e",
     badge_muted="#4b5a6a",
+    warning="#ef7a6f",
 )
 
 _current = LIGHT

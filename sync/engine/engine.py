@@ -59,6 +59,8 @@ class EngineStatus:
     problem: str | None = None
     #: Chats whose read state or media counts wait for the server's word.
     validating: int = 0
+    #: Seconds until the next attempt to connect, while waiting for one.
+    retry_in: float | None = None
 
 
 class SyncEngine:
@@ -114,6 +116,9 @@ class SyncEngine:
         self._connection: ServerConnection | None = None
         self._connected = asyncio.Event()
         self._fatal: BaseException | None = None
+        #: When (loop time) the next attempt to connect is due, while waiting for it.
+        self._retry_at: float | None = None
+        self._retry_now = asyncio.Event()
 
     # -- requests ----------------------------------------------------------------------
 
@@ -199,7 +204,7 @@ class SyncEngine:
         while True:
             connection = await self._open()
             if connection is None:
-                await asyncio.sleep(backoff.next())
+                await self._wait_to_reconnect(backoff.next())
                 continue
             try:
                 authorization = await self._authorize(connection)
@@ -209,7 +214,7 @@ class SyncEngine:
                 connection.abort("the engine stopped")
                 raise
             if authorization is None:
-                await asyncio.sleep(backoff.next())
+                await self._wait_to_reconnect(backoff.next())
                 continue
             connected_at = loop_time()
             self.connections += 1
@@ -232,7 +237,23 @@ class SyncEngine:
             await connection.close()
             if loop_time() - connected_at >= self.timeouts.stable_connection:
                 backoff.reset()
-            await asyncio.sleep(backoff.next())
+            await self._wait_to_reconnect(backoff.next())
+
+    async def _wait_to_reconnect(self, pause: float) -> None:
+        """Wait ``pause`` seconds before the next attempt, or until ``reconnect_now``."""
+        self._retry_at = loop_time() + pause
+        self._retry_now.clear()
+        self.changes.notify()
+        try:
+            await asyncio.wait_for(self._retry_now.wait(), pause)
+        except TimeoutError:
+            pass
+        finally:
+            self._retry_at = None
+
+    def reconnect_now(self) -> None:
+        """Cut short the wait before the next attempt to connect (a retry button)."""
+        self._retry_now.set()
 
     async def _store_self(self, authorization: Authorization) -> None:
         """Store the account's own peer: the author of what is sent from here."""
@@ -247,7 +268,10 @@ class SyncEngine:
         try:
             return await asyncio.wait_for(self.connector(), self.timeouts.request)
         except (OSError, TimeoutError) as error:
-            cause = getattr(error, "strerror", None) or str(error) or "no answer"
+            if isinstance(error, ConnectionRefusedError):
+                cause = "connection refused"
+            else:
+                cause = getattr(error, "strerror", None) or str(error) or "no answer"
             self.problem = f"cannot reach the server: {cause}"
             self.connection_state = f"waiting to reconnect ({cause})"
             self.changes.notify()
@@ -347,6 +371,7 @@ class SyncEngine:
             tuple(self.hole_filler.in_flight()),
             next((problem for problem in problems if problem), None),
             self.read_states.pending + self.tag_summaries.pending,
+            None if self._retry_at is None else max(0.0, self._retry_at - loop_time()),
         )
 
 
@@ -386,6 +411,12 @@ class SyncWorker:
         started.result()
         return self
 
+    @property
+    def running(self) -> bool:
+        """Whether the engine still runs (it stops for good when the token is refused)."""
+        loop = self._loop
+        return loop is not None and not loop.is_closed() and self.error is None
+
     def call(self, fn: Callable[[SyncEngine], Any], timeout: float = 30.0) -> Any:
         """Run ``fn(engine)`` (a coroutine function or a plain one) on the worker's loop."""
         return self.submit(fn).result(timeout)
@@ -393,7 +424,7 @@ class SyncWorker:
     def submit(self, fn: Callable[[SyncEngine], Any]) -> Future[Any]:
         """Schedule ``fn(engine)`` on the worker's loop; its result comes as a future."""
         loop, engine = self._loop, self.engine
-        if loop is None or engine is None:
+        if loop is None or engine is None or loop.is_closed():
             raise RuntimeError("the sync worker is not running")
 
         async def invoke() -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import socket
 import threading
 
 import pytest
@@ -283,3 +285,53 @@ def test_live_traffic_never_moves_the_open_chat_or_the_rows_in_view(qtbot, windo
     assert main.header.text() == opened.title
     selected = main.chat_list.selectionModel().selectedIndexes()
     assert [main.chat_model.rows[i.row()].key for i in selected] == [opened.key]
+
+
+def test_a_refused_token_is_said_in_a_sentence_and_retrying_stops(qtbot, tmp_path) -> None:
+    with EmbeddedServer(ServerConfig(token=TOKEN, seed=2, peers=5, messages=50)) as server:
+        account = Account(tmp_path / "c.db", "127.0.0.1", server.port, "wrong", timeouts=FAST)
+        account.start()
+        main = MainWindow(account)
+        qtbot.addWidget(main)
+        main.show()
+        try:
+            qtbot.waitUntil(
+                lambda: main.connection_label.text().startswith("The server refused this token"),
+                timeout=20_000,
+            )
+            assert not main._status_timer.isActive()
+            assert not main.retry_button.isVisible()
+            main._poll_status()  # asking again after the engine stopped is harmless
+            qtbot.wait(50)
+        finally:
+            main.close_feeds()
+            account.close()
+
+
+def test_without_a_server_the_window_says_when_it_retries(qtbot, tmp_path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # The first wait is long: only the button makes the next attempt come sooner.
+    slow = dataclasses.replace(FAST, reconnect_min=60.0, reconnect_max=60.0)
+    account = Account(tmp_path / "c.db", "127.0.0.1", port, TOKEN, timeouts=slow)
+    account.start()
+    main = MainWindow(account)
+    qtbot.addWidget(main)
+    main.show()
+    try:
+        qtbot.waitUntil(
+            lambda: main.connection_label.text().startswith(
+                "Waiting for network: connection refused. Retrying in"
+            ),
+            timeout=20_000,
+        )
+        assert main.retry_button.isVisible()
+        attempts = account.status().counters["connection_attempts"]
+        main.retry_button.click()
+        qtbot.waitUntil(
+            lambda: account.status().counters["connection_attempts"] > attempts, timeout=5_000
+        )
+    finally:
+        main.close_feeds()
+        account.close()

@@ -1,0 +1,94 @@
+"""The sync engine's state as a person reads it: one sentence, and what they can do.
+
+``status_line(status)`` turns an ``EngineStatus`` into the line the window shows above
+the chat list, Telegram's "Connecting…" / "Updating…" and more: why it cannot connect
+and when it tries again (with a retry button), a refused token (no retry: it will not
+help), or a failure that keeps coming back (the database full). Nothing is shown while
+all is well. Pure: tested without Qt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sync.engine import EngineStatus
+
+__all__ = ["StatusLine", "status_line"]
+
+_PROBLEM_LIMIT = 90
+
+
+@dataclass(frozen=True, slots=True)
+class StatusLine:
+    text: str
+    #: A retry button makes sense (waiting before the next attempt to connect).
+    can_retry: bool = False
+    #: The engine has stopped for good: nothing will change without the user.
+    final: bool = False
+    #: Something is wrong (drawn as a warning), not just in progress.
+    warning: bool = False
+
+
+def status_line(status: EngineStatus | None) -> StatusLine:
+    if status is None:
+        return StatusLine("Connecting…")
+    connection = status.connection
+    if connection == "token refused":
+        return StatusLine(
+            "The server refused this token. Start the app again with the right one.",
+            final=True,
+            warning=True,
+        )
+    if connection.startswith("waiting to reconnect"):
+        cause = _cause(status.problem, "cannot reach the server")
+        return StatusLine(
+            f"Waiting for network: {cause}. {_retrying(status.retry_in)}",
+            can_retry=True,
+            warning=True,
+        )
+    if connection.startswith("reconnecting"):
+        if status.retry_in is not None and status.retry_in >= 1:
+            return StatusLine(
+                f"Connection lost. {_retrying(status.retry_in)}", can_retry=True, warning=True
+            )
+        return StatusLine("Connection lost. Reconnecting…")
+    if connection != "connected":
+        if status.problem:
+            return StatusLine(
+                f"Connecting… ({_cause(status.problem, '')}). {_retrying(status.retry_in)}",
+                can_retry=status.retry_in is not None,
+                warning=True,
+            )
+        return StatusLine("Connecting…")
+    if status.problem:
+        return StatusLine(_sentence(status.problem), warning=True)
+    if status.operation.startswith("pollDifference"):
+        return StatusLine("Updating…")
+    return StatusLine("")
+
+
+def _retrying(seconds: float | None) -> str:
+    if seconds is None or seconds < 1:
+        return "Retrying now…"
+    return f"Retrying in {math.ceil(seconds)} s."
+
+
+def _cause(problem: str | None, prefix: str) -> str:
+    """The reason inside an engine problem ("cannot reach the server: Connection
+    refused" gives "connection refused"), short enough for one line."""
+    text = problem or "no connection"
+    if prefix and text.startswith(prefix + ": "):
+        text = text[len(prefix) + 2 :]
+    text = text[:1].lower() + text[1:]
+    return _clip(text)
+
+
+def _sentence(problem: str) -> str:
+    text = _clip(problem)
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "…")) else ".")
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _PROBLEM_LIMIT else text[: _PROBLEM_LIMIT - 1] + "…"

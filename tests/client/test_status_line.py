@@ -1,0 +1,53 @@
+"""The status line says, in a sentence, what the sync engine is doing and why."""
+
+from __future__ import annotations
+
+from client.status_line import status_line
+from sync.engine import EngineStatus
+
+
+def status(connection: str, **fields) -> EngineStatus:
+    defaults = {"operation": "idle", "queue": (), "fills_in_flight": 0, "outgoing": 0}
+    return EngineStatus(connection, counters={}, **{**defaults, **fields})
+
+
+def test_all_well_shows_nothing() -> None:
+    assert status_line(status("connected")).text == ""
+
+
+def test_catching_up_says_updating() -> None:
+    assert status_line(status("connected", operation="pollDifference")).text == "Updating…"
+
+
+def test_no_server_says_why_and_when_it_retries_with_a_button() -> None:
+    line = status_line(
+        status(
+            "waiting to reconnect (connection refused)",
+            problem="cannot reach the server: connection refused",
+            retry_in=7.2,
+        )
+    )
+    assert line.text == "Waiting for network: connection refused. Retrying in 8 s."
+    assert line.can_retry and line.warning and not line.final
+
+
+def test_a_refused_token_is_final_and_offers_no_retry() -> None:
+    line = status_line(
+        status("token refused", problem="the server refused the token: the token is not valid")
+    )
+    assert line.final and not line.can_retry
+    assert line.text.startswith("The server refused this token.")
+
+
+def test_a_long_problem_is_clipped_to_one_line() -> None:
+    line = status_line(status("connected", problem="database is locked " * 20))
+    assert len(line.text) <= 92 and not line.text.endswith("….")
+    assert line.text.startswith("Database is locked")
+
+
+def test_a_lost_connection_says_so() -> None:
+    assert status_line(status("reconnecting (closed by the server)")).text == (
+        "Connection lost. Reconnecting…"
+    )
+    waiting = status_line(status("reconnecting (closed by the server)", retry_in=3.0))
+    assert waiting.text == "Connection lost. Retrying in 3 s." and waiting.can_retry
