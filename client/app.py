@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -181,6 +182,7 @@ def _show_window(open_account: Callable[[], Account]) -> int:
     apply_theme(application)
     loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(loop)
+    stop_on_signals(application)
     account = open_account().start()
     window = MainWindow(account)
     window.show()
@@ -195,3 +197,21 @@ def _show_window(open_account: Callable[[], Account]) -> int:
         account.close()
     application.shutdown()  # tear Qt down before the interpreter does
     return 0
+
+
+def stop_on_signals(application: Any) -> None:
+    """Ctrl+C in the terminal and SIGTERM close the windows, so the app shuts down as
+    from the close button: the sync worker stops, the database closes, temporary
+    folders go. Python only sees a signal when it runs, so a timer lets it look."""
+    from PySide6.QtCore import QTimer
+
+    def close(_signal: int, _frame: object) -> None:
+        # Through the event loop: a signal during start-up closes the window once shown.
+        QTimer.singleShot(0, application.closeAllWindows)
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, close)
+    wake = QTimer(application)
+    wake.setInterval(200)
+    wake.timeout.connect(lambda: None)
+    wake.start()

@@ -129,6 +129,8 @@ class MainWindow(QMainWindow):
         self.search.chat_chosen.connect(self._search_chose_chat)
         self.search.message_chosen.connect(self._search_chose_message)
         QShortcut(QKeySequence("Ctrl+K"), self, self.open_search)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Quit), self, self.close)
+        QShortcut(QKeySequence("Ctrl+Q"), self, self.close)
         QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
 
         self._chat_rows = ChatRowCache()

@@ -1,0 +1,46 @@
+"""The app stops cleanly on SIGINT (Ctrl+C in the terminal) and SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gui
+
+
+def wait_for(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_closes_the_app_and_removes_its_temporary_folder(number: int) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    command = [sys.executable, "-m", "client.cli", "demo", "--chats", "8", "--messages", "200"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "database" in line, line
+        database = Path(line.rsplit("database ", 1)[1].strip())
+        folder = database.parent
+        assert folder.is_dir()
+        wait_for(database.exists)  # the app has started: its database is open
+        process.send_signal(number)
+        _out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "Traceback" not in err
+    assert not folder.exists()
