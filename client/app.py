@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import dataclasses
 import os
 import signal
@@ -29,18 +30,55 @@ PROG = "postbox-chat"
 _FAULT_NAMES = {field.name for field in dataclasses.fields(FaultConfig)}
 
 
-def display_problem() -> str | None:
-    """Why Qt could not open a window here, or ``None`` if it should be able to."""
-    if os.environ.get("QT_QPA_PLATFORM"):
+#: The system libraries Qt's X11 platform plugin loads, with the Debian packages that
+#: provide them: without one, Qt aborts with a message that does not say which.
+XCB_LIBRARIES = {
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-randr.so.0": "libxcb-randr0",
+    "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-xfixes.so.0": "libxcb-xfixes0",
+    "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+}
+
+
+def display_problem(loads: Callable[[str], bool] | None = None) -> str | None:
+    """Why Qt could not open a window here, or ``None`` if it should be able to.
+
+    ``loads(name)`` says whether a shared library can be loaded (for tests)."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith("xcb"):
         return None
-    if sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    ):
+    if not sys.platform.startswith("linux"):
+        return None
+    if not platform and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         return (
             "no display: set DISPLAY, or run under a virtual one "
             "(xvfb-run ./dev demo), or use QT_QPA_PLATFORM=offscreen"
         )
+    if os.environ.get("WAYLAND_DISPLAY") and not platform:
+        return None  # Qt picks Wayland there
+    missing = [
+        package for library, package in XCB_LIBRARIES.items() if not (loads or _loads)(library)
+    ]
+    if missing:
+        return (
+            "Qt's X11 plugin needs system libraries that are missing: install them with"
+            f" apt-get install {' '.join(missing)}"
+        )
     return None
+
+
+def _loads(library: str) -> bool:
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
 
 
 def parse_faults(text: str) -> FaultConfig:

@@ -130,6 +130,17 @@ def test_without_a_display_the_app_says_how_to_proceed(monkeypatch) -> None:
     assert display_problem() is None
 
 
+def test_missing_qt_system_libraries_are_named_with_their_packages(monkeypatch) -> None:
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":99")
+    missing = {"libxcb-icccm.so.4", "libxcb-keysyms.so.1"}
+    problem = display_problem(loads=lambda library: library not in missing)
+    assert problem is not None
+    assert problem.endswith("apt-get install libxcb-icccm4 libxcb-keysyms1")
+    assert display_problem(loads=lambda _library: True) is None
+
+
 @pytest.mark.parametrize("window", [{"peers": 12, "messages": 4_000}], indirect=True)
 def test_scrolling_up_fills_holes_in_place_and_new_messages_animate_in(qtbot, window) -> None:
     """Against the real engine: every fill that lands while the reader sits at the top
