@@ -31,8 +31,8 @@ class StatusLine:
 
 
 def status_line(status: EngineStatus | None) -> StatusLine:
-    if status is None:
-        return StatusLine("Connecting…")
+    if status is None:  # no sync engine runs
+        return StatusLine("Offline")
     connection = status.connection
     if connection == "token refused":
         return StatusLine(

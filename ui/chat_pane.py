@@ -258,7 +258,7 @@ class ChatPane(QWidget):
             self.view, self._pending = cloud, local
             self._show(update)
             if first and self._scroll_target is not None:
-                self._scroll_to_message(self._scroll_target)
+                self._scroll_to_message(self._scroll_target, flash=True)
                 self._scroll_target = None
             elif first and update.kind is UpdateKind.INITIAL_UNREAD and update.anchor is not None:
                 self._scroll_to_message(update.anchor)
@@ -309,10 +309,14 @@ class ChatPane(QWidget):
 
         self._relay.watch(self.account.peer_names(PeerId(i) for i in unknown), learned)
 
-    def _scroll_to_message(self, index: MessageIndex) -> None:
-        position = self.history.history_model.row_of(("message", index.id.namespace, index.id.id))
+    def _scroll_to_message(self, index: MessageIndex, *, flash: bool = False) -> None:
+        """Bring a message into view; ``flash``: tint it, as where a jump landed."""
+        key = ("message", index.id.namespace, index.id.id)
+        position = self.history.history_model.row_of(key)
         if position is None:
             return
+        if flash:
+            self.history.flash(key)
         # Show the row above too (its date, or the last read message) for context.
         self._applying = True
         try:

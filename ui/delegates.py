@@ -168,11 +168,16 @@ class HistoryDelegate(QStyledItemDelegate):
     """
 
     def __init__(
-        self, parent: QWidget | None = None, progress: Mapping[Hashable, float] | None = None
+        self,
+        parent: QWidget | None = None,
+        progress: Mapping[Hashable, float] | None = None,
+        highlight: Mapping[Hashable, float] | None = None,
     ) -> None:
         super().__init__(parent)
         self._view = parent
         self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
+        #: Rows flashed to show the reader where a jump landed: key to strength (0..1).
+        self._highlight: Mapping[Hashable, float] = highlight if highlight is not None else {}
         self._bodies: dict[tuple[str, int, int], QRect] = {}
         self.pixmaps = RowPixmaps(limit=160)
 
@@ -227,6 +232,11 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.setPen(QColor("white"))
             painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, row.text)
         elif isinstance(row, MessageRow):
+            strength = self._highlight.get(row.key)
+            if strength:
+                tint = qcolor(theme.accent)
+                tint.setAlphaF(0.25 * strength)
+                painter.fillRect(rect, tint)
             appearing = self._progress.get(row.key)
             if appearing is not None:  # fading in as the view slides it into sight
                 painter.setOpacity(appearing)

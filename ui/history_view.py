@@ -31,6 +31,8 @@ ANIMATION_MS = 200
 #: Where an appearance starts (0..1): a fifth of the way in at once, so a live row
 #: shows in the very frame its snapshot lands, then eases in the rest of the way.
 FIRST_STEP = 0.2
+#: How long the tint on a row jumped to takes to fade.
+FLASH_MS = 1_600
 #: How close to the bottom (pixels) still counts as "at the bottom".
 _BOTTOM_SLACK = 4
 
@@ -141,7 +143,10 @@ class HistoryListView(QListView):
         self.history_model = HistoryModel()
         self.setModel(self.history_model)
         self.animator = RowAnimator(self)
-        self.setItemDelegate(HistoryDelegate(self, self.animator.progress))
+        #: Rows flashed after a jump to them (key to strength), fading out.
+        self.highlight: dict[Hashable, float] = {}
+        self._flash: QVariantAnimation | None = None
+        self.setItemDelegate(HistoryDelegate(self, self.animator.progress, self.highlight))
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(self.horizontalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -227,6 +232,33 @@ class HistoryListView(QListView):
             return
         self._restore(None if stick_to_bottom else anchor, stick_to_bottom)
         self.animator.start(live, follow=False)
+
+    def flash(self, key: Hashable) -> None:
+        """Tint a row and let the tint fade: where a jump (a search result) landed."""
+        if self._flash is not None:
+            self._flash.stop()
+            self._flash.deleteLater()
+        self.highlight.clear()
+        self.highlight[key] = 1.0
+        flash = QVariantAnimation(self)
+        flash.setStartValue(1.0)
+        flash.setEndValue(0.0)
+        flash.setDuration(FLASH_MS)
+        flash.setEasingCurve(QEasingCurve.Type.InQuad)
+
+        def step(value: object) -> None:
+            if key in self.highlight:
+                self.highlight[key] = float(value)  # type: ignore[arg-type]
+            self.viewport().update()
+
+        def done() -> None:
+            self.highlight.pop(key, None)
+            self.viewport().update()
+
+        flash.valueChanged.connect(step)
+        flash.finished.connect(done)
+        self._flash = flash
+        flash.start()
 
     def scroll_to_row(self, position: int, *, top_margin: int = 0) -> None:
         """Put a row at the top of the viewport (``top_margin`` pixels below its edge)."""

@@ -125,7 +125,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([320, 760, 280, 380])
         side.setMinimumWidth(240)
         self.setCentralWidget(splitter)
-        self.search = SearchDialog(account, self.relay, self)
+        self.search = SearchDialog(account, self.relay, self, clock=clock)
         self.search.chat_chosen.connect(self._search_chose_chat)
         self.search.message_chosen.connect(self._search_chose_message)
         QShortcut(QKeySequence("Ctrl+K"), self, self.open_search)

@@ -7,7 +7,8 @@ it; choosing a message opens its chat at that message.
 
 from __future__ import annotations
 
-import datetime as dt
+import time
+from collections.abc import Callable
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -35,10 +36,10 @@ from PySide6.QtWidgets import (
 from client import SearchResults
 from ui.account_port import AccountLike
 from ui.futures import FutureRelay
-from ui.rows import preview_text
+from ui.rows import format_list_time, preview_text
 from ui.theme import current_theme, qcolor
 
-__all__ = ["SearchDialog"]
+__all__ = ["SearchDialog", "found_text"]
 
 _TARGET = int(Qt.ItemDataRole.UserRole) + 1
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
@@ -52,8 +53,16 @@ class SearchDialog(QDialog):
     #: (peer id, title, message) of a message chosen from the results.
     message_chosen = Signal(object, str, object)
 
-    def __init__(self, account: AccountLike, relay: FutureRelay, parent: object = None) -> None:
+    def __init__(
+        self,
+        account: AccountLike,
+        relay: FutureRelay,
+        parent: object = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         super().__init__(parent)  # type: ignore[arg-type]
+        self._clock = clock
         self.setObjectName("search")
         self.setWindowTitle("Search")
         self.resize(560, 460)
@@ -126,14 +135,11 @@ class SearchDialog(QDialog):
         if messages:
             self._heading("Messages")
             for message, title in messages:
-                day = dt.datetime.fromtimestamp(message.timestamp, dt.UTC).strftime("%d.%m.%y")
+                day = format_list_time(message.timestamp, int(self._clock()))
                 item = QListWidgetItem(f"{title}\t{day}\n{preview_text(message)}")
                 item.setData(_TARGET, ("message", message.peer_id, title, message))
                 self.results.addItem(item)
-        found = len(chats) + len(messages)
-        self.status.setText(
-            f"{len(chats)} chats, {len(messages)} messages" if found else "Nothing found"
-        )
+        self.status.setText(found_text(len(chats), len(messages)))
         first = next(
             (
                 self.results.item(i)
@@ -160,6 +166,16 @@ class SearchDialog(QDialog):
         else:
             self.message_chosen.emit(target[1], target[2], target[3])
         self.hide()
+
+
+def found_text(chats: int, messages: int) -> str:
+    """ "1 chat, 3 messages", leaving out what was not found."""
+    parts = [
+        f"{count:,} {noun}{'' if count == 1 else 's'}"
+        for count, noun in ((chats, "chat"), (messages, "message"))
+        if count
+    ]
+    return ", ".join(parts) if parts else "Nothing found"
 
 
 class _ResultDelegate(QStyledItemDelegate):

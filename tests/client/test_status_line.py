@@ -51,3 +51,7 @@ def test_a_lost_connection_says_so() -> None:
     )
     waiting = status_line(status("reconnecting (closed by the server)", retry_in=3.0))
     assert waiting.text == "Connection lost. Retrying in 3 s." and waiting.can_retry
+
+
+def test_without_a_sync_engine_it_says_offline() -> None:
+    assert status_line(None).text == "Offline"

@@ -272,13 +272,17 @@ def test_ctrl_k_finds_a_message_and_opens_its_chat_there(qtbot, account, window)
     search = window.search
     qtbot.waitUntil(search.isVisible)
     search.query.setText("banan")
-    qtbot.waitUntil(lambda: "1 messages" in search.status.text())
+    qtbot.waitUntil(lambda: search.status.text() == "1 message")
     qtbot.keyClick(search.query, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.open_peer == ALICE and 1_001 in shown_ids(window))
     assert not search.isVisible()
+    # The message the search led to is tinted, and the tint fades away.
+    history = window.chat_pane.history
+    assert history.highlight.get(("message", 0, 1_001), 0) > 0
+    qtbot.waitUntil(lambda: not history.highlight, timeout=5_000)
     search.open_search()
     search.query.setText("chess")
-    qtbot.waitUntil(lambda: search.status.text().startswith("1 chats"))
+    qtbot.waitUntil(lambda: search.status.text().startswith("1 chat"))
     qtbot.keyClick(search.query, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.open_peer == CLUB)
 
