@@ -129,6 +129,9 @@ class MainWindow(QMainWindow):
         self.search.chat_chosen.connect(self._search_chose_chat)
         self.search.message_chosen.connect(self._search_chose_message)
         QShortcut(QKeySequence("Ctrl+K"), self, self.open_search)
+        for keys, step in (("Ctrl+Tab", 1), ("Alt+Down", 1), ("Ctrl+Shift+Tab", -1),
+                           ("Alt+Up", -1)):  # fmt: skip
+            QShortcut(QKeySequence(keys), self, lambda step=step: self.open_neighbour(step))
         QShortcut(QKeySequence(QKeySequence.StandardKey.Quit), self, self.close)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close)
         QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
@@ -281,6 +284,25 @@ class MainWindow(QMainWindow):
         row = self.chat_model.rows[indexes[0].row()]
         if isinstance(row, ChatRow) and not row.is_hole and row.peer_id != self.open_peer:
             self.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+
+    def open_neighbour(self, step: int) -> None:
+        """Open the chat ``step`` rows below (above, if negative) the open one in the
+        list, as Ctrl+Tab and Alt+Down do in Telegram; from anywhere, the compose box too."""
+        chats = [
+            row for row in self.chat_model.rows if isinstance(row, ChatRow) and not row.is_hole
+        ]
+        if not chats:
+            return
+        peers = [PeerId(row.peer_id) for row in chats]
+        if self.open_peer in peers:
+            position = peers.index(self.open_peer) + step
+        else:
+            position = 0 if step > 0 else len(chats) - 1
+        if not 0 <= position < len(chats):
+            return
+        row = chats[position]
+        self.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+        self.chat_list.scrollTo(self.chat_model.index(self.chat_model.rows.index(row), 0))
 
     # -- the open chat and its panels -----------------------------------------------------
 

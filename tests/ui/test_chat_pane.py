@@ -305,3 +305,22 @@ def test_the_chat_list_window_grows_at_its_end(qtbot, account, window) -> None:
 def test_the_title_line_says_offline_when_nothing_syncs(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.connection_label.text() == "Offline")
     assert window.connection_label.isVisible()
+
+
+def test_the_keyboard_walks_the_chat_list_from_the_compose_box(qtbot, window) -> None:
+    peers = [PeerId(row.peer_id) for row in window.chat_model.rows]
+    window.open_chat(peers[0])
+    compose = window.chat_pane.compose
+    compose.setFocus()
+    qtbot.waitUntil(compose.hasFocus)
+    qtbot.keyClick(compose, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)
+    assert window.open_peer == peers[1]
+    qtbot.keyClick(compose, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.open_peer == peers[2]
+    qtbot.keyClick(compose, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.open_peer == peers[2]  # the last chat stays open
+    qtbot.keyClick(compose, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    assert window.open_peer == peers[1]
+    selected = window.chat_list.selectionModel().selectedIndexes()
+    assert [index.row() for index in selected] == [1]
+    assert compose.hasFocus()
