@@ -67,6 +67,8 @@ class ChatPane(QWidget):
     #: The info (profile) and inspector buttons in the header.
     info_toggled = Signal(bool)
     inspector_toggled = Signal(bool)
+    #: The reader wants the chat list back (the narrow layout's back button).
+    back_requested = Signal()
     #: Each cloud history snapshot shown (the inspector draws its hole map from it).
     history_shown = Signal(object)
 
@@ -124,8 +126,15 @@ class ChatPane(QWidget):
             button.toggled.connect(signal)
         self.info_button.setToolTip("Profile of this chat")
         self.inspector_button.setToolTip("What the database and the sync engine are doing (F12)")
+        #: Back to the chat list, in the narrow one-column layout only.
+        self.back_button = QPushButton("←")
+        self.back_button.setObjectName("flat")
+        self.back_button.setToolTip("Back to the chats (Esc)")
+        self.back_button.clicked.connect(self.back_requested)
+        self.back_button.hide()
         header_row = QHBoxLayout(header)
         header_row.setContentsMargins(14, 6, 8, 6)
+        header_row.addWidget(self.back_button)
         header_row.addLayout(names, 1)
         header_row.addWidget(self.info_button)
         header_row.addWidget(self.inspector_button)
@@ -181,8 +190,11 @@ class ChatPane(QWidget):
             assert isinstance(event, QKeyEvent)
             if event.key() == Qt.Key.Key_Up and not self.compose.text():
                 return self.edit_last()
-            if event.key() == Qt.Key.Key_Escape and self.editing is not None:
-                self.cancel_edit()
+            if event.key() == Qt.Key.Key_Escape:
+                if self.editing is not None:
+                    self.cancel_edit()
+                else:
+                    self.back_requested.emit()  # the narrow layout goes back to the list
                 return True
         return super().eventFilter(watched, event)
 

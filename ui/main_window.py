@@ -13,8 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QPoint, Qt, QTimer, Slot
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import (
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPoint,
+    Qt,
+    QTimer,
+    Slot,
+)
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -54,6 +62,9 @@ __all__ = ["CHAT_LIST_PAGE", "AccountLike", "MainWindow"]
 
 #: Chats the chat list window holds at first, and grows by at its end.
 CHAT_LIST_PAGE = 100
+#: Narrower than this, the window shows the chat list or the open chat, not both.
+NARROW_WIDTH = 720
+MINIMUM_SIZE = (380, 420)
 
 
 class MainWindow(QMainWindow):
@@ -124,7 +135,14 @@ class MainWindow(QMainWindow):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([320, 760, 280, 380])
         side.setMinimumWidth(240)
+        self.side = side
         self.setCentralWidget(splitter)
+        self.setMinimumSize(MINIMUM_SIZE[0], MINIMUM_SIZE[1])
+        self.chat_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chat_pane.back_requested.connect(self.show_chat_list)
+        self.chat_list.clicked.connect(self._chat_clicked)
+        self.narrow = False
+        self._list_wanted = False
         self.search = SearchDialog(account, self.relay, self, clock=clock)
         self.search.chat_chosen.connect(self._search_chose_chat)
         self.search.message_chosen.connect(self._search_chose_message)
@@ -285,6 +303,45 @@ class MainWindow(QMainWindow):
         if isinstance(row, ChatRow) and not row.is_hole and row.peer_id != self.open_peer:
             self.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
 
+    # -- the narrow layout -----------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt
+        if event.key() == Qt.Key.Key_Escape and self.narrow:
+            self.show_chat_list()
+            return
+        super().keyPressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
+        super().resizeEvent(event)
+        narrow = event.size().width() < NARROW_WIDTH
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self._lay_out_columns()
+
+    def _lay_out_columns(self) -> None:
+        """Wide: the list beside the chat. Narrow: the open chat alone (with a back
+        button), or the list alone when no chat is open or the reader went back."""
+        showing_chat = self.narrow and self.open_peer is not None and not self._list_wanted
+        self.side.setVisible(not showing_chat)
+        self.chat_pane.setVisible(not self.narrow or showing_chat)
+        self.chat_pane.back_button.setVisible(showing_chat)
+
+    @Slot(QModelIndex)
+    def _chat_clicked(self, index: QModelIndex) -> None:
+        """In the narrow layout, a click on the chat already open shows it again."""
+        row = self.chat_model.rows[index.row()]
+        if self.narrow and isinstance(row, ChatRow) and PeerId(row.peer_id) == self.open_peer:
+            self._list_wanted = False
+            self._lay_out_columns()
+
+    @Slot()
+    def show_chat_list(self) -> None:
+        """Back to the chat list in the narrow layout (Esc, the back button)."""
+        if self.narrow:
+            self._list_wanted = True
+            self._lay_out_columns()
+            self.chat_list.setFocus()
+
     def open_neighbour(self, step: int) -> None:
         """Open the chat ``step`` rows below (above, if negative) the open one in the
         list, as Ctrl+Tab and Alt+Down do in Telegram; from anywhere, the compose box too."""
@@ -316,6 +373,9 @@ class MainWindow(QMainWindow):
     ) -> None:
         self.chat_pane.open_chat(peer_id, title, unread=unread, at=at.index if at else None)
         self._select_open_chat()
+        self._list_wanted = False
+        if self.narrow:
+            self._lay_out_columns()
         if self.profile.isVisible():
             self.profile.show_peer(peer_id)
         self.inspector.show_history(peer_id, None)

@@ -324,3 +324,29 @@ def test_the_keyboard_walks_the_chat_list_from_the_compose_box(qtbot, window) ->
     selected = window.chat_list.selectionModel().selectedIndexes()
     assert [index.row() for index in selected] == [1]
     assert compose.hasFocus()
+
+
+def test_a_narrow_window_shows_the_list_or_the_chat_with_a_way_back(qtbot, window) -> None:
+    window.resize(520, 600)
+    qtbot.waitUntil(lambda: window.narrow)
+    assert window.side.isVisible() and not window.chat_pane.isVisible()
+    policy = window.chat_list.horizontalScrollBarPolicy()
+    assert policy == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+    window.chat_list.setCurrentIndex(window.chat_model.index(0, 0))  # the user opens a chat
+    qtbot.waitUntil(window.chat_pane.isVisible)
+    assert not window.side.isVisible() and window.chat_pane.back_button.isVisible()
+    # The header fits: its buttons are inside the window.
+    header_right = window.chat_pane.inspector_button.mapTo(window, window.rect().topLeft())
+    assert header_right.x() + window.chat_pane.inspector_button.width() <= window.width()
+    qtbot.keyClick(window.chat_pane.compose, Qt.Key.Key_Escape)
+    assert window.side.isVisible() and not window.chat_pane.isVisible()
+    # The chat still open is one click away.
+    rect = window.chat_list.visualRect(window.chat_model.index(0, 0))
+    qtbot.mouseClick(window.chat_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.chat_pane.isVisible() and not window.side.isVisible()
+    qtbot.keyClick(window.chat_pane.compose, Qt.Key.Key_Escape)
+    window.resize(1000, 640)
+    qtbot.waitUntil(lambda: not window.narrow)
+    assert window.side.isVisible() and window.chat_pane.isVisible()
+    assert not window.chat_pane.back_button.isVisible()
+    assert window.minimumWidth() >= 380
