@@ -98,6 +98,9 @@ class ChatPane(QWidget):
         self._read_sent = 0
         self.editing: MessageRow | None = None
         self._scroll_target: MessageIndex | None = None
+        #: The read mark the chat was opened at, if it had unread messages then.
+        self._unread_after: int | None = None
+        self._unread_pending = False
         self._profiles_asked: set[PeerId] = set()
         self.window_moves = 0
         self._build()
@@ -228,6 +231,9 @@ class ChatPane(QWidget):
             self._profiles_asked.add(peer_id)
             self._relay.watch(self.account.refresh_profile(peer_id), lambda _done: None)
         self._scroll_target = at
+        # The unread bar marks where the reader left off when the chat was opened.
+        self._unread_after = None
+        self._unread_pending = unread > 0 and at is None
         if at is not None:
             anchor = HistoryAnchor.at_index(at)
         else:
@@ -268,6 +274,10 @@ class ChatPane(QWidget):
                 cloud.update_type if cloud_key in reasons else local.update_type,
             )
             self.view, self._pending = cloud, local
+            if self._unread_pending and cloud.read_state is not None:
+                self._unread_pending = False
+                state = cloud.read_state.get(_CLOUD)
+                self._unread_after = state.max_incoming_read_id if state else None
             self._show(update)
             if first and self._scroll_target is not None:
                 self._scroll_to_message(self._scroll_target, flash=True)
@@ -293,6 +303,7 @@ class ChatPane(QWidget):
             int(self._clock()),
             pending=self._pending,
             authors=self._authors if self._is_group() else None,
+            unread_after=self._unread_after,
         )
         self._applying = True
         try:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from ui.models import ROW_ROLE
 from ui.paint_cache import RowPixmaps
-from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow
+from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow, UnreadRow
 from ui.theme import current_theme, qcolor
 
 __all__ = ["ChatListDelegate", "HistoryDelegate"]
@@ -231,6 +231,13 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
             painter.setPen(QColor("white"))
             painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, row.text)
+        elif isinstance(row, UnreadRow):
+            bar = QRect(rect.left(), rect.top() + line // 3, rect.width(), line + 8)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(qcolor(theme.base))
+            painter.drawRect(bar)
+            painter.setPen(qcolor(theme.muted))
+            painter.drawText(bar, Qt.AlignmentFlag.AlignCenter, row.text)
         elif isinstance(row, MessageRow):
             strength = self._highlight.get(row.key)
             if strength:

@@ -36,6 +36,7 @@ __all__ = [
     "ChatRow",
     "ChatRowCache",
     "DateRow",
+    "UnreadRow",
     "DeliveryState",
     "HistoryRow",
     "LoadingRow",
@@ -218,6 +219,14 @@ class DateRow:
 
 
 @dataclass(frozen=True, slots=True)
+class UnreadRow:
+    """The bar above the first message that was unread when the chat was opened."""
+
+    key: Hashable = ("unread",)
+    text: str = "Unread messages"
+
+
+@dataclass(frozen=True, slots=True)
 class MessageRow:
     key: Hashable
     peer_id: int
@@ -235,7 +244,7 @@ class MessageRow:
     author_color: str = ""
 
 
-HistoryRow = LoadingRow | DateRow | MessageRow
+HistoryRow = LoadingRow | DateRow | UnreadRow | MessageRow
 
 
 def _delivery(message: Message, max_outgoing_read: int) -> str | None:
@@ -269,12 +278,15 @@ def history_rows(
     *,
     pending: MessageHistoryView | None = None,
     authors: Mapping[int, str] | None = None,
+    unread_after: int | None = None,
 ) -> list[HistoryRow]:
     """Rows oldest first: a loading row at each hole the window touches, a date row at
     the start of each day, then the messages. ``pending`` is the view of the chat's
     local namespace (messages not sent yet), merged in by time. With ``authors`` (peer
     id to name, for groups) an incoming message that starts a run by its sender shows
-    the sender's name."""
+    the sender's name. ``unread_after``: the read mark when the chat was opened; the
+    unread bar goes above the first incoming message after it."""
+    unread_bar = unread_after is not None
     max_read = 0
     if view.read_state is not None:
         for _namespace, state in view.read_state.states:
@@ -301,6 +313,15 @@ def history_rows(
             author = authors.get(author_id, f"User {author_id & ((1 << 56) - 1)}")
             author_color = avatar_color(author_id)
         last_author = author_id if message.incoming else None
+        if (
+            unread_bar
+            and message.incoming
+            and message.id.namespace == MessageNamespace.CLOUD
+            and unread_after is not None
+            and message.id.id > unread_after
+        ):
+            rows.append(UnreadRow())
+            unread_bar = False
         media = ""
         if message.media:
             item = message.media[0]

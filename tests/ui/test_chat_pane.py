@@ -32,7 +32,7 @@ from postbox import (
 )
 from ui.chat_pane import HISTORY_WINDOW
 from ui.main_window import CHAT_LIST_PAGE, MainWindow
-from ui.rows import ChatRow, LoadingRow, MessageRow
+from ui.rows import ChatRow, LoadingRow, MessageRow, UnreadRow
 
 pytestmark = pytest.mark.gui
 
@@ -159,6 +159,12 @@ def test_a_chat_opens_at_its_first_unread_message(qtbot, account, window) -> Non
     # What was on screen is read; the button shows what is left.
     qtbot.waitUntil(lambda: pane.view.read_state.get(CLOUD).max_incoming_read_id >= max(visible))
     assert pane.jump_button.text().startswith("↓")
+    # The unread bar sits above the first message that was unread, and stays there
+    # while the reader reads on.
+    rows = window.history_model.rows
+    bar = next(i for i, r in enumerate(rows) if isinstance(r, UnreadRow))
+    assert isinstance(rows[bar + 1], MessageRow) and rows[bar + 1].id == 701
+    assert sum(isinstance(r, UnreadRow) for r in rows) == 1
 
 
 def test_a_fill_above_keeps_the_top_message_still(qtbot, account, window) -> None:
