@@ -148,6 +148,7 @@ def add_app_commands(commands: Any) -> None:
         "drop_response, delay_response, cut_response)",
     )
     demo.add_argument("--db", type=Path, help="local database (default: a fresh temporary one)")
+    _theme_argument(demo)
     demo.set_defaults(command=_demo_command)
     run = commands.add_parser(
         "run",
@@ -157,7 +158,16 @@ def add_app_commands(commands: Any) -> None:
     run.add_argument("--server", type=_address, required=True, metavar="HOST:PORT")
     run.add_argument("--token", required=True, help="the server's token")
     run.add_argument("--db", type=Path, required=True, help="local database (created if new)")
+    _theme_argument(run)
     run.set_defaults(command=_run_command)
+
+
+def _theme_argument(parser: Any) -> None:
+    parser.add_argument(
+        "--theme",
+        choices=("auto", "light", "dark"),
+        help="colours: auto follows the system (default: the last one chosen in the app)",
+    )
 
 
 def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -185,7 +195,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
 
     with _database(args.db) as db, EmbeddedServer(config) as server:
         print(f"{PROG}: server on 127.0.0.1:{server.port}, database {db}", file=out, flush=True)
-        return _show_window(lambda: Account(db, "127.0.0.1", server.port, config.token))
+        return _show_window(lambda: Account(db, "127.0.0.1", server.port, config.token), args.theme)
 
 
 def _run_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -195,7 +205,7 @@ def _run_command(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     host, port = args.server
     print(f"{PROG}: server {host}:{port}, database {args.db}", file=out, flush=True)
-    return _show_window(lambda: Account(args.db, host, port, args.token))
+    return _show_window(lambda: Account(args.db, host, port, args.token), args.theme)
 
 
 @contextmanager
@@ -207,17 +217,18 @@ def _database(path: Path | None) -> Iterator[Path]:
         yield Path(scratch) / "client.db"
 
 
-def _show_window(open_account: Callable[[], Account]) -> int:
-    """Run the window on a qasync loop until it is closed."""
+def _show_window(open_account: Callable[[], Account], theme: str | None = None) -> int:
+    """Run the window on a qasync loop until it is closed (``theme``: as given on the
+    command line, else the one chosen last in the app)."""
     import qasync
     from PySide6.QtWidgets import QApplication
 
     from ui.main_window import MainWindow
-    from ui.theme import apply_theme
+    from ui.theme import apply_theme, saved_theme
 
     existing = QApplication.instance()
     application = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
-    apply_theme(application)
+    apply_theme(application, theme or saved_theme())
     loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(loop)
     stop_on_signals(application)

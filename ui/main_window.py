@@ -25,6 +25,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
@@ -57,6 +59,7 @@ from ui.models import ChatListModel, HistoryModel, effective_update
 from ui.profile_panel import ProfilePanel
 from ui.rows import ChatRow, ChatRowCache
 from ui.search import SearchDialog
+from ui.theme import apply_theme, current_theme, save_theme
 
 __all__ = ["CHAT_LIST_PAGE", "AccountLike", "MainWindow"]
 
@@ -109,7 +112,15 @@ class MainWindow(QMainWindow):
         banner_column.setSpacing(0)
         banner_column.addWidget(self.connection_label)
         banner_column.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignHCenter)
-        side_column.addWidget(self.search_button)
+        self.theme_button = QPushButton("☾")
+        self.theme_button.setObjectName("flat")
+        self.theme_button.setToolTip("Switch between the light and the dark theme (Ctrl+Shift+L)")
+        self.theme_button.clicked.connect(self.switch_theme)
+        top_row = QHBoxLayout()
+        top_row.setContentsMargins(0, 0, 4, 0)
+        top_row.addWidget(self.search_button, 1)
+        top_row.addWidget(self.theme_button)
+        side_column.addLayout(top_row)
         side_column.addWidget(self.status_banner)
         side_column.addWidget(self.chat_list, 1)
         self._status_timer = QTimer(self)
@@ -153,6 +164,7 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence(QKeySequence.StandardKey.Quit), self, self.close)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close)
         QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
+        QShortcut(QKeySequence("Ctrl+Shift+L"), self, self.switch_theme)
 
         self._chat_rows = ChatRowCache()
         self._chat_count = CHAT_LIST_PAGE
@@ -302,6 +314,18 @@ class MainWindow(QMainWindow):
         row = self.chat_model.rows[indexes[0].row()]
         if isinstance(row, ChatRow) and not row.is_hole and row.peer_id != self.open_peer:
             self.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+
+    @Slot()
+    def switch_theme(self) -> None:
+        """Light to dark or back; the choice is kept for the next start."""
+        application = QApplication.instance()
+        if not isinstance(application, QApplication):
+            return
+        name = "light" if current_theme().name == "dark" else "dark"
+        apply_theme(application, name)
+        save_theme(name)
+        for view in (self.chat_list, self.history):
+            view.viewport().update()
 
     # -- the narrow layout -----------------------------------------------------------------
 

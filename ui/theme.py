@@ -1,7 +1,8 @@
 """Light and dark themes: the palette, the style sheet in ``resources/styles``, bubble colours.
 
 ``apply_theme(app, "auto")`` follows the system's colour scheme; ``"light"`` and
-``"dark"`` force one. The delegates read ``current_theme()`` when they paint, so a
+``"dark"`` force one. The choice made in the app is kept in the user's settings
+(``saved_theme``) for the next start. The delegates read ``current_theme()`` when they paint, so a
 theme change repaints everything in its colours.
 """
 
@@ -12,7 +13,7 @@ import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -20,10 +21,13 @@ __all__ = [
     "DARK",
     "LIGHT",
     "STYLE_SHEET",
+    "THEMES",
     "Theme",
     "apply_theme",
     "current_theme",
     "qcolor",
+    "save_theme",
+    "saved_theme",
     "style_sheet",
 ]
 
@@ -142,6 +146,25 @@ def _palette(theme: Theme) -> QPalette:
     ):
         palette.setColor(which, qcolor(value))
     return palette
+
+
+THEMES = ("auto", "light", "dark")
+
+
+def _settings() -> QSettings:
+    return QSettings("postbox-chat", "postbox-chat")
+
+
+def saved_theme() -> str:
+    """The theme chosen last in the app (``auto`` if none, or if the setting is bad)."""
+    value = _settings().value("theme", "auto")
+    return value if isinstance(value, str) and value in THEMES else "auto"
+
+
+def save_theme(name: str) -> None:
+    if name not in THEMES:
+        raise ValueError(f"unknown theme {name!r}: use auto, light or dark")
+    _settings().setValue("theme", name)
 
 
 def apply_theme(app: QApplication, name: str = "auto") -> Theme:

@@ -64,3 +64,42 @@ def test_without_a_display_demo_says_how_to_proceed(monkeypatch, capsys) -> None
         monkeypatch.delenv(name, raising=False)
     assert main(["demo"]) == 2
     assert "xvfb-run" in capsys.readouterr().err
+
+
+def test_the_theme_switch_repaints_in_the_other_theme_and_is_kept(
+    qtbot, tmp_path, monkeypatch
+) -> None:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QShortcut
+    from PySide6.QtWidgets import QApplication
+
+    from client.account import Account
+    from ui import theme as themes
+    from ui.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    monkeypatch.setattr(themes, "_settings", lambda: settings)
+    application = QApplication.instance()
+    themes.apply_theme(application, "light")
+    account = Account(tmp_path / "c.db", "127.0.0.1", 1, "unused")
+    window = MainWindow(account)
+    qtbot.addWidget(window)
+    try:
+        assert themes.saved_theme() == "auto"
+        shortcuts = {sc.key().toString() for sc in window.findChildren(QShortcut)}
+        assert "Ctrl+Shift+L" in shortcuts
+        window.switch_theme()
+        assert themes.current_theme() is themes.DARK
+        assert themes.saved_theme() == "dark"
+        window.theme_button.click()
+        assert themes.current_theme() is themes.LIGHT
+        assert themes.saved_theme() == "light"
+    finally:
+        window.close_feeds()
+        account.close()
+        themes.apply_theme(application, "light")
+
+
+def test_a_bad_theme_argument_is_refused(capsys) -> None:
+    assert main(["demo", "--theme", "purple"]) == 2
+    assert "invalid choice: 'purple'" in capsys.readouterr().err
