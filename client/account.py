@@ -31,6 +31,7 @@ from sync.engine import (
     SyncEngine,
     SyncWorker,
     Timeouts,
+    enqueue_delete,
     enqueue_edit,
     enqueue_read,
     enqueue_send,
@@ -99,6 +100,16 @@ class Account:
         if not text.strip():
             raise ValueError("a message needs some text")
         return self.postbox.transaction(lambda tx: enqueue_edit(tx, message_id, text))
+
+    def delete_messages(
+        self, peer_id: PeerId, message_ids: Sequence[MessageId], *, for_everyone: bool = True
+    ) -> Future[int]:
+        """Delete messages here at once and on the server through the outbound queue;
+        the future gives how many went."""
+        ids = list(message_ids)
+        return self.postbox.transaction(
+            lambda tx: enqueue_delete(tx, peer_id, ids, revoke=for_everyone)
+        )
 
     def status_later(self) -> Future[EngineStatus | None]:
         """The sync engine's state, without waiting for it (``None`` before it runs; the

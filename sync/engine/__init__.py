@@ -7,7 +7,7 @@ replayed in one transaction with the cursor (``replay``).
 """
 
 from sync.engine.engine import AuthorizationError, EngineStatus, SyncEngine, SyncWorker
-from sync.engine.outbound import enqueue_edit, enqueue_read, enqueue_send
+from sync.engine.outbound import enqueue_delete, enqueue_edit, enqueue_read, enqueue_send
 from sync.engine.timing import Timeouts
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "SyncEngine",
     "SyncWorker",
     "Timeouts",
+    "enqueue_delete",
     "enqueue_edit",
     "enqueue_read",
     "enqueue_send",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "DELETE_TAG",
     "EDIT_TAG",
     "READ_TAG",
     "SEND_TAG",
@@ -20,3 +21,5 @@ EDIT_TAG = 3
 VALIDATE_READ_STATE_TAG = 4
 #: A chat whose shared-media counts wait for the server's word (``tag_summaries``).
 VALIDATE_TAG_SUMMARIES_TAG = 5
+#: Messages deleted here, to delete on the server.
+DELETE_TAG = 6

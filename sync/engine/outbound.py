@@ -17,7 +17,7 @@ import asyncio
 import functools
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -37,14 +37,16 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import CLOUD, message_from_wire
-from sync.engine.log_tags import EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.mutable_state import DeleteMessages as DeleteHere
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
-from sync.engine.replay import ensure_listed
+from sync.engine.replay import apply_operation, ensure_listed
 from sync.engine.timing import Backoff, Timeouts
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AffectedMessages,
+    DeleteMessages,
     EditMessage,
     ErrorCode,
     ReadHistory,
@@ -54,10 +56,12 @@ from sync.protocol import (
 )
 
 __all__ = [
+    "DELETE_TAG",
     "EDIT_TAG",
     "READ_TAG",
     "SEND_TAG",
     "Outbound",
+    "enqueue_delete",
     "enqueue_edit",
     "enqueue_read",
     "enqueue_send",
@@ -65,8 +69,10 @@ __all__ = [
 
 log = logging.getLogger("postbox.sync")
 
-#: The three kinds of outgoing change, in the order they are delivered.
-_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG)
+#: The kinds of outgoing change, in the order they are delivered.
+_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG)
+#: Most ids one deleteMessages request carries.
+_DELETE_BATCH = 100
 _LOCAL = int(MessageNamespace.LOCAL)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
 #: Errors a retry cannot cure.
@@ -149,6 +155,39 @@ def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
     tx.update_message(message_id, stored)
     tx.add_operation_log_entry(message_id.peer_id, EDIT_TAG, {"id": message_id.id, "text": text})
     return True
+
+
+def enqueue_delete(
+    tx: Transaction, peer_id: PeerId, ids: Iterable[MessageId], *, revoke: bool = True
+) -> int:
+    """Delete messages of a chat here at once and queue deleting them on the server
+    (``revoke``: for everyone). A message not sent yet is simply not sent. Returns how
+    many messages went."""
+    cloud: list[int] = []
+    gone = 0
+    for message_id in ids:
+        if message_id.peer_id != peer_id:
+            raise ValueError(f"{message_id} is not in chat {peer_id!r}")
+        if message_id.namespace == _LOCAL:
+            gone += _cancel_send(tx, message_id)
+        elif message_id.namespace == CLOUD and tx.message_exists(message_id):
+            cloud.append(message_id.id)
+    if cloud:
+        cloud.sort()
+        apply_operation(tx, DeleteHere(peer_id, tuple(cloud)))
+        for start in range(0, len(cloud), _DELETE_BATCH):
+            batch = cloud[start : start + _DELETE_BATCH]
+            tx.add_operation_log_entry(peer_id, DELETE_TAG, {"ids": batch, "revoke": revoke})
+    return gone + len(cloud)
+
+
+def _cancel_send(tx: Transaction, message_id: MessageId) -> int:
+    for entry in tx.get_operation_log_entries(message_id.peer_id, SEND_TAG):
+        if entry.contents["local_id"] == message_id.id:
+            tx.remove_operation_log_entry(message_id.peer_id, SEND_TAG, entry.tag_local_index)
+            tx.delete_messages([message_id])
+            return 1
+    return 0  # on its way already: it arrives, and can be deleted then
 
 
 class Outbound:
@@ -262,18 +301,30 @@ class Outbound:
         elif entry.tag == READ_TAG:
             affected: AffectedMessages = await self._call(ReadHistory(peer, contents["max_id"]))
             gap = await self._read(lambda tx: _read_done(tx, entry, affected))
-        else:
+        elif entry.tag == EDIT_TAG:
             edited: SentMessage = await self._call(
                 EditMessage(peer, contents["id"], contents["text"])
             )
             self.recent.record(entry.peer_id, (edited.message.id,))
             gap = await self._read(lambda tx: _edited(tx, entry, edited))
+        else:
+            ids = tuple(contents["ids"])
+            deleted: AffectedMessages = await self._call(
+                DeleteMessages(peer, ids, contents["revoke"])
+            )
+            self.recent.record(entry.peer_id, ids)
+            gap = await self._read(lambda tx: _deleted(tx, entry, deleted))
         if gap:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
 
 
 def _tag_name(tag: int) -> str:
-    return {SEND_TAG: "sendMessage", READ_TAG: "readHistory", EDIT_TAG: "editMessage"}[tag]
+    return {
+        SEND_TAG: "sendMessage",
+        READ_TAG: "readHistory",
+        EDIT_TAG: "editMessage",
+        DELETE_TAG: "deleteMessages",
+    }[tag]
 
 
 def _stored_point(tx: Transaction, peer_id: PeerId) -> int | None:
@@ -360,6 +411,16 @@ def _done(tx: Transaction, entry: PeerOperationLogEntry, pts: int, count: int) -
     return _apply_pts(tx, entry.peer_id, pts, count)
 
 
+def _deleted(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMessages) -> bool:
+    # An update applied since (an edit from elsewhere) may have stored one again: the
+    # deletion's own update never comes here, its pts is taken from this answer.
+    ids = entry.contents["ids"]
+    tx.delete_messages(MessageId(entry.peer_id, CLOUD, i) for i in ids)
+    # The chat's top and unread count as the server has them now, without these.
+    request_validation(tx, entry.peer_id)
+    return _done(tx, entry, affected.pts, affected.pts_count)
+
+
 def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMessages) -> bool:
     gap = _done(tx, entry, affected.pts, affected.pts_count)
     # What is left unread was counted here, over a range that may have holes, and the
@@ -370,6 +431,11 @@ def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: Affected
 
 def _give_up(tx: Transaction, entry: PeerOperationLogEntry) -> None:
     tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
+    if entry.tag == DELETE_TAG:
+        # The server keeps them: their range is fetched from it again when shown.
+        ids = entry.contents["ids"]
+        tx.add_hole(entry.peer_id, CLOUD, _EVERYWHERE, min(ids), max(ids))
+        return
     if entry.tag != SEND_TAG:
         return
     message_id = MessageId(entry.peer_id, _LOCAL, entry.contents["local_id"])

@@ -37,7 +37,12 @@ from sync.engine.convert import (
     read_state_from_dialog,
     tags_of,
 )
-from sync.engine.log_tags import READ_TAG, VALIDATE_READ_STATE_TAG, VALIDATE_TAG_SUMMARIES_TAG
+from sync.engine.log_tags import (
+    DELETE_TAG,
+    READ_TAG,
+    VALIDATE_READ_STATE_TAG,
+    VALIDATE_TAG_SUMMARIES_TAG,
+)
 from sync.engine.read_states import VALIDATE_AT_ONCE
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range
@@ -215,7 +220,11 @@ class TagSummaryValidator(_Validator):
         def settle(tx: Transaction) -> list[PeerId]:
             waiting = []
             for peer_id in peers:
-                if self.recent.changed_since(generation, int(peer_id)) != set():
+                # Changed while the counts were fetched, or deleted here and not yet on
+                # the server: the counts may be off by those messages.
+                if self.recent.changed_since(
+                    generation, int(peer_id)
+                ) != set() or tx.get_operation_log_entries(peer_id, DELETE_TAG):
                     waiting.append(peer_id)
                 else:
                     self._remove_entries(tx, peer_id)
@@ -287,7 +296,11 @@ def apply_peer_dialogs(
                 current = cursor is not None and cursor.qts == answer.state.qts
             else:
                 current = cursor is not None and cursor.pts == answer.state.pts
-            if not current or tx.get_operation_log_entries(peer_id, READ_TAG):
+            if (
+                not current
+                or tx.get_operation_log_entries(peer_id, READ_TAG)
+                or tx.get_operation_log_entries(peer_id, DELETE_TAG)
+            ):
                 _apply_settings(tx, peer_id, dialog)
                 waiting.append(peer_id)
                 continue

@@ -191,8 +191,12 @@ class EditMessage(WireRecord):
 
 @dataclass(frozen=True, slots=True)
 class DeleteMessages(WireRecord):
+    """``revoke``: for everyone (else only from this account's history). This server holds
+    one account, so both remove the messages from the history it serves."""
+
     peer: PeerRef
     ids: Annotated[tuple[MessageRef, ...], Limit(max_len=100)]
+    revoke: bool = True
 
 
 @dataclass(frozen=True, slots=True)

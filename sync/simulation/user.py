@@ -1,10 +1,11 @@
-"""The simulated user: opens chats, scrolls, sends, edits, reads, deletes elsewhere.
+"""The simulated user: opens chats, scrolls, sends, edits, deletes, reads, and deletes
+elsewhere.
 
 Each ``act`` does one thing through the client's real paths: history windows through
 ``postbox.combined_view`` (scrolling moves the window's anchor, often into a hole),
-sends, edits and reads through the outbound queue (``enqueue_*``, as ``client.account``
-does). Deleting is done from another device of the account (a second server session),
-since the app has no delete; the client learns it by push.
+sends, edits, deletions ("unsend") and reads through the outbound queue (``enqueue_*``,
+as ``client.account`` does). "delete" is done from another device of the account (a
+second server session); the client learns it by push.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from postbox import (
     Subscription,
     Transaction,
 )
-from sync.engine import enqueue_edit, enqueue_read, enqueue_send
+from sync.engine import enqueue_delete, enqueue_edit, enqueue_read, enqueue_send
 from sync.engine.convert import CLOUD
 from sync.protocol import DeleteMessages, ProtocolError, Request
 from sync.server.faults import FaultInjector
@@ -35,7 +36,10 @@ __all__ = ["SimulatedUser"]
 
 #: Messages on each side of the anchor in an open chat.
 WINDOW = 20
-_ACTIONS = ("open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "close")
+_ACTIONS = (
+    "open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "unsend",
+    "close",
+)  # fmt: skip
 
 
 class SimulatedUser:
@@ -74,7 +78,7 @@ class SimulatedUser:
             return
         action = rng.choice(_ACTIONS)
         peer = PeerId(rng.choice(chats))
-        if action in ("edit", "read", "send", "delete", "close") and self.open:
+        if action in ("edit", "read", "send", "delete", "unsend", "close") and self.open:
             peer = rng.choice(sorted(self.open))
         top = max((m.id for m in store.recent_messages(int(peer), 1)), default=0)
         self._trace(f"user {action} {int(peer)}")
@@ -112,6 +116,11 @@ class SimulatedUser:
             if local_top:
                 max_id = local_top[0].id.id
                 postbox.transaction(lambda tx: enqueue_read(tx, peer, max_id))
+        elif action == "unsend" and peer.namespace in (PeerNamespace.USER, PeerNamespace.GROUP):
+            own = postbox.run(lambda tx: _own_messages(tx, peer))
+            if own:
+                doomed = rng.sample(own, min(len(own), rng.randint(1, 2)))
+                postbox.transaction(lambda tx: enqueue_delete(tx, peer, doomed))
         elif action == "delete" and peer.namespace != PeerNamespace.CHANNEL:
             own_ids = [m.id for m in store.recent_messages(int(peer), 10) if m.out]
             if own_ids:

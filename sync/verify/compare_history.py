@@ -7,7 +7,7 @@ from typing import Any
 
 from postbox import MessageFlags, PeerId, StoreMessage
 from sync.engine.convert import message_from_wire
-from sync.engine.outbound import EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.outbound import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
 from sync.protocol import MediaKind, State
 from sync.verify.local_side import LocalChat, LocalState
 from sync.verify.report import Category, Report
@@ -15,7 +15,12 @@ from sync.verify.server_side import ServerDialogs, ServerHistory
 
 __all__ = ["compare_cursor", "compare_messages", "compare_pending", "compare_tag_summaries"]
 
-_OPERATION_NAMES = {SEND_TAG: "send", READ_TAG: "read-state sync", EDIT_TAG: "edit"}
+_OPERATION_NAMES = {
+    SEND_TAG: "send",
+    READ_TAG: "read-state sync",
+    EDIT_TAG: "edit",
+    DELETE_TAG: "delete",
+}
 
 
 def _comparable(message: StoreMessage | Any) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import CLOUD, tags_of
-from sync.engine.outbound import EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.outbound import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
 from sync.engine.validators import MEDIA_KINDS
 from sync.protocol import Media, MediaKind
 
@@ -39,7 +39,7 @@ GROUPS = (PeerGroupId.ROOT, PeerGroupId.ARCHIVE)
 TAGGED_KINDS: tuple[tuple[MediaKind, int], ...] = tuple(
     (kind, tags_of((Media(kind, 0),))) for kind in MEDIA_KINDS
 )
-_OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG)
+_OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
 
 

@@ -15,7 +15,14 @@ from postbox import (
     PeerNamespace,
     Postbox,
 )
-from sync.engine import SyncEngine, SyncWorker, enqueue_edit, enqueue_read, enqueue_send
+from sync.engine import (
+    SyncEngine,
+    SyncWorker,
+    enqueue_delete,
+    enqueue_edit,
+    enqueue_read,
+    enqueue_send,
+)
 from sync.protocol import GetHistory
 from sync.server.config import ServerConfig
 from sync.server.pushes import push_for
@@ -85,6 +92,44 @@ def test_reads_and_edits_reach_the_server(tmp_path) -> None:
         asyncio.run(run())
         assert server.call(lambda s: s.store.read_marks(int(peer)))[0] == top
         assert server.call(lambda s: s.store.message(int(peer), own).text) == "fixed"
+
+
+def test_a_deletion_for_everyone_leaves_the_server_and_every_open_view(tmp_path) -> None:
+    with serve() as server:
+        peer = PeerId(busiest_user(server))
+        own = server.call(
+            lambda s: [m.id for m in s.store.recent_messages(int(peer), 50) if m.out][:2]
+        )
+        seen: list[list[int]] = []
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
+                engine,
+                postbox,
+            ):
+                await wait_quiescent(engine)
+                key = MessageHistoryViewKey(peer, HistoryAnchor.upper_bound(), 60)
+                views = postbox.combined_view(
+                    [key], callback=lambda combined: seen.append(
+                        [m.id.id for m in combined[key].entries]
+                    ),
+                )  # fmt: skip
+                views.ready.result()
+                assert all(i in seen[-1] for i in own)
+                gone = postbox.run(
+                    lambda tx: enqueue_delete(tx, peer, [MessageId(peer, 0, i) for i in own])
+                )
+                assert gone == 2
+                # Gone from the open view at once, before the server has heard of it.
+                assert not any(i in seen[-1] for i in own)
+                await engine.wait_for(lambda: engine.outbound.idle)
+                await wait_quiescent(engine)
+                views.dispose()
+                report = await server_report(server, postbox)
+                assert report.ok, report.divergences
+
+        asyncio.run(run())
+        assert server.call(lambda s: [s.store.message(int(peer), i) for i in own]) == [None, None]
 
 
 def test_a_send_the_server_refuses_is_marked_failed(tmp_path) -> None:
