@@ -20,7 +20,9 @@ from client.hole_map import HoleSegment, read_hole_map
 from client.search_query import SearchResults, search_database
 from postbox import (
     ClosedRange,
+    Message,
     MessageId,
+    MessageNamespace,
     PeerId,
     PeerNotificationSettings,
     Postbox,
@@ -39,6 +41,8 @@ from sync.engine import (
 from sync.engine.profile import refresh_profile
 
 __all__ = ["Account"]
+
+CLOUD_NAMESPACE = int(MessageNamespace.CLOUD)
 
 
 class Account:
@@ -174,6 +178,20 @@ class Account:
                 if peer is not None:
                     names[int(peer_id)] = peer.name
             return names
+
+        return self.postbox.transaction(read)
+
+    def messages(self, peer_id: PeerId, ids: Iterable[int]) -> Future[dict[int, Message]]:
+        """The stored cloud messages of a chat among ``ids`` (what replies answer)."""
+        wanted = list(ids)
+
+        def read(tx: Transaction) -> dict[int, Message]:
+            found = {}
+            for id_ in wanted:
+                message = tx.get_message(MessageId(peer_id, CLOUD_NAMESPACE, id_))
+                if message is not None:
+                    found[id_] = message
+            return found
 
         return self.postbox.transaction(read)
 

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from client import EngineStatus, HoleSegment, SearchResults
-from postbox import ClosedRange, MessageId, PeerId, Postbox
+from postbox import ClosedRange, Message, MessageId, PeerId, Postbox
 
 __all__ = ["AccountLike"]
 
@@ -33,6 +33,8 @@ class AccountLike(Protocol):
     ) -> Future[int]: ...
 
     def peer_names(self, peer_ids: Iterable[PeerId]) -> Future[dict[int, str]]: ...
+
+    def messages(self, peer_id: PeerId, ids: Iterable[int]) -> Future[dict[int, Message]]: ...
 
     def set_muted(self, peer_id: PeerId, muted: bool) -> Future[None]: ...
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -30,6 +32,7 @@ from postbox import (
     CombinedView,
     HistoryAnchor,
     HistoryAnchorKind,
+    Message,
     MessageHistoryView,
     MessageHistoryViewKey,
     MessageId,
@@ -45,9 +48,10 @@ from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
-from ui.models import effective_update
+from ui.models import ROW_ROLE, effective_update
 from ui.rows import (
     DeliveryState,
+    HistoryRow,
     MessageRow,
     history_rows,
     peer_kind,
@@ -97,6 +101,11 @@ class ChatPane(QWidget):
         self._asked_authors: set[int] = set()
         self._read_sent = 0
         self.editing: MessageRow | None = None
+        #: The message the next send answers, chosen with "Reply".
+        self.replying: MessageRow | None = None
+        #: Messages replies answer that lie outside the window, fetched by id.
+        self._replied: dict[int, Message] = {}
+        self._asked_replied: set[int] = set()
         self._scroll_target: MessageIndex | None = None
         #: The read mark the chat was opened at, if it had unread messages then.
         self._unread_after: int | None = None
@@ -144,6 +153,8 @@ class ChatPane(QWidget):
 
         self.history = HistoryListView()
         self.history.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.history.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.history.customContextMenuRequested.connect(self._message_menu)
         self.jump_button = QToolButton(self.history)
         self.jump_button.setObjectName("jump")
         self.jump_button.setToolTip("Jump to the newest message")
@@ -180,6 +191,7 @@ class ChatPane(QWidget):
         self._read_timer.timeout.connect(self._read_what_is_shown)
         self._set_enabled(False)
         self.history.installEventFilter(self)
+        self.history.viewport().installEventFilter(self)
         self.compose.installEventFilter(self)
 
     def _set_enabled(self, enabled: bool) -> None:
@@ -189,6 +201,16 @@ class ChatPane(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
         if watched is self.history and event.type() == QEvent.Type.Resize:
             self._place_jump_button()
+        elif (
+            watched is self.history.viewport()
+            and event.type() == QEvent.Type.MouseButtonRelease
+            and isinstance(event, QMouseEvent)
+            and event.button() == Qt.MouseButton.LeftButton
+        ):
+            target = self.reply_at(event.position().toPoint())
+            if target is not None:
+                self.jump_to_message(target)
+                return True
         elif watched is self.compose and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
             if event.key() == Qt.Key.Key_Up and not self.compose.text():
@@ -196,6 +218,8 @@ class ChatPane(QWidget):
             if event.key() == Qt.Key.Key_Escape:
                 if self.editing is not None:
                     self.cancel_edit()
+                elif self.replying is not None:
+                    self.cancel_reply()
                 else:
                     self.back_requested.emit()  # the narrow layout goes back to the list
                 return True
@@ -221,6 +245,8 @@ class ChatPane(QWidget):
         self.subtitle.setText("")
         self._authors.clear()
         self._asked_authors.clear()
+        self._replied.clear()
+        self._asked_replied.clear()
         self._read_sent = 0
         self.view = self._pending = None
         self.history.animator.stop()
@@ -304,7 +330,10 @@ class ChatPane(QWidget):
             pending=self._pending,
             authors=self._authors if self._is_group() else None,
             unread_after=self._unread_after,
+            replied=self._replied,
+            chat_name=self.title.text(),
         )
+        self._ask_replied(rows)
         self._applying = True
         try:
             self.history.show_rows(rows, update)
@@ -331,6 +360,54 @@ class ChatPane(QWidget):
             self._show(ViewUpdateType.UPDATE_VISIBLE)
 
         self._relay.watch(self.account.peer_names(PeerId(i) for i in unknown), learned)
+
+    def _ask_replied(self, rows: list[HistoryRow]) -> None:
+        """Fetch the messages replies answer that the window does not hold."""
+        missing = {
+            row.reply.id
+            for row in rows
+            if isinstance(row, MessageRow)
+            and row.reply is not None
+            and row.reply.text == "Loading…"
+            and row.reply.id not in self._asked_replied
+        }
+        if not missing or self.peer_id is None:
+            return
+        self._asked_replied |= missing
+        peer = self.peer_id
+
+        def learned(found: dict[int, Message]) -> None:
+            if peer != self.peer_id or not found:
+                return
+            self._replied.update(found)
+            self._show(ViewUpdateType.UPDATE_VISIBLE)
+
+        self._relay.watch(self.account.messages(peer, missing), learned)
+
+    def reply_at(self, position: QPoint) -> int | None:
+        """The message a reply preview under ``position`` (viewport pixels) answers."""
+        index = self.history.indexAt(position)
+        row = index.data(ROW_ROLE) if index.isValid() else None
+        if not isinstance(row, MessageRow) or row.reply is None:
+            return None
+        delegate = self.history.itemDelegate()
+        area = getattr(delegate, "reply_areas", {}).get(row.key)
+        if area is None:
+            return None
+        top_left = self.history.visualRect(index).topLeft()
+        return row.reply.id if area.translated(top_left).contains(position) else None
+
+    def jump_to_message(self, message_id: int) -> None:
+        """Show message ``message_id`` of the open chat (a reply's original): scroll to it
+        if the window holds it, else open the window there (filling holes on the way)."""
+        if self.peer_id is None:
+            return
+        index = MessageIndex(MessageId(self.peer_id, _CLOUD, message_id), 0)
+        if self.history.history_model.row_of(("message", _CLOUD, message_id)) is not None:
+            self._scroll_to_message(index, flash=True)
+            return
+        self._scroll_target = index
+        self._open_window(HistoryAnchor.at_message(index.id))
 
     def _scroll_to_message(self, index: MessageIndex, *, flash: bool = False) -> None:
         """Bring a message into view; ``flash``: tint it, as where a jump landed."""
@@ -463,27 +540,28 @@ class ChatPane(QWidget):
             self.account.edit_message(target, text)
             self.cancel_edit()
             return
-        self.account.send_message(self.peer_id, text)
+        reply_to = self.replying.id if self.replying is not None else None
+        self.account.send_message(self.peer_id, text, reply_to=reply_to)
+        self.cancel_reply()
         self.compose.clear()
         self.jump_to_bottom()
 
     def edit_last(self) -> bool:
         """Start editing our newest sent message shown; False if there is none."""
         for row in reversed(self.history.history_model.rows):
-            if (
-                isinstance(row, MessageRow)
-                and row.outgoing
-                and row.namespace == _CLOUD
-                and row.delivery in (DeliveryState.SENT, DeliveryState.READ)
-                and row.text
-            ):
-                self.editing = row
-                self.edit_banner.setText("Editing your message  ·  Esc to cancel")
-                self.edit_banner.show()
-                self.compose.setText(row.text)
-                self.send_button.setText("Save")
+            if isinstance(row, MessageRow) and can_edit(row):
+                self.start_edit(row)
                 return True
         return False
+
+    def start_edit(self, row: MessageRow) -> None:
+        self.cancel_reply()
+        self.editing = row
+        self.edit_banner.setText("Editing your message  ·  Esc to cancel")
+        self.edit_banner.show()
+        self.compose.setText(row.text)
+        self.compose.setFocus()
+        self.send_button.setText("Save")
 
     def cancel_edit(self) -> None:
         if self.editing is None:
@@ -493,8 +571,79 @@ class ChatPane(QWidget):
         self.compose.clear()
         self.send_button.setText("Send")
 
+    def start_reply(self, row: MessageRow) -> None:
+        self.cancel_edit()
+        self.replying = row
+        who = "yourself" if row.outgoing else (row.author or self.title.text())
+        quoted = (row.text or row.media).replace("\n", " ")
+        if len(quoted) > 60:
+            quoted = quoted[:59] + "…"
+        self.edit_banner.setText(f"Reply to {who}: {quoted}  ·  Esc to cancel")
+        self.edit_banner.show()
+        self.compose.setFocus()
+
+    def cancel_reply(self) -> None:
+        if self.replying is None:
+            return
+        self.replying = None
+        self.edit_banner.hide()
+
+    # -- message actions ------------------------------------------------------------------
+
+    @Slot(QPoint)
+    def _message_menu(self, position: QPoint) -> None:
+        index = self.history.indexAt(position)
+        row = index.data(ROW_ROLE) if index.isValid() else None
+        if not isinstance(row, MessageRow) or self.peer_id is None:
+            return
+        menu = self.message_menu(row)
+        menu.exec(self.history.viewport().mapToGlobal(position))
+
+    def message_menu(self, row: MessageRow) -> QMenu:
+        """What can be done with one message, as Telegram's context menu offers it."""
+        menu = QMenu(self)
+        sent = row.namespace == _CLOUD
+        kind = peer_kind(row.peer_id)
+        if sent and kind != "channel":  # a channel's readers do not post
+            menu.addAction("Reply", lambda: self.start_reply(row))
+        if row.text:
+            menu.addAction("Copy text", lambda: QApplication.clipboard().setText(row.text))
+        if can_edit(row):
+            menu.addAction("Edit", lambda: self.start_edit(row))
+        if kind in ("user", "group"):
+            menu.addSeparator()
+            if not sent:
+                menu.addAction("Cancel sending", lambda: self.delete(row, for_everyone=False))
+            else:
+                menu.addAction("Delete for me", lambda: self.delete(row, for_everyone=False))
+                if row.outgoing or kind == "user":
+                    menu.addAction(
+                        "Delete for everyone", lambda: self.delete(row, for_everyone=True)
+                    )
+        return menu
+
+    def delete(self, row: MessageRow, *, for_everyone: bool) -> None:
+        if self.editing is not None and self.editing.key == row.key:
+            self.cancel_edit()
+        if self.replying is not None and self.replying.key == row.key:
+            self.cancel_reply()
+        peer = PeerId(row.peer_id)
+        message = MessageId(peer, row.namespace, row.id)
+        self.account.delete_messages(peer, [message], for_everyone=for_everyone)
+
     def close_feed(self) -> None:
         if self._feed is not None:
             self._feed.close()
             self._feed = None
         self._keys = None
+
+
+def can_edit(row: MessageRow) -> bool:
+    """Our own sent text message, outside secret chats (whose messages are not edited)."""
+    return (
+        row.outgoing
+        and row.namespace == _CLOUD
+        and row.delivery in (DeliveryState.SENT, DeliveryState.READ)
+        and bool(row.text)
+        and peer_kind(row.peer_id) != "secret chat"
+    )

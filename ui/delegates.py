@@ -136,6 +136,11 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.restore()
 
 
+def _reply_height(line: int) -> int:
+    """A reply preview: the name and a line of the message answered, and a gap."""
+    return 2 * line + 8
+
+
 def _draw_lock(painter: QPainter, left: int, top: int, line: int, color: QColor) -> int:
     """A small padlock at the start of a line of text; the width it takes."""
     painter.save()
@@ -176,6 +181,9 @@ class HistoryDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._view = parent
         self._progress: Mapping[Hashable, float] = progress if progress is not None else {}
+        #: Where each reply preview was drawn, relative to its row's top left: a click
+        #: there jumps to the message it answers.
+        self.reply_areas: dict[Hashable, QRect] = {}
         #: Rows flashed to show the reader where a jump landed: key to strength (0..1).
         self._highlight: Mapping[Hashable, float] = highlight if highlight is not None else {}
         self._bodies: dict[tuple[str, int, int], QRect] = {}
@@ -207,6 +215,7 @@ class HistoryDelegate(QStyledItemDelegate):
         if not isinstance(row, MessageRow):
             return int(line * 2)
         extra = (line + 4 if row.media and row.text else 0) + (line + 2 if row.author else 0)
+        extra += _reply_height(line) if row.reply is not None else 0
         return self._body(option, row).height() + extra + line + int(line * 1.4)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
@@ -270,7 +279,20 @@ class HistoryDelegate(QStyledItemDelegate):
         author_width = QFontMetrics(bold).horizontalAdvance(row.author) if row.author else 0
         media_height = line + 4 if row.media and row.text else 0
         author_height = line + 2 if row.author else 0
-        width = max(body.width(), metrics.horizontalAdvance(footer) + line, author_width)
+        reply = row.reply
+        reply_width = 0
+        if reply is not None:
+            reply_width = min(
+                self._text_width(option),
+                max(
+                    QFontMetrics(bold).horizontalAdvance(reply.author),
+                    metrics.horizontalAdvance(reply.text),
+                )
+                + 10,
+            )
+        width = max(
+            body.width(), metrics.horizontalAdvance(footer) + line, author_width, reply_width
+        )
         width += line * 2
         height = rect.height() - line // 2
         left = rect.right() - width - line if row.outgoing else rect.left() + line
@@ -290,6 +312,29 @@ class HistoryDelegate(QStyledItemDelegate):
             )
             painter.setFont(option.font)
             top += author_height
+        if reply is not None:
+            area = QRect(inner.left(), top, inner.width(), 2 * line + 2)
+            self.reply_areas[row.key] = area.translated(-rect.left(), -rect.top())
+            painter.fillRect(QRect(area.left(), area.top() + 1, 3, area.height() - 2),
+                             qcolor(theme.accent))  # fmt: skip
+            painter.setFont(bold)
+            painter.setPen(qcolor(theme.accent))
+            text_area = area.adjusted(10, 0, 0, 0)
+            painter.drawText(
+                QRect(text_area.left(), area.top(), text_area.width(), line),
+                Qt.AlignmentFlag.AlignLeft,
+                QFontMetrics(bold).elidedText(
+                    reply.author or "Message", Qt.TextElideMode.ElideRight, text_area.width()
+                ),
+            )
+            painter.setFont(option.font)
+            painter.setPen(qcolor(theme.time_out if row.outgoing else theme.time_in))
+            painter.drawText(
+                QRect(text_area.left(), area.top() + line + 2, text_area.width(), line),
+                Qt.AlignmentFlag.AlignLeft,
+                metrics.elidedText(reply.text, Qt.TextElideMode.ElideRight, text_area.width()),
+            )
+            top += _reply_height(line)
         if media_height:
             painter.setPen(qcolor(theme.accent))
             painter.drawText(

@@ -41,6 +41,7 @@ __all__ = [
     "HistoryRow",
     "LoadingRow",
     "MessageRow",
+    "ReplyPreview",
     "avatar_color",
     "chat_list_rows",
     "format_list_time",
@@ -227,6 +228,15 @@ class UnreadRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplyPreview:
+    """What a reply shows of the message it answers: who wrote it and how it starts."""
+
+    id: int
+    author: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class MessageRow:
     key: Hashable
     peer_id: int
@@ -242,6 +252,8 @@ class MessageRow:
     #: The sender's name, on the first of a run of incoming group messages by one author.
     author: str = ""
     author_color: str = ""
+    #: The message this one answers, if it is a reply.
+    reply: ReplyPreview | None = None
 
 
 HistoryRow = LoadingRow | DateRow | UnreadRow | MessageRow
@@ -279,14 +291,21 @@ def history_rows(
     pending: MessageHistoryView | None = None,
     authors: Mapping[int, str] | None = None,
     unread_after: int | None = None,
+    replied: Mapping[int, Message] | None = None,
+    chat_name: str = "",
 ) -> list[HistoryRow]:
     """Rows oldest first: a loading row at each hole the window touches, a date row at
     the start of each day, then the messages. ``pending`` is the view of the chat's
     local namespace (messages not sent yet), merged in by time. With ``authors`` (peer
     id to name, for groups) an incoming message that starts a run by its sender shows
     the sender's name. ``unread_after``: the read mark when the chat was opened; the
-    unread bar goes above the first incoming message after it."""
+    unread bar goes above the first incoming message after it. A reply shows the message
+    it answers if the window or ``replied`` (messages fetched apart, by id) has it, named
+    by ``authors``, "You", or ``chat_name`` (the other side of a private chat)."""
     unread_bar = unread_after is not None
+    known = {m.id.id: m for m in view.entries}
+    if replied:
+        known = {**replied, **known}
     max_read = 0
     if view.read_state is not None:
         for _namespace, state in view.read_state.states:
@@ -341,11 +360,32 @@ def history_rows(
                 edited=message.edit_timestamp is not None,
                 author=author,
                 author_color=author_color,
+                reply=_reply_preview(message, known, authors, chat_name),
             )
         )
     if view.hole_later:
         rows.append(LoadingRow(("loading", "later")))
     return rows
+
+
+def _reply_preview(
+    message: Message,
+    known: Mapping[int, Message],
+    authors: Mapping[int, str] | None,
+    chat_name: str,
+) -> ReplyPreview | None:
+    if message.reply_to_id is None:
+        return None
+    target = known.get(message.reply_to_id)
+    if target is None:
+        return ReplyPreview(message.reply_to_id, "", "Loading…")
+    if not target.incoming:
+        author = "You"
+    elif authors is not None and target.author_id is not None:
+        author = authors.get(int(target.author_id), chat_name)
+    else:
+        author = chat_name
+    return ReplyPreview(target.id.id, author, preview_text(target) or "Message")
 
 
 def presence_text(presence: PeerPresence | None, now: int, tz: dt.tzinfo = dt.UTC) -> str:

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from client.account import Account
 from postbox import (
@@ -356,3 +357,79 @@ def test_a_narrow_window_shows_the_list_or_the_chat_with_a_way_back(qtbot, windo
     assert window.side.isVisible() and window.chat_pane.isVisible()
     assert not window.chat_pane.back_button.isVisible()
     assert window.minimumWidth() >= 380
+
+
+def menu_texts(window, row: MessageRow) -> list[str]:
+    return [a.text() for a in window.chat_pane.message_menu(row).actions() if a.text()]
+
+
+def row_of(window, id_: int) -> MessageRow:
+    return next(r for r in messages(window) if r.id == id_)
+
+
+def test_a_message_menu_offers_what_fits_the_message(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    own, theirs = row_of(window, 400), row_of(window, 399)
+    assert menu_texts(window, own) == [
+        "Reply", "Copy text", "Edit", "Delete for me", "Delete for everyone"
+    ]  # fmt: skip
+    assert menu_texts(window, theirs) == [
+        "Reply", "Copy text", "Delete for me", "Delete for everyone"
+    ]  # fmt: skip
+    window.chat_pane.message_menu(own).actions()[1].trigger()  # Copy text
+    assert QApplication.clipboard().text() == "see you at noon"
+
+
+def test_a_reply_carries_its_reference_and_shows_what_it_answers(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 399 in shown_ids(window))
+    pane = window.chat_pane
+    pane.start_reply(row_of(window, 399))
+    assert pane.edit_banner.text().startswith("Reply to Bob Stone: message 399")
+    pane.compose.setText("agreed")
+    qtbot.keyClick(pane.compose, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: any(r.text == "agreed" for r in messages(window)))
+    sent = next(r for r in messages(window) if r.text == "agreed")
+    assert sent.reply is not None and sent.reply.id == 399
+    assert sent.reply.author == "Bob Stone" and sent.reply.text.startswith("message 399")
+    assert pane.replying is None and pane.edit_banner.isHidden()
+    stored = window.account.postbox.run(
+        lambda tx: tx.get_messages(BOB, 1, limit=1, newest_first=True)
+    )
+    assert stored[0].reply_to_id == 399
+
+
+def test_a_click_on_a_reply_jumps_to_the_message_it_answers(qtbot, account, window) -> None:
+    account.postbox.run(
+        lambda tx: tx.add_messages(
+            [
+                StoreMessage(ALICE, CLOUD, 1_001, NOW, flags=int(MessageFlags.INCOMING),
+                             author_id=ALICE, text="about that", reply_to_id=5)
+            ]
+        )
+    )  # fmt: skip
+    window.open_chat(ALICE, "Alice Baker")
+    qtbot.waitUntil(lambda: 1_001 in shown_ids(window))
+    # The message answered lies outside the window: fetched, then shown in the preview.
+    qtbot.waitUntil(lambda: row_of(window, 1_001).reply.text.startswith("message 5"))
+    history = window.history
+    history.scrollToBottom()
+    qtbot.waitUntil(lambda: ("message", 0, 1_001) in history.itemDelegate().reply_areas)
+    index = window.history_model.index(window.history_model.row_of(("message", 0, 1_001)), 0)
+    area = history.itemDelegate().reply_areas[("message", 0, 1_001)]
+    point = area.translated(history.visualRect(index).topLeft()).center()
+    assert window.chat_pane.reply_at(point) == 5
+    qtbot.mouseClick(history.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.waitUntil(lambda: 5 in shown_ids(window))
+    assert history.highlight.get(("message", 0, 5), 0) > 0
+
+
+def test_delete_for_everyone_takes_the_message_out_of_the_view(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    actions = {a.text(): a for a in window.chat_pane.message_menu(row_of(window, 400)).actions()}
+    actions["Delete for everyone"].trigger()
+    qtbot.waitUntil(lambda: 400 not in shown_ids(window))
+    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(BOB, 6))
+    assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [((400,), True)]
