@@ -2,8 +2,9 @@
 
 ``python -m client.screenshots [OUT_DIR]`` (default ``resources/screenshots``) starts
 an embedded server with a fixed seed, the sync worker and the window on the offscreen
-platform, waits until the chat list is loaded, opens the busiest chats, sends a message,
-and saves a PNG at each step.
+platform, waits until the chat list is loaded, opens the busiest chats, sends a message
+and a reply, opens a message's menu, a chat with unread messages, the narrow layout and
+a window with no server, and saves a PNG at each step.
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ def _wait(app: object, condition: Callable[[], bool], timeout: float = 30.0) -> 
 
 def take_screenshots(out: Path) -> list[Path]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QPainter
     from PySide6.QtWidgets import QApplication
 
     from client.account import Account
     from postbox import MessageTags, PeerId
     from sync.server import EmbeddedServer, ServerConfig
     from ui.main_window import MainWindow
-    from ui.rows import ChatRow, LoadingRow, MessageRow
+    from ui.rows import ChatRow, LoadingRow, MessageRow, UnreadRow
     from ui.theme import apply_theme
 
     existing = QApplication.instance()
@@ -94,6 +97,43 @@ def take_screenshots(out: Path) -> list[Path]:
 
             _wait(app, delivered)
             shot("sent-message.png")
+            incoming = [r for r in window.history_model.rows
+                        if isinstance(r, MessageRow) and not r.outgoing and r.text]  # fmt: skip
+            window.chat_pane.start_reply(incoming[-1])
+            window.compose.setText("Yes, let's do that")
+            window.send()
+
+            def replied() -> bool:
+                return any(
+                    isinstance(r, MessageRow) and r.reply is not None and r.delivery == "sent"
+                    for r in window.history_model.rows
+                )
+
+            _wait(app, replied)
+            shot("reply.png")
+            target = incoming[-1]
+            menu = window.chat_pane.message_menu(target)
+            index = window.history_model.index(window.history_model.row_of(target.key) or 0, 0)
+            rect = window.history.visualRect(index)
+            at = window.history.viewport().mapTo(window, rect.center() + QPoint(-40, -10))
+            picture = window.grab()
+            menu.adjustSize()
+            painter = QPainter(picture)
+            painter.drawPixmap(at, menu.grab())
+            painter.end()
+            picture.save(str(out / "context-menu.png"))
+            saved.append(out / "context-menu.png")
+            unread = max(chats(), key=lambda r: r.unread if r.peer_id >> 56 != 2 else 0)
+            window.open_chat(PeerId(unread.peer_id), unread.title, unread=unread.unread)
+            _wait(app, lambda: any(isinstance(r, UnreadRow) for r in window.history_model.rows))
+            _wait(app, history_settled)
+            shot("unread-separator.png")
+            window.resize(520, 720)
+            _wait(app, lambda: window.narrow)
+            shot("narrow.png")
+            window.show_chat_list()
+            shot("narrow-list.png")
+            window.resize(1100, 720)
             before = [(r.key, r.unread) for r in chats()]
             server.call(lambda s: s.service.generate(30))
             _wait(app, lambda: [(r.key, r.unread) for r in chats()] != before)
@@ -127,6 +167,8 @@ def take_screenshots(out: Path) -> list[Path]:
             apply_theme(app, "dark")
             window.repaint()
             shot("dark.png")
+            apply_theme(app, "light")
+            saved.append(_offline_shot(app, out, Path(scratch) / "offline.db"))
         finally:
             window.close_feeds()
             window.close()
@@ -134,6 +176,33 @@ def take_screenshots(out: Path) -> list[Path]:
             account.close()
             app.processEvents()
     return saved
+
+
+def _offline_shot(app: object, out: Path, db: Path) -> Path:
+    """A window whose server is not there: the status line says so and offers a retry."""
+    import socket
+
+    from client.account import Account
+    from ui.main_window import MainWindow
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    account = Account(db, "127.0.0.1", port, "shots")
+    account.start()
+    window = MainWindow(account)
+    window.resize(1100, 720)
+    window.show()
+    try:
+        _wait(app, lambda: window.retry_button.isVisible())
+        path = out / "offline.png"
+        window.grab().save(str(path))
+        return path
+    finally:
+        window.close_feeds()
+        window.close()
+        window.deleteLater()
+        account.close()
 
 
 def main() -> int:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.models import ROW_ROLE
@@ -136,9 +136,94 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.restore()
 
 
+def _body_text(row: MessageRow) -> str:
+    """The bubble's text: the message's, or for a message with only a link, its title."""
+    if row.text:
+        return row.text
+    return "" if _media_card_text(row) else row.media
+
+
+def _media_card_text(row: MessageRow) -> tuple[str, str] | None:
+    """(title, "Photo · 1.2 MB") of a media item drawn as a card; ``None`` for none or
+    for a link (shown as a line above its text)."""
+    if not row.media_kind or row.media_kind == "link":
+        return None
+    kind = _KIND_NAMES.get(row.media_kind, "Media")
+    details = kind if row.media_size <= 0 else f"{kind} · {format_size(row.media_size)}"
+    return row.media or kind, details
+
+
+_KIND_NAMES = {"photo": "Photo", "video": "Video", "file": "File", "voice": "Voice message"}
+
+
+def format_size(size: int) -> str:
+    """1.2 MB, 640 KB, 12 B."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
+    return f"{size} B"
+
+
+def _card_height(line: int) -> int:
+    return 2 * line + 6
+
+
+def _card_text_left(line: int) -> int:
+    """Where a media card's text starts, from the card's left: after the disc and a gap."""
+    return _card_height(line) + 10
+
+
+def _media_height(row: MessageRow, line: int) -> int:
+    if _media_card_text(row):
+        return _card_height(line) + (6 if row.text else 0)
+    return line + 4 if row.media and row.text else 0
+
+
 def _reply_height(line: int) -> int:
     """A reply preview: the name and a line of the message answered, and a gap."""
     return 2 * line + 8
+
+
+def _draw_kind_icon(painter: QPainter, disc: QRect, kind: str) -> None:
+    """A white glyph for a media kind, drawn inside ``disc``."""
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    white = QColor("white")
+    c = QRectF(disc).center()
+    r = disc.width() / 2
+    if kind in ("video", "voice"):  # play
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(white)
+        painter.drawPolygon(
+            QPolygonF([QPointF(c.x() - r * 0.25, c.y() - r * 0.38),
+                       QPointF(c.x() - r * 0.25, c.y() + r * 0.38),
+                       QPointF(c.x() + r * 0.42, c.y())])
+        )  # fmt: skip
+    elif kind == "photo":  # a frame with a mountain
+        painter.setPen(QPen(white, max(1.5, r / 9)))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        frame = QRectF(c.x() - r * 0.45, c.y() - r * 0.35, r * 0.9, r * 0.7)
+        painter.drawRoundedRect(frame, 2, 2)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(white)
+        peak = QPointF(frame.left() + frame.width() * 0.4, frame.top() + frame.height() * 0.4)
+        painter.drawPolygon(
+            QPolygonF([QPointF(frame.left() + 2, frame.bottom() - 2), peak,
+                       QPointF(frame.right() - 2, frame.bottom() - 2)])
+        )  # fmt: skip
+    else:  # a page with a folded corner
+        painter.setPen(QPen(white, max(1.5, r / 9)))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        w, h = r * 0.7, r * 0.9
+        left, top = c.x() - w / 2, c.y() - h / 2
+        fold = w * 0.35
+        painter.drawPolygon(
+            QPolygonF([QPointF(left, top), QPointF(left + w - fold, top),
+                       QPointF(left + w, top + fold), QPointF(left + w, top + h),
+                       QPointF(left, top + h)])
+        )  # fmt: skip
+    painter.restore()
 
 
 def _draw_lock(painter: QPainter, left: int, top: int, line: int, color: QColor) -> int:
@@ -198,7 +283,9 @@ class HistoryDelegate(QStyledItemDelegate):
     def _body(self, option: QStyleOptionViewItem, row: MessageRow) -> QRect:
         """The wrapped text's box: measured once per text, width and font."""
         width = self._text_width(option)
-        text = row.text or row.media
+        text = _body_text(row)
+        if not text:
+            return QRect()
         key = (text, width, _line(option))
         body = self._bodies.get(key)
         if body is None:
@@ -214,7 +301,7 @@ class HistoryDelegate(QStyledItemDelegate):
         line = _line(option)
         if not isinstance(row, MessageRow):
             return int(line * 2)
-        extra = (line + 4 if row.media and row.text else 0) + (line + 2 if row.author else 0)
+        extra = _media_height(row, line) + (line + 2 if row.author else 0)
         extra += _reply_height(line) if row.reply is not None else 0
         return self._body(option, row).height() + extra + line + int(line * 1.4)
 
@@ -261,6 +348,40 @@ class HistoryDelegate(QStyledItemDelegate):
             )
         painter.restore()
 
+    def _paint_card(
+        self,
+        painter: QPainter,
+        area: QRect,
+        row: MessageRow,
+        card: tuple[str, str],
+        option: QStyleOptionViewItem,
+        bold: QFont,
+        line: int,
+    ) -> None:
+        """A media placeholder: an icon of its kind in a disc, its title and size."""
+        theme = current_theme()
+        size = _card_height(line)
+        disc = QRect(area.left(), area.top(), size, size)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(qcolor(theme.accent))
+        painter.drawEllipse(disc)
+        _draw_kind_icon(painter, disc, row.media_kind)
+        text_left = area.left() + _card_text_left(line)
+        width = area.right() - text_left
+        painter.setFont(bold)
+        painter.setPen(qcolor(theme.bubble_text))
+        painter.drawText(
+            QRect(text_left, area.top() + 2, width, line),
+            Qt.AlignmentFlag.AlignLeft,
+            QFontMetrics(bold).elidedText(card[0], Qt.TextElideMode.ElideRight, width),
+        )
+        painter.setFont(option.font)
+        painter.setPen(qcolor(theme.time_out if row.outgoing else theme.time_in))
+        painter.drawText(
+            QRect(text_left, area.top() + line + 4, width, line), Qt.AlignmentFlag.AlignLeft,
+            card[1],
+        )  # fmt: skip
+
     def _paint_message(
         self, painter: QPainter, option: QStyleOptionViewItem, row: MessageRow
     ) -> None:
@@ -269,7 +390,7 @@ class HistoryDelegate(QStyledItemDelegate):
         rect = option.rect
         line = _line(option)
         metrics = option.fontMetrics
-        text = row.text or row.media
+        text = _body_text(row)
         body = self._body(option, row)
         footer = row.time + ("  edited" if row.edited else "")
         if row.delivery:
@@ -277,7 +398,13 @@ class HistoryDelegate(QStyledItemDelegate):
         bold = QFont(option.font)
         bold.setBold(True)
         author_width = QFontMetrics(bold).horizontalAdvance(row.author) if row.author else 0
-        media_height = line + 4 if row.media and row.text else 0
+        media_height = _media_height(row, line)
+        card = _media_card_text(row)
+        card_width = (
+            _card_text_left(line) + 6 + max(QFontMetrics(bold).horizontalAdvance(card[0]),
+                                            metrics.horizontalAdvance(card[1]))
+            if card else 0
+        )  # fmt: skip
         author_height = line + 2 if row.author else 0
         reply = row.reply
         reply_width = 0
@@ -288,10 +415,14 @@ class HistoryDelegate(QStyledItemDelegate):
                     QFontMetrics(bold).horizontalAdvance(reply.author),
                     metrics.horizontalAdvance(reply.text),
                 )
-                + 10,
+                + 16,  # the bar, its gap, and room for rounding
             )
         width = max(
-            body.width(), metrics.horizontalAdvance(footer) + line, author_width, reply_width
+            body.width(),
+            metrics.horizontalAdvance(footer) + line,
+            author_width,
+            reply_width,
+            min(card_width, self._text_width(option)),
         )
         width += line * 2
         height = rect.height() - line // 2
@@ -335,7 +466,11 @@ class HistoryDelegate(QStyledItemDelegate):
                 metrics.elidedText(reply.text, Qt.TextElideMode.ElideRight, text_area.width()),
             )
             top += _reply_height(line)
-        if media_height:
+        if card:
+            self._paint_card(painter, QRect(inner.left(), top, inner.width(), _card_height(line)),
+                             row, card, option, bold, line)  # fmt: skip
+            top += media_height
+        elif media_height:
             painter.setPen(qcolor(theme.accent))
             painter.drawText(
                 QRect(inner.left(), top, inner.width(), line),

@@ -254,6 +254,9 @@ class MessageRow:
     author_color: str = ""
     #: The message this one answers, if it is a reply.
     reply: ReplyPreview | None = None
+    #: The kind of its (first) media item ("photo", "file", ...) and its size in bytes.
+    media_kind: str = ""
+    media_size: int = 0
 
 
 HistoryRow = LoadingRow | DateRow | UnreadRow | MessageRow
@@ -341,10 +344,12 @@ def history_rows(
         ):
             rows.append(UnreadRow())
             unread_bar = False
-        media = ""
+        media = media_kind = ""
+        media_size = 0
         if message.media:
             item = message.media[0]
             media = item.title or _MEDIA_LABELS.get(item.kind, "Media")
+            media_kind, media_size = item.kind.name.lower(), item.size
         rows.append(
             MessageRow(
                 key=("message", message.id.namespace, message.id.id),
@@ -361,6 +366,8 @@ def history_rows(
                 author=author,
                 author_color=author_color,
                 reply=_reply_preview(message, known, authors, chat_name),
+                media_kind=media_kind,
+                media_size=media_size,
             )
         )
     if view.hole_later:

@@ -68,3 +68,11 @@ def test_painting_rows_leaves_none_alone(qtbot) -> None:
     finally:
         painter.end()
     assert sys.getrefcount(None) >= before - 50  # a leak would be thousands
+
+
+def test_media_sizes_read_as_people_write_them() -> None:
+    from ui.delegates import format_size
+
+    assert [format_size(n) for n in (12, 2_048, 800_000, 9_650_000, 55_000_000, 3 << 30)] == [
+        "12 B", "2.0 KB", "781 KB", "9.2 MB", "52 MB", "3.0 GB"
+    ]  # fmt: skip
