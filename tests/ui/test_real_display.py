@@ -1,0 +1,71 @@
+"""The real app on a real X server (Xvfb), not the offscreen platform: it starts, syncs,
+and stops on SIGTERM without a traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run is not installed"),
+]
+
+
+def wait_for(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the app did not get there"
+        time.sleep(0.1)
+
+
+def app_pid(marker: str) -> int | None:
+    """The app's process (xvfb-run's child), found by its database path."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        # The app itself, not the xvfb-run script that started it with the same words.
+        if command[:3] == [sys.executable.encode(), b"-m", b"client.cli"] and (
+            marker.encode() in command
+        ):
+            return int(entry.name)
+    return None
+
+
+def test_the_app_runs_on_a_real_x_server_and_stops_cleanly(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    db = tmp_path / "real-display.db"
+    app = [sys.executable, "-m", "client.cli", "demo", "--chats", "30", "--messages", "1500"]
+    command = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", *app, "--db", str(db)]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        # Synced for a while: the database (and its write-ahead log) holds the chat list
+        # and histories.
+        def written() -> int:
+            files = (db, db.with_name(db.name + "-wal"))
+            return sum(f.stat().st_size for f in files if f.exists())
+
+        wait_for(lambda: written() > 200_000 or process.poll() is not None)
+        assert process.poll() is None, process.communicate()[1]
+        pid = app_pid(str(db))
+        assert pid is not None
+        os.kill(pid, signal.SIGTERM)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "Traceback" not in err, err
