@@ -3,7 +3,8 @@
 ``AccountMutableState`` starts from what Postbox holds (the cursor and channel pts
 read in phase one), takes updates and difference results, and records what they mean
 as an ordered list of mutation operations (phase two). ``optimized`` folds that list
-(an add followed by an edit becomes one add; an add followed by a delete, nothing), and
+(an add followed by an edit becomes one add; an add followed by a delete, a delete of
+any copy stored before), and
 ``sync.engine.replay`` applies it in one transaction (phase three). Channels work on a
 ``branch`` whose new operations are ``merge``d back, as in the seeds.
 """
@@ -76,8 +77,13 @@ class EditMessage:
 
 @dataclass(frozen=True, slots=True)
 class DeleteMessages:
+    """Delete messages. ``added_in_batch``: the same batch added them (and ``optimized``
+    dropped that add), so only a copy stored before by another path (a send's answer)
+    can remain: it goes, and nothing else about them needs checking."""
+
     peer_id: PeerId
     ids: tuple[int, ...]
+    added_in_batch: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,10 +287,14 @@ def optimized(operations: Sequence[Operation]) -> list[Operation]:
             folded = [key for key in keys if key in pending]
             for key in folded:
                 del pending[key]
-            if len(folded) == len(keys):
-                continue
-            remaining = tuple(k[1] for k in keys if k not in folded)
-            operation = replace(operation, ids=remaining)
+            if folded:
+                # Stored already by another path (a send's answer)? Then it must go too.
+                dropped = tuple(key[1] for key in folded)
+                result.append(DeleteMessages(operation.peer_id, dropped, added_in_batch=True))
+                if len(folded) == len(keys):
+                    continue
+                remaining = tuple(k[1] for k in keys if k not in folded)
+                operation = replace(operation, ids=remaining)
         flush()
         result.append(operation)
     flush()

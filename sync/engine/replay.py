@@ -119,6 +119,15 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
             tx.add_messages([message])
     elif isinstance(operation, DeleteMessages):
         peer_id = operation.peer_id
+        if operation.added_in_batch:
+            stored = [
+                MessageId(peer_id, CLOUD, i)
+                for i in operation.ids
+                if tx.message_exists(MessageId(peer_id, CLOUD, i))
+            ]
+            if stored:
+                apply_operation(tx, DeleteMessages(peer_id, tuple(m.id for m in stored)))
+            return
         validate_after_deletion(tx, peer_id, operation.ids)
         validate_summaries_after_deletion(tx, peer_id, operation.ids)
         top = tx.get_messages(peer_id, CLOUD, limit=1, newest_first=True)

@@ -132,18 +132,40 @@ def state() -> AccountMutableState:
     return AccountMutableState(cursor, cursor)
 
 
-def test_add_then_edit_becomes_one_add_and_add_then_delete_nothing() -> None:
+def test_add_then_edit_becomes_one_add_and_add_then_delete_drops_the_add() -> None:
     mutable = state()
     mutable.apply(UpdateNewMessage(message(USER, 7), 2, 1))
     mutable.apply(UpdateNewMessage(message(USER, 8), 3, 1))
     mutable.apply(UpdateEditMessage(message(USER, 7, "edited"), 4, 1))
     mutable.apply(UpdateDeleteMessages(USER, (8, 99), 6, 2))
     operations = optimized(mutable.operations)
-    assert len(operations) == 2
-    add, delete = operations
+    assert len(operations) == 3
+    dropped, add, delete = operations
+    # The add of 8 is gone; a copy stored before by another path would go too.
+    assert isinstance(dropped, DeleteMessages) and dropped.ids == (8,) and dropped.added_in_batch
     assert isinstance(add, AddMessages)
     assert [(m.id, m.text) for m in add.messages] == [(7, "edited")]
     assert isinstance(delete, DeleteMessages) and delete.ids == (99,)
+    assert not delete.added_in_batch
+
+
+def test_a_sent_message_deleted_in_the_same_difference_does_not_stay(tmp_path) -> None:
+    from postbox import MessageId, Postbox
+    from sync.engine.convert import message_from_wire
+    from sync.engine.replay import replay_final_state
+
+    box = Postbox(tmp_path / "c.db")
+    cursor = StateCursor(1, 0, 1, 0)
+    box.run(lambda tx: tx.set_state(cursor))
+    # A send's answer stored message 8 ahead of the updates before it...
+    box.run(lambda tx: tx.add_messages([message_from_wire(message(USER, 8))]))
+    # ...and the difference then brings its creation and its deletion together.
+    mutable = AccountMutableState(cursor, cursor)
+    mutable.add_difference([message(USER, 8)], [UpdateDeleteMessages(USER, (8,), 3, 1)])
+    mutable.cursor = StateCursor(3, 0, 1, 0)
+    assert box.run(lambda tx: replay_final_state(tx, mutable, {}))
+    assert not box.run(lambda tx: tx.message_exists(MessageId(PeerId(USER), 0, 8)))
+    box.close()
 
 
 def test_reads_stay_after_the_adds_they_follow() -> None:
