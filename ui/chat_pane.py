@@ -97,6 +97,9 @@ class ChatPane(QWidget):
         self._moving = False
         self._applying = False
         self._stick_next = False
+        #: The window moved because the reader scrolled to its end: once the new one is
+        #: shown, see whether the reader is at its end too.
+        self._recheck_edge = False
         self._authors: dict[int, str] = {}
         self._asked_authors: set[int] = set()
         self._read_sent = 0
@@ -153,6 +156,7 @@ class ChatPane(QWidget):
 
         self.history = HistoryListView()
         self.history.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.history.pushed_past_edge.connect(self.move_window_if_near_an_edge)
         self.history.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.history.customContextMenuRequested.connect(self._message_menu)
         self.jump_button = QToolButton(self.history)
@@ -257,6 +261,7 @@ class ChatPane(QWidget):
             self._profiles_asked.add(peer_id)
             self._relay.watch(self.account.refresh_profile(peer_id), lambda _done: None)
         self._scroll_target = at
+        self._recheck_edge = False
         # The unread bar marks where the reader left off when the chat was opened.
         self._unread_after = None
         self._unread_pending = unread > 0 and at is None
@@ -313,6 +318,10 @@ class ChatPane(QWidget):
             elif first and self._stick_next:
                 self.history.scrollToBottom()
             self._stick_next = False
+            if first and self._recheck_edge:
+                # A flick may have carried the reader to this window's end already: go on.
+                self._recheck_edge = False
+                QTimer.singleShot(0, self.move_window_if_near_an_edge)
             self._ask_author_names(cloud)
             self.history_shown.emit(cloud)
         self._update_jump_button()
@@ -462,6 +471,7 @@ class ChatPane(QWidget):
         )
         self._open_window(HistoryAnchor.at_index(index))
         self.window_moves += 1
+        self._recheck_edge = True
         return True
 
     def _cloud_row(self, positions: range) -> MessageRow | None:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from PySide6.QtCore import QEasingCurve, QObject, QPoint, QVariantAnimation, Slot
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QEasingCurve, QObject, QPoint, QVariantAnimation, Signal, Slot
+from PySide6.QtGui import QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView
 
 from postbox import ViewUpdateType
@@ -137,6 +137,10 @@ class RowAnimator(QObject):
 
 
 class HistoryListView(QListView):
+    #: The wheel turned on against an end of the loaded rows (the scroll bar cannot
+    #: move, so no scroll signal comes): the window should move on.
+    pushed_past_edge = Signal()
+
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("history")
@@ -153,6 +157,16 @@ class HistoryListView(QListView):
         self.verticalScrollBar().setSingleStep(24)
         self._live_rows: list[int] = []
         self.history_model.rows_inserted_live.connect(self._rows_arrived)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt
+        bar = self.verticalScrollBar()
+        before = bar.value()
+        super().wheelEvent(event)
+        up = event.angleDelta().y() > 0
+        if bar.value() == before and (
+            up and before == bar.minimum() or not up and before == bar.maximum()
+        ):
+            self.pushed_past_edge.emit()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
         """A new width wraps the bubbles anew: lay the rows out again at once, keeping

@@ -433,3 +433,28 @@ def test_delete_for_everyone_takes_the_message_out_of_the_view(qtbot, window) ->
     qtbot.waitUntil(lambda: 400 not in shown_ids(window))
     entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(BOB, 6))
     assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [((400,), True)]
+
+
+def test_a_wheel_turned_on_at_the_top_of_the_window_moves_it_on(qtbot, window) -> None:
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+
+    window.open_chat(ALICE, "Alice Baker")
+    qtbot.waitUntil(lambda: 1_000 in shown_ids(window))
+    pane, history = window.chat_pane, window.history
+    bar = history.verticalScrollBar()
+    # At the top of the loaded rows with no scroll signal to come (as when a flick's
+    # move was already under way): only the wheel itself can say the reader wants more.
+    bar.blockSignals(True)
+    bar.setValue(0)
+    bar.blockSignals(False)
+    moves = pane.window_moves
+    centre = QPointF(history.viewport().rect().center())
+    wheel = QWheelEvent(
+        centre, QPointF(history.viewport().mapToGlobal(centre.toPoint())), QPoint(0, 0),
+        QPoint(0, 120), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase, False,
+    )  # fmt: skip
+    QApplication.sendEvent(history.viewport(), wheel)
+    qtbot.waitUntil(lambda: pane.window_moves > moves)
+    qtbot.waitUntil(lambda: min(shown_ids(window)) < 1_000 - HISTORY_WINDOW - 5)
