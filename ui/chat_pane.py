@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QKeyEvent, QMouseEvent
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import QDesktopServices, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMenu,
     QPushButton,
+    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -45,6 +46,7 @@ from postbox import (
     ViewUpdateType,
 )
 from ui.account_port import AccountLike
+from ui.delegates import HistoryDelegate
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
@@ -214,6 +216,10 @@ class ChatPane(QWidget):
             target = self.reply_at(event.position().toPoint())
             if target is not None:
                 self.jump_to_message(target)
+                return True
+            url = self.link_at(event.position().toPoint())
+            if url is not None:
+                QDesktopServices.openUrl(QUrl(url))
                 return True
         elif watched is self.compose and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
@@ -405,6 +411,17 @@ class ChatPane(QWidget):
             return None
         top_left = self.history.visualRect(index).topLeft()
         return row.reply.id if area.translated(top_left).contains(position) else None
+
+    def link_at(self, position: QPoint) -> str | None:
+        """The web address of a link under ``position`` (viewport pixels), if any."""
+        index = self.history.indexAt(position)
+        row = index.data(ROW_ROLE) if index.isValid() else None
+        delegate = self.history.itemDelegate()
+        if not isinstance(row, MessageRow) or not isinstance(delegate, HistoryDelegate):
+            return None
+        option = QStyleOptionViewItem()
+        self.history.initViewItemOption(option)
+        return delegate.link_at(option, row, position - self.history.visualRect(index).topLeft())
 
     def jump_to_message(self, message_id: int) -> None:
         """Show message ``message_id`` of the open chat (a reply's original): scroll to it

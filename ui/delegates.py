@@ -6,10 +6,22 @@ come from the current theme (``ui.theme``); sizes scale with the font.
 
 from __future__ import annotations
 
+import html
+import math
+import re
 from collections.abc import Hashable, Mapping
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QPointF,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+)
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.models import ROW_ROLE
@@ -17,7 +29,7 @@ from ui.paint_cache import RowPixmaps
 from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow, UnreadRow
 from ui.theme import current_theme, qcolor
 
-__all__ = ["ChatListDelegate", "HistoryDelegate"]
+__all__ = ["ChatListDelegate", "HistoryDelegate", "has_links", "link_at", "link_document"]
 
 _Index = QModelIndex | QPersistentModelIndex
 #: Text boxes a history delegate remembers before starting afresh.
@@ -134,6 +146,40 @@ class ChatListDelegate(QStyledItemDelegate):
         preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
         painter.restore()
+
+
+_URL = re.compile(r"https?://[^\s<>\"]+[^\s<>\".,;:!?)\]'’]")
+
+
+def has_links(text: str) -> bool:
+    return "http" in text and _URL.search(text) is not None
+
+
+def link_document(text: str, font: QFont, width: int) -> QTextDocument:
+    """The text laid out at ``width`` with its web addresses as links in the accent colour."""
+    accent = current_theme().accent
+    parts: list[str] = []
+    position = 0
+    for match in _URL.finditer(text):
+        parts.append(html.escape(text[position : match.start()]))
+        url = html.escape(match.group(0), quote=True)
+        parts.append(f'<a href="{url}" style="color: {accent}">{url}</a>')
+        position = match.end()
+    parts.append(html.escape(text[position:]))
+    document = QTextDocument()
+    document.setDocumentMargin(0)
+    document.setDefaultFont(font)
+    document.setDefaultStyleSheet(f"body {{ color: {current_theme().bubble_text}; }}")
+    document.setHtml("<body>" + "".join(parts).replace("\n", "<br>") + "</body>")
+    document.setTextWidth(width)
+    return document
+
+
+def link_at(text: str, font: QFont, width: int, point: QPointF) -> str | None:
+    """The address of the link at ``point`` (relative to the text's top left), if any."""
+    document = link_document(text, font, width)  # kept alive while its layout is asked
+    anchor = document.documentLayout().anchorAt(point)
+    return anchor or None
 
 
 def _body_text(row: MessageRow) -> str:
@@ -269,6 +315,9 @@ class HistoryDelegate(QStyledItemDelegate):
         #: Where each reply preview was drawn, relative to its row's top left: a click
         #: there jumps to the message it answers.
         self.reply_areas: dict[Hashable, QRect] = {}
+        #: Where the text of each message with links was drawn, likewise, for clicks
+        #: (``link_at``).
+        self.text_areas: dict[Hashable, QRect] = {}
         #: Rows flashed to show the reader where a jump landed: key to strength (0..1).
         self._highlight: Mapping[Hashable, float] = highlight if highlight is not None else {}
         self._bodies: dict[tuple[str, int, int], QRect] = {}
@@ -291,11 +340,24 @@ class HistoryDelegate(QStyledItemDelegate):
         if body is None:
             if len(self._bodies) > _CACHE_LIMIT:
                 self._bodies.clear()
-            metrics = option.fontMetrics
-            body = self._bodies[key] = metrics.boundingRect(
-                QRect(0, 0, width, 100_000), Qt.TextFlag.TextWordWrap, text
-            )
+            if has_links(text):
+                document = link_document(text, option.font, width)
+                size = document.size()
+                body = QRect(0, 0, math.ceil(document.idealWidth()), math.ceil(size.height()))
+            else:
+                body = option.fontMetrics.boundingRect(
+                    QRect(0, 0, width, 100_000), Qt.TextFlag.TextWordWrap, text
+                )
+            self._bodies[key] = body
         return body
+
+    def link_at(self, option: QStyleOptionViewItem, row: MessageRow, point: QPoint) -> str | None:
+        """The address of the link under ``point`` (relative to the row's top left)."""
+        area = self.text_areas.get(row.key)
+        if area is None or not area.contains(point):
+            return None
+        inside = QPointF(point - area.topLeft())
+        return link_at(row.text, option.font, self._text_width(option), inside)
 
     def _full_height(self, option: QStyleOptionViewItem, row: object) -> int:
         line = _line(option)
@@ -479,9 +541,21 @@ class HistoryDelegate(QStyledItemDelegate):
             )
             top += media_height
         painter.setPen(qcolor(theme.bubble_text))
-        painter.drawText(
-            QRect(inner.left(), top, inner.width(), body.height()), Qt.TextFlag.TextWordWrap, text
-        )
+        if has_links(text):
+            # Links drawn as links; where the text lies is kept for clicks on them.
+            area = QRect(inner.left(), top, inner.width(), body.height())
+            self.text_areas[row.key] = area.translated(-rect.left(), -rect.top())
+            document = link_document(text, option.font, self._text_width(option))
+            painter.save()
+            painter.translate(inner.left(), top)
+            document.drawContents(painter)
+            painter.restore()
+        else:
+            painter.drawText(
+                QRect(inner.left(), top, inner.width(), body.height()),
+                Qt.TextFlag.TextWordWrap,
+                text,
+            )
         painter.setPen(qcolor(theme.time_out if row.outgoing else theme.time_in))
         painter.drawText(
             QRect(inner.left(), top + body.height(), inner.width(), line),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from client.account import Account
@@ -458,3 +458,32 @@ def test_a_wheel_turned_on_at_the_top_of_the_window_moves_it_on(qtbot, window) -
     QApplication.sendEvent(history.viewport(), wheel)
     qtbot.waitUntil(lambda: pane.window_moves > moves)
     qtbot.waitUntil(lambda: min(shown_ids(window)) < 1_000 - HISTORY_WINDOW - 5)
+
+
+def test_a_web_address_is_a_link_that_opens_on_click(qtbot, account, window, monkeypatch) -> None:
+    from PySide6.QtGui import QFontMetrics
+
+    import ui.chat_pane as chat_pane_module
+
+    url = "https://example.com/the-plan"
+    account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text=f"see {url} now")]))
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 401 in shown_ids(window))
+    history = window.history
+    history.scrollToBottom()
+    delegate = history.itemDelegate()
+    key = ("message", 0, 401)
+    qtbot.waitUntil(lambda: key in delegate.text_areas)
+    index = window.history_model.index(window.history_model.row_of(key), 0)
+    area = delegate.text_areas[key].translated(history.visualRect(index).topLeft())
+    metrics = QFontMetrics(history.font())
+    on_link = area.topLeft() + QPoint(metrics.horizontalAdvance("see ") + 8, 4)
+    off_link = area.topLeft() + QPoint(2, 4)
+    assert window.chat_pane.link_at(on_link) == url
+    assert window.chat_pane.link_at(off_link) is None
+    opened = []
+    monkeypatch.setattr(
+        chat_pane_module.QDesktopServices, "openUrl", lambda address: opened.append(address)
+    )
+    qtbot.mouseClick(history.viewport(), Qt.MouseButton.LeftButton, pos=on_link)
+    assert [address.toString() for address in opened] == [url]
