@@ -423,6 +423,15 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_search(self) -> None:
+        """Ctrl+K: the search box over the chat pane, clear of the list and its badges
+        (over the list only when the window shows nothing else)."""
+        over = self.chat_pane if self.chat_pane.isVisible() else self.side
+        size = self.search.size()
+        width = min(size.width(), over.width() - 24)
+        self.search.resize(max(width, 300), min(size.height(), max(over.height() - 60, 240)))
+        top_left = over.mapToGlobal(over.rect().topLeft())
+        x = top_left.x() + (over.width() - self.search.width()) // 2
+        self.search.move(x, top_left.y() + 48)
         self.search.open_search()
 
     @Slot(object, str)
