@@ -102,10 +102,28 @@ def test_first_messages_initialize_holes_and_leave_them(postbox: Postbox, alice:
     assert postbox.run(lambda tx: tx.get_holes(alice, 0)) == [ClosedRange(1, MAX_MESSAGE_ID)]
 
 
-def test_secret_chats_start_without_holes(postbox: Postbox) -> None:
+def test_which_chats_start_as_a_hole_is_the_seed_configurations_choice(tmp_path) -> None:
+    import dataclasses
+
+    from postbox.seed_configuration import DEFAULT_SEED_CONFIGURATION
+
     secret = PeerId.make(PeerNamespace.SECRET_CHAT, 1)
-    postbox.run(lambda tx: tx.update_peers([Peer(secret, "Secret")]))
-    assert postbox.run(lambda tx: tx.get_holes(secret, 0)) == []
+    # This client's server keeps secret chats' history: they start as a hole too.
+    default = Postbox(tmp_path / "default.db")
+    default.run(lambda tx: tx.update_peers([Peer(secret, "Secret")]))
+    assert default.run(lambda tx: tx.get_holes(secret, 0)) == [ClosedRange(1, MAX_MESSAGE_ID)]
+    default.close()
+    # As on Telegram, where a secret chat lives only on its devices: no hole.
+    holes = {
+        kind: spaces
+        for kind, spaces in DEFAULT_SEED_CONFIGURATION.message_holes.items()
+        if kind != PeerNamespace.SECRET_CHAT
+    }
+    telegram = dataclasses.replace(DEFAULT_SEED_CONFIGURATION, message_holes=holes)
+    device_only = Postbox(tmp_path / "device.db", seed_configuration=telegram)
+    device_only.run(lambda tx: tx.update_peers([Peer(secret, "Secret")]))
+    assert device_only.run(lambda tx: tx.get_holes(secret, 0)) == []
+    device_only.close()
 
 
 def test_removing_everywhere_also_fills_every_tag_space(postbox: Postbox, alice: PeerId) -> None:
