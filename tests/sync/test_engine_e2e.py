@@ -94,6 +94,34 @@ def test_reads_and_edits_reach_the_server(tmp_path) -> None:
         assert server.call(lambda s: s.store.message(int(peer), own).text) == "fixed"
 
 
+def test_a_reply_reaches_the_server_with_its_reference(tmp_path) -> None:
+    with serve() as server:
+        peer = PeerId(busiest_user(server))
+        answered = server.call(lambda s: s.store.recent_messages(int(peer), 5)[-1].id)
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
+                engine,
+                postbox,
+            ):
+                await wait_quiescent(engine)
+                postbox.run(
+                    lambda tx: enqueue_send(
+                        tx, peer, "a reply", timestamp=int(time.time()), reply_to=answered
+                    )
+                )
+                await engine.wait_for(lambda: engine.outbound.sent == 1)
+                await wait_quiescent(engine)
+                top = postbox.run(lambda tx: tx.get_messages(peer, 0, limit=1, newest_first=True))
+                assert (top[0].text, top[0].reply_to_id) == ("a reply", answered)
+                report = await server_report(server, postbox)
+                assert report.ok, report.divergences
+
+        asyncio.run(run())
+        sent = server.call(lambda s: s.store.recent_messages(int(peer), 1)[0])
+        assert (sent.text, sent.reply_to) == ("a reply", answered)
+
+
 def test_a_deletion_for_everyone_leaves_the_server_and_every_open_view(tmp_path) -> None:
     with serve() as server:
         peer = PeerId(busiest_user(server))
