@@ -41,6 +41,9 @@ class _Missing:
 #: "Not known": the caller did not say what a key held before this transaction.
 MISSING: Final = _Missing()
 
+#: New keys that ``_pending_keys`` inserts one by one rather than merging.
+_INSERTED_IN_PLACE = 16
+
 
 class Table:
     """One Postbox table. Subclasses add typed accessors over the raw ``_get``/``_set``."""
@@ -108,13 +111,19 @@ class Table:
         A bulk write drops the sorted list instead of inserting each key into it; the
         keys written since are then the dictionary's tail (keys are never removed from
         it within a transaction), so the list is rebuilt by merging that tail, sorted,
-        into the previous list: linear, not a full sort per range read.
+        into the previous list: linear, not a full sort per range read. A short tail
+        (a write of one message between reads) is inserted in place instead.
         """
         if self._sorted_keys is None:
             previous = self._previous_sorted
             if previous is not None and len(previous) <= len(self._updated):
                 tail = sorted(islice(self._updated, len(previous), None))
-                self._sorted_keys = sorted(previous + tail)  # two runs: a merge
+                if len(tail) <= _INSERTED_IN_PLACE:
+                    for key in tail:
+                        insort(previous, key)
+                    self._sorted_keys = previous
+                else:
+                    self._sorted_keys = sorted(previous + tail)  # two runs: a merge
             else:
                 self._sorted_keys = sorted(self._updated)
             self._previous_sorted = self._sorted_keys
