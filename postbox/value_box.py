@@ -79,8 +79,11 @@ class _Statements:
         self.upsert = f"INSERT OR REPLACE INTO {name} (key, value) VALUES (?, ?)"
         self.delete = f"DELETE FROM {name} WHERE key = ?"
         where = "key >= ? AND key < ?"
-        self.range_asc = f"SELECT key, value FROM {name} WHERE {where} ORDER BY key ASC LIMIT ?"
-        self.range_desc = f"SELECT key, value FROM {name} WHERE {where} ORDER BY key DESC LIMIT ?"
+        # SQLite compiles a bare ``LIMIT ?`` with the bound value, so every execution
+        # would prepare the statement again; an expression is bound like any other.
+        limit = "LIMIT CAST(? AS INTEGER)"
+        self.range_asc = f"SELECT key, value FROM {name} WHERE {where} ORDER BY key ASC {limit}"
+        self.range_desc = f"SELECT key, value FROM {name} WHERE {where} ORDER BY key DESC {limit}"
         self.count = f"SELECT count(*) FROM {name} WHERE {where}"
 
 

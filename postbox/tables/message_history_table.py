@@ -174,7 +174,7 @@ class MessageHistoryTable(Table):
             if group is None or peer_id != group.peer_id or namespace != group.namespace:
                 group = groups.get((peer_id, namespace))
                 if group is None:
-                    group = _Group(self, peer_id, namespace, counting)
+                    group = _Group(self, peer_id, namespace, counting, len(messages) == 1)
                     groups[(peer_id, namespace)] = group
                 peer_operations = operations[peer_id]
             if id_ is None:
@@ -374,7 +374,12 @@ class _Group:
     )
 
     def __init__(
-        self, table: MessageHistoryTable, peer_id: PeerId, namespace: int, counting: bool
+        self,
+        table: MessageHistoryTable,
+        peer_id: PeerId,
+        namespace: int,
+        counting: bool,
+        single: bool,
     ) -> None:
         if not isinstance(peer_id, PeerId):
             raise InvalidArgumentError(f"{peer_id!r} is not a PeerId")
@@ -389,9 +394,13 @@ class _Group:
         self.in_chat_list = namespace in seed.chat_messages_namespaces
         #: (timestamp, id) of the newest message added: the chat's top candidate.
         self.newest = (MIN_TIMESTAMP, 0)
-        # Ids above the committed maximum are new without a look-up (an append).
-        top = table.index.committed_max_id(peer_id, namespace)
-        self.committed_max_id = 0 if top is None else top
+        # Ids above the committed maximum are new without a look-up (an append). A
+        # single message (an edit's replacement) is looked up by itself: no dearer than that.
+        if single:
+            self.committed_max_id = MAX_MESSAGE_ID
+        else:
+            top = table.index.committed_max_id(peer_id, namespace)
+            self.committed_max_id = 0 if top is None else top
         self.read_state: PeerReadState | None = None
         self.max_known_id = 0
         #: Incoming messages above this id are new to the read state's count: the ones

@@ -3,7 +3,9 @@
 Writes stay in memory until the transaction commits; each key also remembers
 the value it had before the transaction, which is what change records and
 dependent tables diff against. Reads inside a transaction see its own writes,
-range scans included. An exception before commit simply drops the cache.
+range scans included. Point reads are kept for the rest of the transaction (the
+write lock, or the read snapshot, keeps them true). An exception before commit
+simply drops the caches.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class _Missing:
 #: "Not known": the caller did not say what a key held before this transaction.
 MISSING: Final = _Missing()
 
+#: New keys that ``_pending_keys`` inserts one by one rather than merging.
+_INSERTED_IN_PLACE = 16
+
 
 class Table:
     """One Postbox table. Subclasses add typed accessors over the raw ``_get``/``_set``."""
@@ -49,6 +54,8 @@ class Table:
         box.ensure_table(self.spec)
         self._updated: dict[Key, bytes | None] = {}
         self._initial: dict[Key, bytes | None] = {}
+        #: Stored values read in this transaction, for keys it has not written.
+        self._read: dict[Key, bytes | None] = {}
         self._sorted_keys: list[Key] | None = None
         self._previous_sorted: list[Key] | None = None
         #: True while every key written held nothing before the transaction.
@@ -59,7 +66,11 @@ class Table:
     def _get(self, key: Key) -> bytes | None:
         value = self._updated.get(key, MISSING)
         if value is MISSING:
-            return self.box.get(self.spec, key)
+            value = self._read.get(key, MISSING)
+            if value is MISSING:
+                value = self.box.get(self.spec, key)
+                if self.box.in_transaction:  # outside one, nothing keeps it true
+                    self._read[key] = value
         return value  # type: ignore[return-value]
 
     def _contains(self, key: Key) -> bool:
@@ -85,7 +96,9 @@ class Table:
     def _remember(self, key: Key, previous: bytes | None | _Missing) -> None:
         """Record what ``key`` held before the transaction, on its first write."""
         if isinstance(previous, _Missing):
-            previous = self.box.get(self.spec, key)
+            previous = self._read.get(key, MISSING)
+            if isinstance(previous, _Missing):
+                previous = self.box.get(self.spec, key)
         self._initial[key] = previous
         if previous is not None:
             self._only_new_keys = False
@@ -98,13 +111,19 @@ class Table:
         A bulk write drops the sorted list instead of inserting each key into it; the
         keys written since are then the dictionary's tail (keys are never removed from
         it within a transaction), so the list is rebuilt by merging that tail, sorted,
-        into the previous list: linear, not a full sort per range read.
+        into the previous list: linear, not a full sort per range read. A short tail
+        (a write of one message between reads) is inserted in place instead.
         """
         if self._sorted_keys is None:
             previous = self._previous_sorted
             if previous is not None and len(previous) <= len(self._updated):
                 tail = sorted(islice(self._updated, len(previous), None))
-                self._sorted_keys = sorted(previous + tail)  # two runs: a merge
+                if len(tail) <= _INSERTED_IN_PLACE:
+                    for key in tail:
+                        insort(previous, key)
+                    self._sorted_keys = previous
+                else:
+                    self._sorted_keys = sorted(previous + tail)  # two runs: a merge
             else:
                 self._sorted_keys = sorted(self._updated)
             self._previous_sorted = self._sorted_keys
@@ -192,7 +211,9 @@ class Table:
             self.box.set_many(self.spec, writes)
 
     def reset(self) -> None:
-        """Forget the transaction's writes (after commit, or to roll back)."""
+        """Forget the transaction's reads and writes (after commit, or to roll back)."""
+        if self._read:
+            self._read = {}
         if not self._initial:
             return
         self._updated = {}

@@ -56,8 +56,9 @@ def replay_final_state(
         stored = tx.get_peer_chat_state(channel)
         if (stored.pts if stored else 0) != pts:
             return False
+    validating: set[PeerId] = set()
     for operation in optimized(state.operations):
-        apply_operation(tx, operation)
+        apply_operation(tx, operation, validating)
     tx.set_state(state.cursor)
     return True
 
@@ -106,7 +107,9 @@ def replace_range(
     tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, lower, upper)
 
 
-def apply_operation(tx: Transaction, operation: Operation) -> None:
+def apply_operation(tx: Transaction, operation: Operation, validating: set[PeerId]) -> None:
+    """Apply one operation; ``validating``: the chats this transaction has queued for
+    read-state validation (a queued chat stays queued until the transaction ends)."""
     if isinstance(operation, AddMessages):
         _add_messages(tx, operation)
     elif isinstance(operation, EditMessage):
@@ -134,7 +137,7 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
         if top and top[0].id.id in operation.ids and tx.get_chat_list_inclusion(peer_id):
             # The chat's last message goes: the one before it may be in a hole, and the
             # chat list would show an older one. The server says which it is.
-            request_validation(tx, peer_id)
+            _request_validation(tx, peer_id, validating)
         tx.delete_messages(MessageId(peer_id, CLOUD, i) for i in operation.ids)
     elif isinstance(operation, ReadInbox):
         # A read of a chat never loaded (no read state yet) says only part of it.
@@ -144,12 +147,12 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
             unread_count=operation.still_unread,
         )
         if operation.still_unread is None or unknown:
-            request_validation(tx, operation.peer_id)
+            _request_validation(tx, operation.peer_id, validating)
     elif isinstance(operation, ReadOutbox):
         unknown = tx.get_read_state(operation.peer_id) is None
         tx.apply_outgoing_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
         if unknown:
-            request_validation(tx, operation.peer_id)
+            _request_validation(tx, operation.peer_id, validating)
     elif isinstance(operation, MergePeers):
         tx.update_peers(operation.peers)
     elif isinstance(operation, MergePresences):
@@ -160,6 +163,12 @@ def apply_operation(tx: Transaction, operation: Operation) -> None:
         _reset_channel(tx, operation)
     elif isinstance(operation, ResetHistories):
         _reset_histories(tx)
+
+
+def _request_validation(tx: Transaction, peer_id: PeerId, validating: set[PeerId]) -> None:
+    if peer_id not in validating:
+        validating.add(peer_id)
+        request_validation(tx, peer_id)
 
 
 def _add_messages(tx: Transaction, operation: AddMessages) -> None:

@@ -33,14 +33,12 @@ def request_summary_validation(tx: Transaction, peer_id: PeerId) -> None:
 def validate_summaries_after_deletion(tx: Transaction, peer_id: PeerId, ids: Iterable[int]) -> None:
     """Before deleting ``ids``: queue validation if the chat has summaries and one of the
     ids is not stored but within what a summary counts."""
-    summaries = tx.get_tag_summaries(peer_id)
-    if not summaries:
+    missing = [id_ for id_ in ids if not tx.message_exists(MessageId(peer_id, CLOUD, id_))]
+    if not missing:  # the usual case, and cheaper to tell than the summaries
         return
-    counted_up_to = max(summary.max_id for summary in summaries.values())
-    for id_ in ids:
-        if id_ <= counted_up_to and not tx.message_exists(MessageId(peer_id, CLOUD, id_)):
-            request_summary_validation(tx, peer_id)
-            return
+    summaries = tx.get_tag_summaries(peer_id)
+    if summaries and min(missing) <= max(summary.max_id for summary in summaries.values()):
+        request_summary_validation(tx, peer_id)
 
 
 def validate_all_summaries(tx: Transaction, peer_id: PeerId | None = None) -> None:
