@@ -107,9 +107,13 @@ def replace_range(
     tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, lower, upper)
 
 
-def apply_operation(tx: Transaction, operation: Operation, validating: set[PeerId]) -> None:
+def apply_operation(
+    tx: Transaction, operation: Operation, validating: set[PeerId] | None = None
+) -> None:
     """Apply one operation; ``validating``: the chats this transaction has queued for
     read-state validation (a queued chat stays queued until the transaction ends)."""
+    if validating is None:
+        validating = set()
     if isinstance(operation, AddMessages):
         _add_messages(tx, operation)
     elif isinstance(operation, EditMessage):
@@ -129,7 +133,8 @@ def apply_operation(tx: Transaction, operation: Operation, validating: set[PeerI
                 if tx.message_exists(MessageId(peer_id, CLOUD, i))
             ]
             if stored:
-                apply_operation(tx, DeleteMessages(peer_id, tuple(m.id for m in stored)))
+                stored_ids = tuple(m.id for m in stored)
+                apply_operation(tx, DeleteMessages(peer_id, stored_ids), validating)
             return
         validate_after_deletion(tx, peer_id, operation.ids)
         validate_summaries_after_deletion(tx, peer_id, operation.ids)
