@@ -367,12 +367,15 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
     peer_id = entry.peer_id
     tx.delete_messages([MessageId(peer_id, _LOCAL, entry.contents["local_id"])])
     message = message_from_wire(sent.message)
-    # Once the stored pts is past the send's, its update (and any deletion after it)
-    # was applied: a message not stored then is deleted, not to be brought back.
-    if not _pts_reached(tx, peer_id, sent.pts) and not tx.message_exists(
-        MessageId(peer_id, CLOUD, message.id or 0)
-    ):
-        tx.add_messages([message])
+    if not tx.message_exists(MessageId(peer_id, CLOUD, message.id or 0)):
+        if _pts_reached(tx, peer_id, sent.pts):
+            # The stored pts is past the send's: either its update was applied and the
+            # message deleted since (it must not come back), or the cursor started after
+            # it (a first sync, a reset) and it is history. The server says which: the id
+            # becomes a hole, filled when shown.
+            tx.add_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, message.id or 0)
+        else:
+            tx.add_messages([message])
     tx.remove_operation_log_entry(peer_id, SEND_TAG, entry.tag_local_index)
     gap = _apply_pts(tx, peer_id, sent.pts, sent.pts_count)
     if gap:

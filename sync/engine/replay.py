@@ -96,6 +96,10 @@ def replace_range(
         MessageId(peer_id, CLOUD, id_) for id_ in stored if id_ not in fresh and id_ not in skip
     ]
     if stale:
+        # Deleted on the server while this client missed it: whether its unread count
+        # already went down for them (a validation since) cannot be told, so it is asked.
+        if tx.get_read_state(peer_id) is not None:
+            request_validation(tx, peer_id)
         tx.delete_messages(stale)
     for id_, message in fresh.items():
         if id_ in stored:
@@ -105,6 +109,11 @@ def replace_range(
         ensure_listed(tx, (peer_id,))
         tx.add_messages(new)
     tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, lower, upper)
+    # A skipped id that is not stored may be history this answer had and nothing else
+    # brought (a send answered after the cursor passed it): it stays a hole, to ask again.
+    for id_ in skip:
+        if lower <= id_ <= upper and not tx.message_exists(MessageId(peer_id, CLOUD, id_)):
+            tx.add_hole(peer_id, CLOUD, _EVERYWHERE, id_, id_)
 
 
 def apply_operation(
