@@ -235,17 +235,25 @@ def _show_window(open_account: Callable[[], Account], theme: str | None = None) 
     account = open_account().start()
     window = MainWindow(account)
     window.show()
+    code = 0
     try:
         with loop:
             closed = asyncio.Event()
             application.lastWindowClosed.connect(closed.set)
-            loop.run_until_complete(closed.wait())
+            waiting = asyncio.ensure_future(closed.wait())
+            try:
+                loop.run_until_complete(waiting)
+            except RuntimeError:
+                # Qt's loop ended without the window closing: the display went away.
+                waiting.cancel()
+                print(f"{PROG}: the display went away; the app stopped", file=sys.stderr)
+                code = 1
     finally:
         window.close_feeds()
         window.deleteLater()
         account.close()
     application.shutdown()  # tear Qt down before the interpreter does
-    return 0
+    return code
 
 
 def stop_on_signals(application: Any) -> None:

@@ -69,3 +69,36 @@ def test_the_app_runs_on_a_real_x_server_and_stops_cleanly(tmp_path) -> None:
             process.kill()
     assert process.returncode == 0, err
     assert "Traceback" not in err, err
+
+
+def test_a_display_that_goes_away_stops_the_app_without_a_traceback(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    db = tmp_path / "gone.db"
+    app = [sys.executable, "-m", "client.cli", "demo", "--chats", "10", "--messages", "300"]
+    process = subprocess.Popen(
+        ["xvfb-run", "-a", *app, "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        wait_for(lambda: db.exists() or process.poll() is not None)
+        server = next(
+            int(entry.name)
+            for entry in Path("/proc").iterdir()
+            if entry.name.isdigit()
+            and (entry / "cmdline").exists()
+            and (entry / "cmdline").read_bytes().split(b"\0")[0].endswith(b"Xvfb")
+            and f"PPid:\t{process.pid}\n" in (entry / "status").read_text()
+        )
+        os.kill(server, signal.SIGTERM)  # the X server goes away under the app
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    # Either Qt's loop ends and the app says so, or Xlib ends the process in the middle
+    # of a call with its own line: no Python traceback either way, and not success.
+    assert process.returncode != 0
+    assert "Traceback" not in err, err
+    assert "the display went away; the app stopped" in err or "X11 connection broke" in err
