@@ -108,6 +108,8 @@ class ChatPane(QWidget):
         self.editing: MessageRow | None = None
         #: The message the next send answers, chosen with "Reply".
         self.replying: MessageRow | None = None
+        #: Messages chosen with "Select" or Ctrl+click, by row key.
+        self.selected: dict[object, MessageRow] = {}
         #: Messages replies answer that lie outside the window, fetched by id.
         self._replied: dict[int, Message] = {}
         self._asked_replied: set[int] = set()
@@ -177,8 +179,27 @@ class ChatPane(QWidget):
         self.compose.returnPressed.connect(self.send)
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self.send)
+        # Messages chosen with "Select" or Ctrl+click, and what can be done with them.
+        self.selection_bar = QWidget()
+        self.selection_label = QLabel("")
+        self.copy_selected_button = QPushButton("Copy")
+        self.delete_selected_button = QPushButton("Delete")
+        cancel_selection = QPushButton("Cancel")
+        selection_row = QHBoxLayout(self.selection_bar)
+        selection_row.setContentsMargins(0, 0, 0, 4)
+        selection_row.addWidget(self.selection_label, 1)
+        for button, action in (
+            (self.copy_selected_button, self.copy_selected),
+            (self.delete_selected_button, self.delete_selected),
+            (cancel_selection, self.clear_selection),
+        ):
+            button.setObjectName("flat")
+            button.clicked.connect(action)
+            selection_row.addWidget(button)
+        self.selection_bar.hide()
         compose_column = QVBoxLayout(compose)
         compose_column.setContentsMargins(10, 6, 10, 8)
+        compose_column.addWidget(self.selection_bar)
         compose_column.addWidget(self.edit_banner)
         compose_row = QHBoxLayout()
         compose_row.addWidget(self.compose, 1)
@@ -213,6 +234,12 @@ class ChatPane(QWidget):
             and isinstance(event, QMouseEvent)
             and event.button() == Qt.MouseButton.LeftButton
         ):
+            if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                index = self.history.indexAt(event.position().toPoint())
+                row = index.data(ROW_ROLE) if index.isValid() else None
+                if isinstance(row, MessageRow):
+                    self.toggle_selected(row)
+                    return True
             target = self.reply_at(event.position().toPoint())
             if target is not None:
                 self.jump_to_message(target)
@@ -230,6 +257,8 @@ class ChatPane(QWidget):
                     self.cancel_edit()
                 elif self.replying is not None:
                     self.cancel_reply()
+                elif self.selected:
+                    self.clear_selection()
                 else:
                     self.back_requested.emit()  # the narrow layout goes back to the list
                 return True
@@ -257,6 +286,7 @@ class ChatPane(QWidget):
         self._asked_authors.clear()
         self._replied.clear()
         self._asked_replied.clear()
+        self.clear_selection()
         self._read_sent = 0
         self.view = self._pending = None
         self.history.animator.stop()
@@ -637,6 +667,8 @@ class ChatPane(QWidget):
             menu.addAction("Copy text", lambda: QApplication.clipboard().setText(row.text))
         if can_edit(row):
             menu.addAction("Edit", lambda: self.start_edit(row))
+        selected = row.key in self.history.selected_keys
+        menu.addAction("Deselect" if selected else "Select", lambda: self.toggle_selected(row))
         if kind in ("user", "group"):
             menu.addSeparator()
             if not sent:
@@ -648,6 +680,51 @@ class ChatPane(QWidget):
                         "Delete for everyone", lambda: self.delete(row, for_everyone=True)
                     )
         return menu
+
+    # -- selection ------------------------------------------------------------------------
+
+    def toggle_selected(self, row: MessageRow) -> None:
+        """Add a message to the selection, or take it out."""
+        if row.key in self.selected:
+            del self.selected[row.key]
+        else:
+            self.selected[row.key] = row
+        self._selection_changed()
+
+    def clear_selection(self) -> None:
+        if self.selected:
+            self.selected.clear()
+            self._selection_changed()
+
+    def _selection_changed(self) -> None:
+        self.history.selected_keys.clear()
+        self.history.selected_keys.update(self.selected)
+        count = len(self.selected)
+        self.selection_label.setText(f"{count} message{'' if count == 1 else 's'} selected")
+        kind = peer_kind(self.peer_id) if self.peer_id is not None else ""
+        self.delete_selected_button.setVisible(kind in ("user", "group"))
+        self.copy_selected_button.setVisible(any(r.text for r in self.selected.values()))
+        self.selection_bar.setVisible(bool(count))
+        self.history.viewport().update()
+
+    def _selected_in_order(self) -> list[MessageRow]:
+        return sorted(self.selected.values(), key=lambda r: (r.timestamp, r.namespace, r.id))
+
+    def copy_selected(self) -> None:
+        """The selected messages' texts, oldest first, one after another."""
+        texts = [row.text for row in self._selected_in_order() if row.text]
+        QApplication.clipboard().setText("\n\n".join(texts))
+
+    def delete_selected(self) -> None:
+        """Delete the selected messages: for everyone if all are ours, else for me."""
+        rows = self._selected_in_order()
+        if not rows or self.peer_id is None:
+            return
+        for_everyone = all(row.outgoing for row in rows)
+        peer = self.peer_id
+        ids = [MessageId(peer, row.namespace, row.id) for row in rows]
+        self.account.delete_messages(peer, ids, for_everyone=for_everyone)
+        self.clear_selection()
 
     def delete(self, row: MessageRow, *, for_everyone: bool) -> None:
         if self.editing is not None and self.editing.key == row.key:

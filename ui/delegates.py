@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Set
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -308,6 +308,7 @@ class HistoryDelegate(QStyledItemDelegate):
         parent: QWidget | None = None,
         progress: Mapping[Hashable, float] | None = None,
         highlight: Mapping[Hashable, float] | None = None,
+        selected: Set[Hashable] | None = None,
     ) -> None:
         super().__init__(parent)
         self._view = parent
@@ -320,6 +321,8 @@ class HistoryDelegate(QStyledItemDelegate):
         self.text_areas: dict[Hashable, QRect] = {}
         #: Rows flashed to show the reader where a jump landed: key to strength (0..1).
         self._highlight: Mapping[Hashable, float] = highlight if highlight is not None else {}
+        #: Rows the reader selected.
+        self._selected: Set[Hashable] = selected if selected is not None else set()
         self._bodies: dict[tuple[str, int, int], QRect] = {}
         self.pixmaps = RowPixmaps(limit=160)
 
@@ -397,7 +400,8 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.setPen(qcolor(theme.muted))
             painter.drawText(bar, Qt.AlignmentFlag.AlignCenter, row.text)
         elif isinstance(row, MessageRow):
-            strength = self._highlight.get(row.key)
+            chosen = 0.7 if row.key in self._selected else 0.0
+            strength = max(self._highlight.get(row.key, 0.0), chosen)
             if strength:
                 tint = qcolor(theme.accent)
                 tint.setAlphaF(0.25 * strength)

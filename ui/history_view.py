@@ -149,8 +149,12 @@ class HistoryListView(QListView):
         self.animator = RowAnimator(self)
         #: Rows flashed after a jump to them (key to strength), fading out.
         self.highlight: dict[Hashable, float] = {}
+        #: Rows the reader selected (drawn tinted).
+        self.selected_keys: set[Hashable] = set()
         self._flash: QVariantAnimation | None = None
-        self.setItemDelegate(HistoryDelegate(self, self.animator.progress, self.highlight))
+        self.setItemDelegate(
+            HistoryDelegate(self, self.animator.progress, self.highlight, self.selected_keys)
+        )
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(self.horizontalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)

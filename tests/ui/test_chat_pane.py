@@ -372,10 +372,10 @@ def test_a_message_menu_offers_what_fits_the_message(qtbot, window) -> None:
     qtbot.waitUntil(lambda: 400 in shown_ids(window))
     own, theirs = row_of(window, 400), row_of(window, 399)
     assert menu_texts(window, own) == [
-        "Reply", "Copy text", "Edit", "Delete for me", "Delete for everyone"
+        "Reply", "Copy text", "Edit", "Select", "Delete for me", "Delete for everyone"
     ]  # fmt: skip
     assert menu_texts(window, theirs) == [
-        "Reply", "Copy text", "Delete for me", "Delete for everyone"
+        "Reply", "Copy text", "Select", "Delete for me", "Delete for everyone"
     ]  # fmt: skip
     window.chat_pane.message_menu(own).actions()[1].trigger()  # Copy text
     assert QApplication.clipboard().text() == "see you at noon"
@@ -487,3 +487,31 @@ def test_a_web_address_is_a_link_that_opens_on_click(qtbot, account, window, mon
     )
     qtbot.mouseClick(history.viewport(), Qt.MouseButton.LeftButton, pos=on_link)
     assert [address.toString() for address in opened] == [url]
+
+
+def test_selected_messages_are_copied_or_deleted_together(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    pane, history = window.chat_pane, window.history
+    actions = {a.text(): a for a in pane.message_menu(row_of(window, 400)).actions()}
+    actions["Select"].trigger()
+    # Ctrl+click adds another.
+    index = window.history_model.index(window.history_model.row_of(("message", 0, 399)), 0)
+    history.scrollTo(index)
+    point = history.visualRect(index).center()
+    qtbot.mouseClick(
+        history.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, point
+    )
+    assert set(history.selected_keys) == {("message", 0, 399), ("message", 0, 400)}
+    assert pane.selection_bar.isVisible()
+    assert pane.selection_label.text() == "2 messages selected"
+    pane.copy_selected_button.click()
+    assert QApplication.clipboard().text() == f"{row_of(window, 399).text}\n\nsee you at noon"
+    pane.delete_selected_button.click()
+    qtbot.waitUntil(lambda: 399 not in shown_ids(window) and 400 not in shown_ids(window))
+    assert not pane.selected and not pane.selection_bar.isVisible()
+    # Not all were ours: deleted for this account only.
+    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(BOB, 6))
+    assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [
+        ((399, 400), False)
+    ]
