@@ -15,15 +15,17 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QDesktopServices, QKeyEvent, QMouseEvent
+from PySide6.QtGui import QDesktopServices, QKeyEvent, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
     QStyleOptionViewItem,
+    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -110,6 +112,8 @@ class ChatPane(QWidget):
         self.replying: MessageRow | None = None
         #: Messages chosen with "Select" or Ctrl+click, by row key.
         self.selected: dict[object, MessageRow] = {}
+        #: A message's text shown as selectable text over its bubble (double-click).
+        self._text_overlay: QTextBrowser | None = None
         #: Messages replies answer that lie outside the window, fetched by id.
         self._replied: dict[int, Message] = {}
         self._asked_replied: set[int] = set()
@@ -228,6 +232,17 @@ class ChatPane(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
         if watched is self.history and event.type() == QEvent.Type.Resize:
             self._place_jump_button()
+        elif watched is self._text_overlay and event.type() == QEvent.Type.FocusOut:
+            self.close_text_overlay()
+        elif (
+            watched is self.history.viewport()
+            and event.type() == QEvent.Type.MouseButtonDblClick
+            and isinstance(event, QMouseEvent)
+        ):
+            index = self.history.indexAt(event.position().toPoint())
+            row = index.data(ROW_ROLE) if index.isValid() else None
+            if isinstance(row, MessageRow) and row.text:
+                return self.select_text_in(row, event.position().toPoint()) is not None
         elif (
             watched is self.history.viewport()
             and event.type() == QEvent.Type.MouseButtonRelease
@@ -379,6 +394,8 @@ class ChatPane(QWidget):
             chat_name=self.title.text(),
         )
         self._ask_replied(rows)
+        if self._text_overlay is not None and rows != list(self.history.history_model.rows):
+            self.close_text_overlay()
         self._applying = True
         try:
             self.history.show_rows(rows, update)
@@ -482,6 +499,7 @@ class ChatPane(QWidget):
 
     @Slot(int)
     def _scrolled(self, _value: int) -> None:
+        self.close_text_overlay()
         if self._applying:
             return
         self._read_timer.start()
@@ -680,6 +698,50 @@ class ChatPane(QWidget):
                         "Delete for everyone", lambda: self.delete(row, for_everyone=True)
                     )
         return menu
+
+    # -- selecting text -------------------------------------------------------------------
+
+    def select_text_in(self, row: MessageRow, at: QPoint | None = None) -> QTextBrowser | None:
+        """Lay the message's text over its bubble as text the mouse can select (the word
+        double-clicked selected already; Ctrl+C copies). It goes when focus leaves it,
+        the view scrolls or the history changes."""
+        self.close_text_overlay()
+        position = self.history.history_model.row_of(row.key)
+        delegate = self.history.itemDelegate()
+        if position is None or not isinstance(delegate, HistoryDelegate):
+            return None
+        area = delegate.text_areas.get(row.key)
+        if area is None:
+            return None
+        index = self.history.history_model.index(position, 0)
+        rect = area.translated(self.history.visualRect(index).topLeft())
+        overlay = QTextBrowser(self.history.viewport())
+        overlay.setObjectName("selectable")
+        overlay.setFrameShape(QFrame.Shape.NoFrame)
+        overlay.setOpenExternalLinks(True)
+        overlay.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        overlay.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        overlay.setFont(self.history.font())
+        overlay.viewport().setAutoFillBackground(False)  # the bubble shows through
+        overlay.document().setDocumentMargin(0)
+        overlay.setPlainText(row.text)
+        overlay.setGeometry(rect.adjusted(0, 0, 2, 2))
+        if at is not None:
+            cursor = overlay.cursorForPosition(at - rect.topLeft())
+            cursor.select(QTextCursor.SelectionType.WordUnderCursor)
+            overlay.setTextCursor(cursor)
+        overlay.installEventFilter(self)
+        overlay.show()
+        overlay.setFocus()
+        self._text_overlay = overlay
+        return overlay
+
+    def close_text_overlay(self) -> None:
+        overlay, self._text_overlay = self._text_overlay, None
+        if overlay is not None:
+            overlay.removeEventFilter(self)
+            overlay.hide()
+            overlay.deleteLater()
 
     # -- selection ------------------------------------------------------------------------
 

@@ -316,8 +316,8 @@ class HistoryDelegate(QStyledItemDelegate):
         #: Where each reply preview was drawn, relative to its row's top left: a click
         #: there jumps to the message it answers.
         self.reply_areas: dict[Hashable, QRect] = {}
-        #: Where the text of each message with links was drawn, likewise, for clicks
-        #: (``link_at``).
+        #: Where the text of each message was drawn, likewise: for clicks on links
+        #: (``link_at``) and for selecting text in place.
         self.text_areas: dict[Hashable, QRect] = {}
         #: Rows flashed to show the reader where a jump landed: key to strength (0..1).
         self._highlight: Mapping[Hashable, float] = highlight if highlight is not None else {}
@@ -357,7 +357,7 @@ class HistoryDelegate(QStyledItemDelegate):
     def link_at(self, option: QStyleOptionViewItem, row: MessageRow, point: QPoint) -> str | None:
         """The address of the link under ``point`` (relative to the row's top left)."""
         area = self.text_areas.get(row.key)
-        if area is None or not area.contains(point):
+        if area is None or not area.contains(point) or not has_links(row.text):
             return None
         inside = QPointF(point - area.topLeft())
         return link_at(row.text, option.font, self._text_width(option), inside)
@@ -545,10 +545,9 @@ class HistoryDelegate(QStyledItemDelegate):
             )
             top += media_height
         painter.setPen(qcolor(theme.bubble_text))
+        area = QRect(inner.left(), top, inner.width(), body.height())
+        self.text_areas[row.key] = area.translated(-rect.left(), -rect.top())
         if has_links(text):
-            # Links drawn as links; where the text lies is kept for clicks on them.
-            area = QRect(inner.left(), top, inner.width(), body.height())
-            self.text_areas[row.key] = area.translated(-rect.left(), -rect.top())
             document = link_document(text, option.font, self._text_width(option))
             painter.save()
             painter.translate(inner.left(), top)

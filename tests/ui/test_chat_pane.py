@@ -515,3 +515,26 @@ def test_selected_messages_are_copied_or_deleted_together(qtbot, window) -> None
     assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [
         ((399, 400), False)
     ]
+
+
+def test_a_double_click_lets_the_mouse_select_a_messages_text(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    history, pane = window.history, window.chat_pane
+    key = ("message", 0, 400)
+    index = window.history_model.index(window.history_model.row_of(key), 0)
+    history.scrollTo(index)
+    qtbot.waitUntil(lambda: key in history.itemDelegate().text_areas)
+    area = history.itemDelegate().text_areas[key].translated(history.visualRect(index).topLeft())
+    qtbot.mouseDClick(
+        history.viewport(), Qt.MouseButton.LeftButton, pos=area.topLeft() + QPoint(3, 4)
+    )
+    overlay = pane._text_overlay
+    assert overlay is not None and overlay.isVisible()
+    assert overlay.toPlainText() == "see you at noon"
+    assert overlay.textCursor().selectedText() == "see"  # the word double-clicked
+    overlay.selectAll()
+    overlay.copy()
+    assert QApplication.clipboard().text() == "see you at noon"
+    history.verticalScrollBar().setValue(0)  # scrolling puts the bubble back as it was
+    assert pane._text_overlay is None
