@@ -195,7 +195,9 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
 
     with _database(args.db) as db, EmbeddedServer(config) as server:
         print(f"{PROG}: server on 127.0.0.1:{server.port}, database {db}", file=out, flush=True)
-        return _show_window(lambda: Account(db, "127.0.0.1", server.port, config.token), args.theme)
+        return _show_window(
+            lambda: Account(db, "127.0.0.1", server.port, config.token), out, args.theme
+        )
 
 
 def _run_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -205,7 +207,7 @@ def _run_command(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     host, port = args.server
     print(f"{PROG}: server {host}:{port}, database {args.db}", file=out, flush=True)
-    return _show_window(lambda: Account(args.db, host, port, args.token), args.theme)
+    return _show_window(lambda: Account(args.db, host, port, args.token), out, args.theme)
 
 
 @contextmanager
@@ -217,7 +219,7 @@ def _database(path: Path | None) -> Iterator[Path]:
         yield Path(scratch) / "client.db"
 
 
-def _show_window(open_account: Callable[[], Account], theme: str | None = None) -> int:
+def _show_window(open_account: Callable[[], Account], out: TextIO, theme: str | None = None) -> int:
     """Run the window on a qasync loop until it is closed (``theme``: as given on the
     command line, else the one chosen last in the app)."""
     import qasync
@@ -235,6 +237,7 @@ def _show_window(open_account: Callable[[], Account], theme: str | None = None) 
     account = open_account().start()
     window = MainWindow(account)
     window.show()
+    print(f"{PROG}: window open", file=out, flush=True)
     code = 0
     try:
         with loop:

@@ -6,19 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.gui
-
-
-def wait_for(condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
@@ -35,7 +27,7 @@ def test_a_signal_closes_the_app_and_removes_its_temporary_folder(number: int) -
         database = Path(line.rsplit("database ", 1)[1].strip())
         folder = database.parent
         assert folder.is_dir()
-        wait_for(database.exists)  # the app has started: its database is open
+        assert process.stdout.readline().endswith("window open\n")  # the app is up
         process.send_signal(number)
         _out, err = process.communicate(timeout=30)
     finally:
