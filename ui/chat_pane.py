@@ -15,10 +15,9 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QDesktopServices, QKeyEvent, QMouseEvent, QTextCursor
+from PySide6.QtGui import QDesktopServices, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -61,6 +60,7 @@ from ui.rows import (
     peer_kind,
     peer_subtitle,
 )
+from ui.selecting import SelectionBar, text_overlay
 
 __all__ = ["HISTORY_WINDOW", "ChatPane"]
 
@@ -110,8 +110,6 @@ class ChatPane(QWidget):
         self.editing: MessageRow | None = None
         #: The message the next send answers, chosen with "Reply".
         self.replying: MessageRow | None = None
-        #: Messages chosen with "Select" or Ctrl+click, by row key.
-        self.selected: dict[object, MessageRow] = {}
         #: A message's text shown as selectable text over its bubble (double-click).
         self._text_overlay: QTextBrowser | None = None
         #: Messages replies answer that lie outside the window, fetched by id.
@@ -184,26 +182,10 @@ class ChatPane(QWidget):
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self.send)
         # Messages chosen with "Select" or Ctrl+click, and what can be done with them.
-        self.selection_bar = QWidget()
-        self.selection_label = QLabel("")
-        self.copy_selected_button = QPushButton("Copy")
-        self.delete_selected_button = QPushButton("Delete")
-        cancel_selection = QPushButton("Cancel")
-        selection_row = QHBoxLayout(self.selection_bar)
-        selection_row.setContentsMargins(0, 0, 0, 4)
-        selection_row.addWidget(self.selection_label, 1)
-        for button, action in (
-            (self.copy_selected_button, self.copy_selected),
-            (self.delete_selected_button, self.delete_selected),
-            (cancel_selection, self.clear_selection),
-        ):
-            button.setObjectName("flat")
-            button.clicked.connect(action)
-            selection_row.addWidget(button)
-        self.selection_bar.hide()
+        self.selection = SelectionBar(self.account, self.history, lambda: self.peer_id)
         compose_column = QVBoxLayout(compose)
         compose_column.setContentsMargins(10, 6, 10, 8)
-        compose_column.addWidget(self.selection_bar)
+        compose_column.addWidget(self.selection)
         compose_column.addWidget(self.edit_banner)
         compose_row = QHBoxLayout()
         compose_row.addWidget(self.compose, 1)
@@ -253,7 +235,7 @@ class ChatPane(QWidget):
                 index = self.history.indexAt(event.position().toPoint())
                 row = index.data(ROW_ROLE) if index.isValid() else None
                 if isinstance(row, MessageRow):
-                    self.toggle_selected(row)
+                    self.selection.toggle(row)
                     return True
             target = self.reply_at(event.position().toPoint())
             if target is not None:
@@ -272,8 +254,8 @@ class ChatPane(QWidget):
                     self.cancel_edit()
                 elif self.replying is not None:
                     self.cancel_reply()
-                elif self.selected:
-                    self.clear_selection()
+                elif self.selection.selected:
+                    self.selection.clear()
                 else:
                     self.back_requested.emit()  # the narrow layout goes back to the list
                 return True
@@ -301,7 +283,7 @@ class ChatPane(QWidget):
         self._asked_authors.clear()
         self._replied.clear()
         self._asked_replied.clear()
-        self.clear_selection()
+        self.selection.clear()
         self._read_sent = 0
         self.view = self._pending = None
         self.history.animator.stop()
@@ -686,7 +668,7 @@ class ChatPane(QWidget):
         if can_edit(row):
             menu.addAction("Edit", lambda: self.start_edit(row))
         selected = row.key in self.history.selected_keys
-        menu.addAction("Deselect" if selected else "Select", lambda: self.toggle_selected(row))
+        menu.addAction("Deselect" if selected else "Select", lambda: self.selection.toggle(row))
         if kind in ("user", "group"):
             menu.addSeparator()
             if not sent:
@@ -702,38 +684,15 @@ class ChatPane(QWidget):
     # -- selecting text -------------------------------------------------------------------
 
     def select_text_in(self, row: MessageRow, at: QPoint | None = None) -> QTextBrowser | None:
-        """Lay the message's text over its bubble as text the mouse can select (the word
-        double-clicked selected already; Ctrl+C copies). It goes when focus leaves it,
-        the view scrolls or the history changes."""
+        """Lay the message's text over its bubble as text the mouse can select (Ctrl+C
+        copies). It goes when focus leaves it, the view scrolls or the history changes."""
         self.close_text_overlay()
-        position = self.history.history_model.row_of(row.key)
-        delegate = self.history.itemDelegate()
-        if position is None or not isinstance(delegate, HistoryDelegate):
-            return None
-        area = delegate.text_areas.get(row.key)
-        if area is None:
-            return None
-        index = self.history.history_model.index(position, 0)
-        rect = area.translated(self.history.visualRect(index).topLeft())
-        overlay = QTextBrowser(self.history.viewport())
-        overlay.setObjectName("selectable")
-        overlay.setFrameShape(QFrame.Shape.NoFrame)
-        overlay.setOpenExternalLinks(True)
-        overlay.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        overlay.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        overlay.setFont(self.history.font())
-        overlay.viewport().setAutoFillBackground(False)  # the bubble shows through
-        overlay.document().setDocumentMargin(0)
-        overlay.setPlainText(row.text)
-        overlay.setGeometry(rect.adjusted(0, 0, 2, 2))
-        if at is not None:
-            cursor = overlay.cursorForPosition(at - rect.topLeft())
-            cursor.select(QTextCursor.SelectionType.WordUnderCursor)
-            overlay.setTextCursor(cursor)
-        overlay.installEventFilter(self)
-        overlay.show()
-        overlay.setFocus()
-        self._text_overlay = overlay
+        overlay = text_overlay(self.history, row, at)
+        if overlay is not None:
+            overlay.installEventFilter(self)
+            overlay.show()
+            overlay.setFocus()
+            self._text_overlay = overlay
         return overlay
 
     def close_text_overlay(self) -> None:
@@ -742,51 +701,6 @@ class ChatPane(QWidget):
             overlay.removeEventFilter(self)
             overlay.hide()
             overlay.deleteLater()
-
-    # -- selection ------------------------------------------------------------------------
-
-    def toggle_selected(self, row: MessageRow) -> None:
-        """Add a message to the selection, or take it out."""
-        if row.key in self.selected:
-            del self.selected[row.key]
-        else:
-            self.selected[row.key] = row
-        self._selection_changed()
-
-    def clear_selection(self) -> None:
-        if self.selected:
-            self.selected.clear()
-            self._selection_changed()
-
-    def _selection_changed(self) -> None:
-        self.history.selected_keys.clear()
-        self.history.selected_keys.update(self.selected)
-        count = len(self.selected)
-        self.selection_label.setText(f"{count} message{'' if count == 1 else 's'} selected")
-        kind = peer_kind(self.peer_id) if self.peer_id is not None else ""
-        self.delete_selected_button.setVisible(kind in ("user", "group"))
-        self.copy_selected_button.setVisible(any(r.text for r in self.selected.values()))
-        self.selection_bar.setVisible(bool(count))
-        self.history.viewport().update()
-
-    def _selected_in_order(self) -> list[MessageRow]:
-        return sorted(self.selected.values(), key=lambda r: (r.timestamp, r.namespace, r.id))
-
-    def copy_selected(self) -> None:
-        """The selected messages' texts, oldest first, one after another."""
-        texts = [row.text for row in self._selected_in_order() if row.text]
-        QApplication.clipboard().setText("\n\n".join(texts))
-
-    def delete_selected(self) -> None:
-        """Delete the selected messages: for everyone if all are ours, else for me."""
-        rows = self._selected_in_order()
-        if not rows or self.peer_id is None:
-            return
-        for_everyone = all(row.outgoing for row in rows)
-        peer = self.peer_id
-        ids = [MessageId(peer, row.namespace, row.id) for row in rows]
-        self.account.delete_messages(peer, ids, for_everyone=for_everyone)
-        self.clear_selection()
 
     def delete(self, row: MessageRow, *, for_everyone: bool) -> None:
         if self.editing is not None and self.editing.key == row.key:

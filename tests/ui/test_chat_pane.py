@@ -503,13 +503,13 @@ def test_selected_messages_are_copied_or_deleted_together(qtbot, window) -> None
         history.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, point
     )
     assert set(history.selected_keys) == {("message", 0, 399), ("message", 0, 400)}
-    assert pane.selection_bar.isVisible()
-    assert pane.selection_label.text() == "2 messages selected"
-    pane.copy_selected_button.click()
+    assert pane.selection.isVisible()
+    assert pane.selection.label.text() == "2 messages selected"
+    pane.selection.copy_button.click()
     assert QApplication.clipboard().text() == f"{row_of(window, 399).text}\n\nsee you at noon"
-    pane.delete_selected_button.click()
+    pane.selection.delete_button.click()
     qtbot.waitUntil(lambda: 399 not in shown_ids(window) and 400 not in shown_ids(window))
-    assert not pane.selected and not pane.selection_bar.isVisible()
+    assert not pane.selection.selected and not pane.selection.isVisible()
     # Not all were ours: deleted for this account only.
     entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(BOB, 6))
     assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [
