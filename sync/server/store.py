@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +28,8 @@ from sync.protocol import (
     AnyChannelDifference,
     AnyDifference,
     AnyUpdate,
-    ChannelDifference,
-    ChannelDifferenceEmpty,
-    ChannelDifferenceTooLong,
-    ChannelPts,
     Dialog,
     Dialogs,
-    Difference,
-    DifferenceEmpty,
-    DifferenceSlice,
-    DifferenceTooLong,
     ErrorCode,
     FullPeer,
     GetChannelDifference,
@@ -66,10 +57,11 @@ from sync.protocol import (
     UpdateReadChannelInbox,
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
-    decode_update,
     make_peer_id,
     peer_kind,
 )
+from sync.server import differences
+from sync.server.differences import DIFFERENCE_LIMIT
 from sync.server.generator import DemoDataset
 from sync.server.importer import import_dataset
 from sync.server.schema import (
@@ -89,21 +81,11 @@ _BOT, _SELF = 2, 8
 
 #: pts points each log keeps; a client further behind gets "too long".
 DEFAULT_LOG_WINDOW = 10_000
-#: pts points one getDifference answer covers when the client sets no limit.
-DIFFERENCE_LIMIT = 1_000
 _INT32_MAX = 2**31 - 1
 
 
 class StoreError(ProtocolError):
     """A request the server's data refuses (an unknown peer or message)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _LogEntry:
-    pts: int
-    pts_count: int
-    date: int
-    update: AnyUpdate
 
 
 class ServerStore:
@@ -463,128 +445,14 @@ class ServerStore:
 
     # -- differences -----------------------------------------------------------------
 
-    def _log_entries(self, sql: str, args: Sequence[Any]) -> list[_LogEntry]:
-        return [
-            _LogEntry(pts, count, date, decode_update(unpack(body)))
-            for pts, count, date, body in self._execute(sql, args)
-        ]
-
-    @staticmethod
-    def _take(entries: list[_LogEntry], limit: int) -> tuple[list[_LogEntry], bool]:
-        """The first entries covering at most ``limit`` points (one at least); more left?"""
-        taken: list[_LogEntry] = []
-        points = 0
-        for entry in entries:
-            if taken and points + entry.pts_count > limit:
-                return taken, True
-            taken.append(entry)
-            points += entry.pts_count
-        return taken, False
-
-    @staticmethod
-    def _split(entries: Iterable[_LogEntry]) -> tuple[tuple[Message, ...], tuple[AnyUpdate, ...]]:
-        messages: list[Message] = []
-        others: list[AnyUpdate] = []
-        for entry in entries:
-            update = entry.update
-            if isinstance(update, UpdateNewMessage | UpdateNewChannelMessage):
-                messages.append(update.message)
-            else:
-                others.append(update)
-        return tuple(messages), tuple(others)
-
     def difference(self, request: GetDifference, *, force_too_long: bool = False) -> AnyDifference:
-        """What happened after the client's state, in slices of ``pts_total_limit`` points."""
-        state = self.state()
-        log_start = self._meta("log_start", 0)
-        if force_too_long and request.pts < state.pts:
-            return DifferenceTooLong(state.pts)
-        if request.pts < log_start or request.pts > state.pts:
-            return DifferenceTooLong(state.pts)
-        limit = request.pts_total_limit or DIFFERENCE_LIMIT
-        entries = self._log_entries(
-            "SELECT pts, pts_count, date, body FROM update_log WHERE pts > ? ORDER BY pts LIMIT ?",
-            (request.pts, limit + 1),
-        )
-        taken, more = self._take(entries, limit)
-        messages, others = self._split(entry for entry in taken)
-        secret = self._qts_updates(request.qts, limit + 1)
-        more = more or len(secret) > limit
-        secret = secret[:limit]
-        encrypted = tuple(update.message for update in secret)
-        peers = self._peers_of((*messages, *encrypted, *_messages_in(others)))
-        if more:
-            # The date stays the request's, so the final answer's hints (peers, presences,
-            # channels changed since that date) cover every slice of the chain.
-            intermediate = State(
-                taken[-1].pts if taken else request.pts,
-                secret[-1].qts if secret else request.qts,
-                state.seq,
-                request.date,
-            )
-            return DifferenceSlice(messages, others, peers, intermediate, encrypted)
-        changed = [
-            row[0]
-            for row in self._execute(
-                "SELECT id FROM peers WHERE changed_date >= ? AND changed_date > 0", (request.date,)
-            )
-        ]
-        presences = self.presences(
-            row[0]
-            for row in self._execute(
-                "SELECT id FROM peers WHERE status_date >= ? AND status_date > 0", (request.date,)
-            )
-        )
-        channels = tuple(
-            ChannelPts(peer, pts)
-            for peer, pts in self._execute(
-                "SELECT peer, pts FROM dialogs WHERE pts IS NOT NULL AND event_date >= ?"
-                " ORDER BY peer",
-                (request.date,),
-            )
-        )
-        if not taken and not secret and not changed and not presences and not channels:
-            return DifferenceEmpty(state.date, state.seq)
-        peers = self._peers_of((*messages, *encrypted, *_messages_in(others)), changed)
-        return Difference(messages, others, peers, state, presences, channels, encrypted)
-
-    def _qts_updates(self, after: int, limit: int) -> list[UpdateNewEncryptedMessage]:
-        """The secret chats' new messages after qts ``after``, in qts order."""
-        rows = self._execute(
-            "SELECT body FROM qts_log WHERE qts > ? ORDER BY qts LIMIT ?", (after, limit)
-        )
-        updates = [decode_update(unpack(body)) for (body,) in rows]
-        return [u for u in updates if isinstance(u, UpdateNewEncryptedMessage)]
+        """What happened after the client's state (``sync.server.differences``)."""
+        return differences.difference(self, request, force_too_long=force_too_long)
 
     def channel_difference(
         self, request: GetChannelDifference, *, force_too_long: bool = False
     ) -> AnyChannelDifference:
-        row = self._one(
-            "SELECT pts, log_start FROM dialogs WHERE peer = ? AND pts IS NOT NULL",
-            (request.channel,),
-        )
-        if row is None:
-            raise StoreError(f"no channel with id {request.channel}", ErrorCode.CHANNEL_INVALID)
-        pts, log_start = row
-        if request.pts < log_start or request.pts > pts or force_too_long and request.pts < pts:
-            page = self.history(GetHistory(request.channel, limit=min(request.limit, 100)))
-            return ChannelDifferenceTooLong(self.dialog(request.channel), page.messages, page.peers)
-        entries = self._log_entries(
-            "SELECT pts, pts_count, date, body FROM channel_log WHERE channel = ? AND pts > ?"
-            " ORDER BY pts LIMIT ?",
-            (request.channel, request.pts, request.limit + 1),
-        )
-        if not entries:
-            return ChannelDifferenceEmpty(pts)
-        taken, more = self._take(entries, request.limit)
-        messages, others = self._split(taken)
-        return ChannelDifference(
-            messages,
-            others,
-            self._peers_of((*messages, *_messages_in(others)), (request.channel,)),
-            taken[-1].pts,
-            not more,
-        )
+        return differences.channel_difference(self, request, force_too_long=force_too_long)
 
     # -- writing ---------------------------------------------------------------------
 
@@ -923,8 +791,3 @@ class ServerStore:
         peer_id, message_id, pts, pts_count, original = row
         message = self.message(peer_id, message_id) or Message.from_wire(unpack(original))
         return message, pts, pts_count
-
-
-def _messages_in(updates: Iterable[AnyUpdate]) -> list[Message]:
-    """The messages updates carry (edits): their authors must come with them too."""
-    return [message for u in updates if isinstance(message := getattr(u, "message", None), Message)]
