@@ -412,7 +412,7 @@ class ChatPane(QWidget):
             for row in rows
             if isinstance(row, MessageRow)
             and row.reply is not None
-            and row.reply.text == "Loading…"
+            and row.reply.missing
             and row.reply.id not in self._asked_replied
         }
         if not missing or self.peer_id is None:
@@ -655,6 +655,7 @@ class ChatPane(QWidget):
             return
         menu = self.message_menu(row)
         menu.exec(self.history.viewport().mapToGlobal(position))
+        menu.deleteLater()
 
     def message_menu(self, row: MessageRow) -> QMenu:
         """What can be done with one message, as Telegram's context menu offers it."""

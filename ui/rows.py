@@ -234,6 +234,8 @@ class ReplyPreview:
     id: int
     author: str
     text: str
+    #: The message answered is not stored here (yet): the text says it is loading.
+    missing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,7 +387,7 @@ def _reply_preview(
         return None
     target = known.get(message.reply_to_id)
     if target is None:
-        return ReplyPreview(message.reply_to_id, "", "Loading…")
+        return ReplyPreview(message.reply_to_id, "", "Loading…", missing=True)
     if not target.incoming:
         author = "You"
     elif authors is not None and target.author_id is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 
@@ -32,6 +31,7 @@ from sync.protocol import (
 from sync.simulation.loop import VirtualLoop
 from sync.state import QTS, group_push
 from tests.sync.server_helpers import make_harness
+from tests.sync.test_state_manager import ScriptedServer
 
 # -- the server -------------------------------------------------------------------------
 
@@ -169,17 +169,6 @@ def test_a_qts_update_is_sorted_apart_from_pts_in_containers_with_a_seq() -> Non
     assert grouped.seq is not None
     contents = grouped.seq[2]
     assert [u.qts for u in contents.qts] == [4] and contents.pts == [pts_update]
-
-
-class ScriptedServer:
-    def __init__(self, answer: Callable[[GetDifference], object]) -> None:
-        self.answer = answer
-        self.calls: list[GetDifference] = []
-
-    async def call(self, params: object) -> object:
-        assert isinstance(params, GetDifference)
-        self.calls.append(params)
-        return self.answer(params)
 
 
 def make_postbox(path) -> Postbox:
