@@ -25,7 +25,7 @@ from sync.protocol import MediaKind as WireMediaKind
 from sync.server.account_plan import AccountSpec
 from sync.server.dataset_files import iter_message_rows, read_dataset
 from sync.server.dataset_rows import build_message
-from sync.server.schema import MESSAGE_COLUMNS, SCHEMA, media_to_db
+from sync.server.schema import DATASET_COLUMNS, SCHEMA, media_to_db
 from sync.server.store import ServerStore
 
 
@@ -94,7 +94,7 @@ def _server_import(ctx: BenchContext, dataset: Path, spec: AccountSpec) -> list[
         db.execute(next(s for s in SCHEMA if "TABLE IF NOT EXISTS messages" in s))
         with db:
             db.executemany(
-                f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 9)})", rows
+                f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES ({', '.join('?' * 9)})", rows
             )
         db.close()
     count = len(rows)

@@ -35,6 +35,7 @@ from sync.engine import (
     Timeouts,
     enqueue_delete,
     enqueue_edit,
+    enqueue_forward,
     enqueue_read,
     enqueue_send,
 )
@@ -91,6 +92,19 @@ class Account:
         return self.postbox.transaction(
             lambda tx: enqueue_send(
                 tx, peer_id, text, timestamp=int(time.time()), author_id=me, reply_to=reply_to
+            )
+        )
+
+    def forward_messages(
+        self, peer_id: PeerId, message_ids: Sequence[MessageId]
+    ) -> Future[list[MessageId]]:
+        """Store pending copies of messages in ``peer_id``, each saying where it first
+        appeared, and queue forwarding them; the future gives their local ids."""
+        me = self._self_id()
+        sources = list(message_ids)
+        return self.postbox.transaction(
+            lambda tx: enqueue_forward(
+                tx, peer_id, sources, timestamp=int(time.time()), author_id=me
             )
         )
 

@@ -51,7 +51,15 @@ from postbox.ids import (
     PeerId,
     PeerNamespace,
 )
-from postbox.message import Media, MediaKind, Message, MessageFlags, MessageTags, StoreMessage
+from postbox.message import (
+    ForwardInfo,
+    Media,
+    MediaKind,
+    Message,
+    MessageFlags,
+    MessageTags,
+    StoreMessage,
+)
 from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import (
     CachedPeerData,
@@ -161,6 +169,7 @@ __all__ = [
     "InsertMessage",
     "InvalidArgumentError",
     "InvalidSearchQueryError",
+    "ForwardInfo",
     "Media",
     "MediaKind",
     "Message",

@@ -60,6 +60,7 @@ class InsertMessage(NamedTuple):
             s.edit_timestamp,
             s.globally_unique_id,
             s.thread_id,
+            s.forward_info,
         )
 
 

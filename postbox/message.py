@@ -12,7 +12,15 @@ from postbox.coding import pack
 from postbox.errors import CorruptValueError
 from postbox.ids import MessageId, MessageIndex, PeerId
 
-__all__ = ["Media", "MediaKind", "Message", "MessageFlags", "MessageTags", "StoreMessage"]
+__all__ = [
+    "ForwardInfo",
+    "Media",
+    "MediaKind",
+    "Message",
+    "MessageFlags",
+    "MessageTags",
+    "StoreMessage",
+]
 
 
 class MessageFlags(enum.IntFlag):
@@ -71,12 +79,33 @@ class Media:
 
 _MEDIA_KINDS = tuple(MediaKind)
 
+
+@dataclass(frozen=True, slots=True)
+class ForwardInfo:
+    """Where a forwarded message comes from: its first author and date, and for a channel
+    post the channel and the post's id there (the seeds' ``StoreMessageForwardInfo``)."""
+
+    author_id: int
+    timestamp: int
+    source_id: int | None = None
+    source_message_id: int | None = None
+
+    def encode(self) -> tuple[Any, ...]:
+        return (int(self.author_id), self.timestamp, self.source_id, self.source_message_id)
+
+    @classmethod
+    def decode(cls, data: Any) -> ForwardInfo:
+        author_id, timestamp, source_id, source_message_id = data
+        return cls(PeerId(author_id), timestamp, source_id, source_message_id)
+
+
 # Presence flags of the optional fields of a stored message.
 _HAS_MEDIA = 1 << 0
 _HAS_REPLY = 1 << 1
 _HAS_EDIT = 1 << 2
 _HAS_UNIQUE_ID = 1 << 3
 _HAS_THREAD = 1 << 4
+_HAS_FORWARD = 1 << 5
 _VERSION = 1
 
 _unpackb = msgpack.unpackb
@@ -104,11 +133,21 @@ class StoreMessage(NamedTuple):
     edit_timestamp: int | None = None
     globally_unique_id: int | None = None
     thread_id: int | None = None
+    forward_info: ForwardInfo | None = None
 
     def encode(self) -> bytes:
         """The stored value; the id and timestamp live in the key."""
-        (_, _, _, _, flags, tags, author_id, text, media, reply, edit, unique, thread) = self
-        if not media and reply is None and edit is None and unique is None and thread is None:
+        (_, _, _, _, flags, tags, author_id, text, media, reply, edit, unique, thread, forward) = (
+            self
+        )
+        if (
+            not media
+            and reply is None
+            and edit is None
+            and unique is None
+            and thread is None
+            and forward is None
+        ):
             return pack((_VERSION, 0, flags, tags, author_id, text))
         present = 0
         optional: list[Any] = []
@@ -127,6 +166,9 @@ class StoreMessage(NamedTuple):
         if thread is not None:
             present |= _HAS_THREAD
             optional.append(thread)
+        if forward is not None:
+            present |= _HAS_FORWARD
+            optional.append(forward.encode())
         return pack((_VERSION, present, flags, tags, author_id, text, *optional))
 
 
@@ -143,6 +185,7 @@ class Message(NamedTuple):
     edit_timestamp: int | None = None
     globally_unique_id: int | None = None
     thread_id: int | None = None
+    forward_info: ForwardInfo | None = None
 
     @property
     def id(self) -> MessageId:
@@ -171,7 +214,7 @@ class Message(NamedTuple):
             raise CorruptValueError(f"message {index.id} has unknown layout {version}")
         if not present:
             return _new_message(
-                cls, (index, flags, tags, author_id, text, (), None, None, None, None)
+                cls, (index, flags, tags, author_id, text, (), None, None, None, None, None)
             )
         try:
             rest = iter(fields[6:])
@@ -180,6 +223,7 @@ class Message(NamedTuple):
             edit_timestamp = next(rest) if present & _HAS_EDIT else None
             unique_id = next(rest) if present & _HAS_UNIQUE_ID else None
             thread_id = next(rest) if present & _HAS_THREAD else None
+            forward = ForwardInfo.decode(next(rest)) if present & _HAS_FORWARD else None
         except (ValueError, TypeError, IndexError, StopIteration) as exc:
             raise CorruptValueError(f"message {index.id} is malformed: {exc}") from exc
         return cls(
@@ -193,6 +237,7 @@ class Message(NamedTuple):
             edit_timestamp,
             unique_id,
             thread_id,
+            forward,
         )
 
     def to_store(self) -> StoreMessage:
@@ -212,4 +257,5 @@ class Message(NamedTuple):
             self.edit_timestamp,
             self.globally_unique_id,
             self.thread_id,
+            self.forward_info,
         )

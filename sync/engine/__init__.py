@@ -7,7 +7,13 @@ replayed in one transaction with the cursor (``replay``).
 """
 
 from sync.engine.engine import AuthorizationError, EngineStatus, SyncEngine, SyncWorker
-from sync.engine.outbound import enqueue_delete, enqueue_edit, enqueue_read, enqueue_send
+from sync.engine.outbound import (
+    enqueue_delete,
+    enqueue_edit,
+    enqueue_forward,
+    enqueue_read,
+    enqueue_send,
+)
 from sync.engine.timing import Timeouts
 
 __all__ = [
@@ -18,6 +24,7 @@ __all__ = [
     "Timeouts",
     "enqueue_delete",
     "enqueue_edit",
+    "enqueue_forward",
     "enqueue_read",
     "enqueue_send",
 ]

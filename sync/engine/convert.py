@@ -12,10 +12,20 @@ from postbox import (
     PeerReadState,
     StoreMessage,
 )
-from sync.protocol import Dialog, Media, MediaKind, Message, Peer, Presence, PresenceStatus
+from sync.protocol import (
+    Dialog,
+    ForwardHeader,
+    Media,
+    MediaKind,
+    Message,
+    Peer,
+    Presence,
+    PresenceStatus,
+)
 
 __all__ = [
     "CLOUD",
+    "forward_from_wire",
     "media_from_wire",
     "message_from_wire",
     "peer_from_wire",
@@ -74,6 +84,16 @@ def message_from_wire(message: Message) -> StoreMessage:
         media=tuple(media_from_wire(item) for item in message.media),
         reply_to_id=message.reply_to,
         edit_timestamp=message.edit_date,
+        forward_info=None if message.forward is None else forward_from_wire(message.forward),
+    )
+
+
+def forward_from_wire(header: ForwardHeader) -> postbox.ForwardInfo:
+    return postbox.ForwardInfo(
+        PeerId(header.author),
+        header.date,
+        None if header.channel is None else PeerId(header.channel),
+        header.channel_post,
     )
 
 

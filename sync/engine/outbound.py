@@ -1,8 +1,9 @@
 """Outgoing changes: written locally first, then delivered to the server exactly once.
 
-``enqueue_send``, ``enqueue_read`` and ``enqueue_edit`` run inside a Postbox
-transaction: each changes the local data at once (a pending message in the local
-namespace, a read mark, a new text) and adds an operation-log entry in the same
+``enqueue_send``, ``enqueue_forward``, ``enqueue_read``, ``enqueue_edit`` and
+``enqueue_delete`` run inside a Postbox transaction: each changes the local data at once
+(a pending message in the local namespace, a read mark, a new text, a message gone) and
+adds an operation-log entry in the same
 transaction, so the intent survives a crash. ``Outbound`` drains the log in merged
 order: it sends each entry (a message with its ``random_id``, so a resend after a
 crash returns the same message), then, in one transaction, replaces the local message
@@ -24,6 +25,8 @@ from typing import Any
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
+    ForwardInfo,
+    Message,
     MessageFlags,
     MessageHistoryHoleSpace,
     MessageId,
@@ -49,10 +52,13 @@ from sync.protocol import (
     DeleteMessages,
     EditMessage,
     ErrorCode,
+    ForwardMessages,
+    ProtocolError,
     ReadHistory,
     RpcError,
     SendMessage,
     SentMessage,
+    SentMessages,
 )
 
 __all__ = [
@@ -63,6 +69,7 @@ __all__ = [
     "Outbound",
     "enqueue_delete",
     "enqueue_edit",
+    "enqueue_forward",
     "enqueue_read",
     "enqueue_send",
 ]
@@ -116,6 +123,58 @@ def enqueue_send(
     return index.id
 
 
+def enqueue_forward(
+    tx: Transaction,
+    peer_id: PeerId,
+    sources: Iterable[MessageId],
+    *,
+    timestamp: int,
+    author_id: PeerId | None = None,
+) -> list[MessageId]:
+    """Store pending copies of ``sources`` (oldest first) in ``peer_id`` with the header
+    of where each first appeared, and queue forwarding each like a send, so they keep
+    their place among the chat's sends. Messages not on the server are left out."""
+    forwarded: list[MessageId] = []
+    ensure_listed(tx, (peer_id,))
+    for source_id in sorted(sources, key=lambda m: m.id):
+        source = tx.get_message(source_id)
+        if source is None or source_id.namespace != CLOUD:
+            continue
+        if PeerNamespace.SECRET_CHAT in (peer_id.namespace, source_id.peer_id.namespace):
+            raise ValueError("messages of secret chats are not forwarded")
+        message = StoreMessage(
+            peer_id,
+            _LOCAL,
+            None,
+            timestamp,
+            flags=int(MessageFlags.UNSENT),
+            tags=source.tags,
+            author_id=author_id,
+            text=source.text,
+            media=source.media,
+            forward_info=source.forward_info or _forward_info(source),
+        )
+        (index,) = tx.add_messages([message])
+        contents = {
+            "random_id": random.getrandbits(63),
+            "local_id": index.id.id,
+            "text": source.text,
+            "reply_to": None,
+            "forward": [int(source_id.peer_id), source_id.id],
+        }
+        tx.add_operation_log_entry(peer_id, SEND_TAG, contents)
+        forwarded.append(index.id)
+    return forwarded
+
+
+def _forward_info(source: Message) -> ForwardInfo:
+    """The header of a first forward of ``source``: a channel post names its channel."""
+    peer_id = source.peer_id
+    if peer_id.namespace == PeerNamespace.CHANNEL:
+        return ForwardInfo(peer_id, source.timestamp, peer_id, source.id.id)
+    return ForwardInfo(source.author_id or peer_id, source.timestamp)
+
+
 def enqueue_read(tx: Transaction, peer_id: PeerId, max_id: int) -> bool:
     """Mark a chat read up to ``max_id`` here, and queue telling the server."""
     if not tx.apply_incoming_read_max_id(MessageId(peer_id, CLOUD, max_id)):
@@ -139,19 +198,9 @@ def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
         return False
     if message_id.peer_id.namespace == PeerNamespace.SECRET_CHAT:
         return False  # a secret chat's messages are not edited, as on Telegram
-    stored = StoreMessage(
-        message_id.peer_id,
-        CLOUD,
-        message_id.id,
-        message.timestamp,
-        message.flags,
-        message.tags,
-        message.author_id,
-        text,
-        message.media,
-        message.reply_to_id,
-        message.edit_timestamp,
-    )
+    if message.forward_info is not None:
+        return False  # nor are forwarded ones
+    stored = message.to_store()._replace(text=text)
     tx.update_message(message_id, stored)
     tx.add_operation_log_entry(message_id.peer_id, EDIT_TAG, {"id": message_id.id, "text": text})
     return True
@@ -292,9 +341,7 @@ class Outbound:
         peer = int(entry.peer_id)
         contents = entry.contents
         if entry.tag == SEND_TAG:
-            sent: SentMessage = await self._call(
-                SendMessage(peer, contents["text"], contents["random_id"], contents["reply_to"])
-            )
+            sent = await self._send(peer, contents)
             self.recent.record(entry.peer_id, (sent.message.id,))
             gap = await self._read(lambda tx: _sent(tx, entry, sent))
             self.sent += 1
@@ -316,6 +363,21 @@ class Outbound:
             gap = await self._read(lambda tx: _deleted(tx, entry, deleted))
         if gap:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
+
+    async def _send(self, peer: int, contents: dict[str, Any]) -> SentMessage:
+        forward = contents.get("forward")
+        if forward is None:
+            sent: SentMessage = await self._call(
+                SendMessage(peer, contents["text"], contents["random_id"], contents["reply_to"])
+            )
+            return sent
+        from_peer, source_id = forward
+        copies: SentMessages = await self._call(
+            ForwardMessages(from_peer, (source_id,), peer, (contents["random_id"],))
+        )
+        if len(copies.messages) != 1:
+            raise ProtocolError(f"forwarding one message stored {len(copies.messages)}")
+        return SentMessage(copies.messages[0], copies.pts, copies.pts_count)
 
 
 def _tag_name(tag: int) -> str:
@@ -445,18 +507,4 @@ def _give_up(tx: Transaction, entry: PeerOperationLogEntry) -> None:
     message = tx.get_message(message_id)
     if message is not None:
         flags = (message.flags & ~int(MessageFlags.UNSENT)) | int(MessageFlags.FAILED)
-        tx.update_message(
-            message_id,
-            StoreMessage(
-                entry.peer_id,
-                _LOCAL,
-                message_id.id,
-                message.timestamp,
-                flags,
-                message.tags,
-                message.author_id,
-                message.text,
-                message.media,
-                message.reply_to_id,
-            ),
-        )
+        tx.update_message(message_id, message.to_store()._replace(flags=flags))

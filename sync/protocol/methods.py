@@ -52,6 +52,7 @@ __all__ = [
     "Dialogs",
     "EditMessage",
     "ErrorFrame",
+    "ForwardMessages",
     "GetChannelDifference",
     "GetDialogs",
     "GetDifference",
@@ -70,6 +71,7 @@ __all__ = [
     "ResultFrame",
     "SendMessage",
     "SentMessage",
+    "SentMessages",
     "encode_error",
     "encode_push",
     "encode_request",
@@ -190,6 +192,17 @@ class EditMessage(WireRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class ForwardMessages(WireRecord):
+    """Copy messages of ``from_peer`` into ``to_peer`` with a forward header; one
+    ``random_id`` per message, the same key as ``SendMessage``'s."""
+
+    from_peer: PeerRef
+    ids: Annotated[tuple[MessageRef, ...], Limit(max_len=100)]
+    to_peer: PeerRef
+    random_ids: Annotated[tuple[int, ...], Limit(max_len=100)]
+
+
+@dataclass(frozen=True, slots=True)
 class DeleteMessages(WireRecord):
     """``revoke``: for everyone (else only from this account's history). This server holds
     one account, so both remove the messages from the history it serves."""
@@ -263,6 +276,16 @@ class SentMessage(WireRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class SentMessages(WireRecord):
+    """Messages stored by one request, in the order asked, and the counter points they
+    took together: they end at ``pts`` and cover ``pts_count``."""
+
+    messages: Annotated[tuple[Message, ...], Limit(max_len=100)]
+    pts: Counter
+    pts_count: Counter
+
+
+@dataclass(frozen=True, slots=True)
 class AffectedMessages(WireRecord):
     pts: Counter
     pts_count: Counter
@@ -296,6 +319,7 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("getFullPeer", GetFullPeer, _record(FullPeer)),
         Method("sendMessage", SendMessage, _record(SentMessage)),
         Method("editMessage", EditMessage, _record(SentMessage)),
+        Method("forwardMessages", ForwardMessages, _record(SentMessages)),
         Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),
         Method("readHistory", ReadHistory, _record(AffectedMessages)),
     )

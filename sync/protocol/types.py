@@ -43,6 +43,7 @@ __all__ = [
     "DifferenceEmpty",
     "DifferenceSlice",
     "DifferenceTooLong",
+    "ForwardHeader",
     "FullPeer",
     "Media",
     "MediaKind",
@@ -168,6 +169,18 @@ class Media(WireRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class ForwardHeader(WireRecord):
+    """Where a forwarded message first appeared: its first author (a user, or the channel
+    of a post) and date; for a channel post also the channel and the post's id there.
+    Forwarding a forwarded message keeps its header, as Telegram does."""
+
+    author: PeerRef
+    date: Counter
+    channel: PeerRef | None = None
+    channel_post: MessageRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Message(WireRecord):
     """A message as the server has it. ``out``: sent by this account."""
 
@@ -180,6 +193,7 @@ class Message(WireRecord):
     media: Annotated[tuple[Media, ...], Limit(max_len=10)] = ()
     reply_to: MessageRef | None = None
     edit_date: Counter | None = None
+    forward: ForwardHeader | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,7 +416,8 @@ class Updates(WireRecord):
 
 @dataclass(frozen=True, slots=True)
 class ShortMessage(WireRecord):
-    """A plain text message in a private chat, in the compact form."""
+    """A plain text message in a private chat (no media, not a forward), in the compact
+    form."""
 
     TAG = "shortMessage"
     id: MessageRef

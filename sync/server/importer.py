@@ -16,7 +16,7 @@ from sync.protocol import (
     peer_kind,
 )
 from sync.server.generator import DemoDataset
-from sync.server.schema import MESSAGE_COLUMNS, media_to_db, pack
+from sync.server.schema import DATASET_COLUMNS, media_to_db, pack
 from sync.server.update_log_import import import_update_log
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: i
         )
         media_rows.extend((peer_id, str(item.kind), m.id) for item in media)
     store._db.executemany(
-        f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
     )
     store._db.executemany(
         "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
@@ -141,7 +141,7 @@ def _insert_rows(store: ServerStore, batch: Sequence[Sequence[Any]], shift: int)
             )
         )
     store._db.executemany(
-        f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
     )
     store._db.executemany(
         "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows

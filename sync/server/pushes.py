@@ -27,6 +27,7 @@ def push_for(store: ServerStore, update: AnyUpdate, seq: int = 0) -> AnyUpdates:
         isinstance(update, UpdateNewMessage)
         and peer_kind(update.message.peer) is PeerKind.USER
         and not update.message.media
+        and update.message.forward is None
     ):
         message = update.message
         return ShortMessage(

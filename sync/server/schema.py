@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import apsw
 import msgpack
 
 from sync.protocol import (
+    ForwardHeader,
     Media,
     MediaKind,
     Message,
 )
 
 __all__ = [
+    "ADDED_COLUMNS",
+    "DATASET_COLUMNS",
     "JOINED_COLUMNS",
     "MESSAGE_COLUMNS",
     "SCHEMA",
     "media_from_db",
+    "database_digest",
+    "forward_from_db",
+    "forward_to_db",
     "media_to_db",
     "message_from_row",
+    "open_database",
     "pack",
     "unpack",
 ]
@@ -40,7 +50,7 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS messages (
         peer INTEGER NOT NULL, id INTEGER NOT NULL, date INTEGER NOT NULL, out INTEGER NOT NULL,
         author INTEGER, text TEXT NOT NULL, media BLOB, reply_to INTEGER, edit_date INTEGER,
-        PRIMARY KEY (peer, id)) WITHOUT ROWID""",
+        forward BLOB, PRIMARY KEY (peer, id)) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS media_index (
         peer INTEGER NOT NULL, kind TEXT NOT NULL, id INTEGER NOT NULL,
         PRIMARY KEY (peer, kind, id)) WITHOUT ROWID""",
@@ -56,8 +66,52 @@ SCHEMA = (
         random_id INTEGER PRIMARY KEY, peer INTEGER NOT NULL, id INTEGER NOT NULL,
         pts INTEGER NOT NULL, pts_count INTEGER NOT NULL, message BLOB NOT NULL)""",
 )
-MESSAGE_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
+#: The columns a seeded dataset fills (it has no forwarded messages).
+DATASET_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
+MESSAGE_COLUMNS = f"{DATASET_COLUMNS}, forward"
+#: Columns added since the first schema, with their type: added to an older file on open.
+ADDED_COLUMNS = (("messages", "forward", "BLOB"),)
 JOINED_COLUMNS = ", ".join(f"m.{column}" for column in MESSAGE_COLUMNS.split(", "))
+
+
+#: Every table, with the order that makes its rows comparable.
+_TABLE_ORDER = (
+    ("meta", "key"),
+    ("peers", "id"),
+    ("dialogs", "peer"),
+    ("messages", "peer, id"),
+    ("media_index", "peer, kind, id"),
+    ("update_log", "pts"),
+    ("channel_log", "channel, pts"),
+    ("qts_log", "qts"),
+    ("sent_messages", "random_id"),
+)
+
+
+def open_database(path: str | Path) -> apsw.Connection:
+    """The server database at ``path`` in WAL mode, with every table and column of this
+    schema (an older file gains the columns added since). apsw errors pass through."""
+    db = apsw.Connection(str(path))
+    db.setbusytimeout(2_000)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    with db:
+        for statement in SCHEMA:
+            db.execute(statement)
+        for table, column, kind in ADDED_COLUMNS:
+            present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    return db
+
+
+def database_digest(db: apsw.Connection) -> str:
+    """A hash of every row of every table: equal digests, equal truth."""
+    hasher = hashlib.sha256()
+    for table, order in _TABLE_ORDER:
+        for row in db.execute(f"SELECT * FROM {table} ORDER BY {order}"):  # noqa: S608
+            hasher.update(repr(row).encode())
+    return hasher.hexdigest()
 
 
 def pack(value: Any) -> bytes:
@@ -83,8 +137,27 @@ def media_from_db(data: bytes | None) -> tuple[Media, ...]:
     )
 
 
+def forward_to_db(header: ForwardHeader | None) -> bytes | None:
+    if header is None:
+        return None
+    return pack((header.author, header.date, header.channel, header.channel_post))
+
+
+def forward_from_db(data: bytes | None) -> ForwardHeader | None:
+    return None if data is None else ForwardHeader(*unpack(data))
+
+
 def message_from_row(row: Sequence[Any]) -> Message:
-    peer, id_, date, out, author, text, media, reply_to, edit_date = row
+    peer, id_, date, out, author, text, media, reply_to, edit_date, forward = row
     return Message(
-        peer, id_, date, bool(out), text, author, media_from_db(media), reply_to, edit_date
+        peer,
+        id_,
+        date,
+        bool(out),
+        text,
+        author,
+        media_from_db(media),
+        reply_to,
+        edit_date,
+        forward_from_db(forward),
     )

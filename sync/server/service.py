@@ -21,6 +21,7 @@ from sync.protocol import (
     DeleteMessages,
     EditMessage,
     ErrorCode,
+    ForwardMessages,
     GetChannelDifference,
     GetDialogs,
     GetDifference,
@@ -36,13 +37,14 @@ from sync.protocol import (
     Request,
     SendMessage,
     SentMessage,
+    SentMessages,
     UpdateNewEncryptedMessage,
     WireRecord,
     peer_kind,
 )
 from sync.server.faults import FaultInjector
 from sync.server.pushes import push_for
-from sync.server.store import ServerStore, StoreError
+from sync.server.store import ServerStore, StoreError, forward_header
 from sync.server.traffic import Traffic
 
 __all__ = ["Service", "Session"]
@@ -84,6 +86,7 @@ class Service:
             GetFullPeer: lambda _s, p: store.full_peer(p.peer),
             SendMessage: self._send_message,
             EditMessage: self._edit_message,
+            ForwardMessages: self._forward_messages,
             DeleteMessages: self._delete_messages,
             ReadHistory: self._read_history,
         }
@@ -171,11 +174,66 @@ class Service:
                 f"no message {params.id} of ours in chat {params.peer}",
                 ErrorCode.MESSAGE_ID_INVALID,
             )
+        if current.forward is not None:
+            raise StoreError("a forwarded message cannot be edited", ErrorCode.MESSAGE_ID_INVALID)
         if not params.text.strip() and not current.media:
             raise ProtocolError("the message would be empty", ErrorCode.MESSAGE_EMPTY)
         update = self.store.edit_message(params.peer, params.id, params.text)
         self._publish([push_for(self.store, update)], session)
         return SentMessage(update.message, update.pts, update.pts_count)
+
+    def _forward_messages(self, session: Session, params: ForwardMessages) -> SentMessages:
+        """Copies of the messages in the target chat, each with the header of where it
+        first appeared; all or none are stored, and a repeat returns the same copies."""
+        if not params.ids:
+            raise StoreError("no messages to forward", ErrorCode.MESSAGE_ID_INVALID)
+        if len(params.ids) != len(params.random_ids):
+            raise ProtocolError("each id needs its own random_id", ErrorCode.INVALID_PARAMS)
+        earlier = [self.store.sent_before(random_id) for random_id in params.random_ids]
+        if any(found is not None for found in earlier):
+            if any(found is None or found[0].peer != params.to_peer for found in earlier):
+                raise ProtocolError(
+                    "random_ids were already used for another send", ErrorCode.INVALID_PARAMS
+                )
+            sent = [found for found in earlier if found is not None]
+            return SentMessages(
+                tuple(message for message, _, _ in sent), max(pts for _, pts, _ in sent), len(sent)
+            )
+        for peer_id, role in ((params.from_peer, "from"), (params.to_peer, "into")):
+            self.store.require_peer(peer_id)
+            if peer_kind(peer_id) is PeerKind.SECRET:
+                raise StoreError(
+                    f"messages of secret chats are not forwarded {role} them",
+                    ErrorCode.PEER_ID_INVALID,
+                )
+        if peer_kind(params.to_peer) is PeerKind.CHANNEL:
+            raise StoreError("only the channel's admins can post", ErrorCode.PEER_ID_INVALID)
+        sources = []
+        for message_id in params.ids:
+            source = self.store.message(params.from_peer, message_id)
+            if source is None:
+                raise StoreError(
+                    f"no message {message_id} in chat {params.from_peer} to forward",
+                    ErrorCode.MESSAGE_ID_INVALID,
+                )
+            sources.append(source)
+        with self.store.transaction():
+            updates = [
+                self.store.add_message(
+                    params.to_peer,
+                    out=True,
+                    author=self.store.self_id,
+                    text=source.text,
+                    media=source.media,
+                    forward=forward_header(source),
+                    random_id=random_id,
+                )
+                for source, random_id in zip(sources, params.random_ids, strict=True)
+            ]
+        self._publish([push_for(self.store, update) for update in updates], session)
+        last = updates[-1]
+        assert not isinstance(last, UpdateNewEncryptedMessage)  # refused above
+        return SentMessages(tuple(update.message for update in updates), last.pts, len(updates))
 
     def _current_pts(self, peer_id: int) -> int:
         if peer_kind(peer_id) is PeerKind.CHANNEL:

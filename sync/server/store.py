@@ -16,7 +16,7 @@ All methods run on one thread (the server's event loop).
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from sync.protocol import (
     Dialog,
     Dialogs,
     ErrorCode,
+    ForwardHeader,
     FullPeer,
     GetChannelDifference,
     GetDialogs,
@@ -67,14 +68,22 @@ from sync.server.importer import import_dataset
 from sync.server.schema import (
     JOINED_COLUMNS,
     MESSAGE_COLUMNS,
-    SCHEMA,
+    database_digest,
+    forward_to_db,
     media_to_db,
     message_from_row,
+    open_database,
     pack,
     unpack,
 )
 
-__all__ = ["DEFAULT_LOG_WINDOW", "DIFFERENCE_LIMIT", "ServerStore", "StoreError"]
+__all__ = [
+    "DEFAULT_LOG_WINDOW",
+    "DIFFERENCE_LIMIT",
+    "ServerStore",
+    "StoreError",
+    "forward_header",
+]
 
 #: Peer flags (``sync.protocol.Peer.flags``) the contact rule looks at.
 _BOT, _SELF = 2, 8
@@ -86,6 +95,15 @@ _INT32_MAX = 2**31 - 1
 
 class StoreError(ProtocolError):
     """A request the server's data refuses (an unknown peer or message)."""
+
+
+def forward_header(source: Message) -> ForwardHeader:
+    """The header a forwarded copy of ``source`` carries: its own if it is a forward."""
+    if source.forward is not None:
+        return source.forward
+    if peer_kind(source.peer) is PeerKind.CHANNEL:
+        return ForwardHeader(source.peer, source.date, source.peer, source.id)
+    return ForwardHeader(source.author if source.author is not None else source.peer, source.date)
 
 
 class ServerStore:
@@ -103,13 +121,7 @@ class ServerStore:
         self._clock = clock
         self.log_window = log_window
         try:
-            self._db = apsw.Connection(str(path))
-            self._db.setbusytimeout(2_000)
-            self._execute("PRAGMA journal_mode = WAL")
-            self._execute("PRAGMA synchronous = NORMAL")
-            with self._db:
-                for statement in SCHEMA:
-                    self._execute(statement)
+            self._db = open_database(path)
         except apsw.Error as error:
             raise OSError(f"cannot open the server database {path}: {error}") from error
         self._last_date = self._meta("date", 0)
@@ -118,6 +130,10 @@ class ServerStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def transaction(self) -> apsw.Connection:
+        """A context manager: the changes made inside it land together or not at all."""
+        return self._db
 
     def _execute(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._db.execute(sql, bindings).fetchall()
@@ -152,21 +168,7 @@ class ServerStore:
 
     def digest(self) -> str:
         """A hash of everything the server stores: equal digests, equal truth."""
-        hasher = hashlib.sha256()
-        for table, order in (
-            ("meta", "key"),
-            ("peers", "id"),
-            ("dialogs", "peer"),
-            ("messages", "peer, id"),
-            ("media_index", "peer, kind, id"),
-            ("update_log", "pts"),
-            ("channel_log", "channel, pts"),
-            ("qts_log", "qts"),
-            ("sent_messages", "random_id"),
-        ):
-            for row in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}"):  # noqa: S608
-                hasher.update(repr(row).encode())
-        return hasher.hexdigest()
+        return database_digest(self._db)
 
     # -- loading a dataset -----------------------------------------------------------
 
@@ -259,6 +261,10 @@ class ServerStore:
             ids.add(message.peer)
             if message.author is not None:
                 ids.add(message.author)
+            if message.forward is not None:
+                ids.add(message.forward.author)
+                if message.forward.channel is not None:
+                    ids.add(message.forward.channel)
         return self.peers(ids)
 
     def peers_of_update(self, update: AnyUpdate) -> tuple[Peer, ...]:
@@ -549,6 +555,7 @@ class ServerStore:
         text: str,
         media: Sequence[Media] = (),
         reply_to: int | None = None,
+        forward: ForwardHeader | None = None,
         random_id: int | None = None,
     ) -> UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage:
         """Store a new message in a chat and log it; the update says where it landed.
@@ -582,9 +589,11 @@ class ServerStore:
                 )
             if message_id > _INT32_MAX:
                 raise StoreError("message ids are exhausted", ErrorCode.INTERNAL)
-            message = Message(peer_id, message_id, date, out, text, author, tuple(media), reply_to)
+            message = Message(
+                peer_id, message_id, date, out, text, author, tuple(media), reply_to, None, forward
+            )
             self._execute(
-                f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     peer_id,
                     message_id,
@@ -595,6 +604,7 @@ class ServerStore:
                     media_to_db(media),
                     reply_to,
                     None,
+                    forward_to_db(forward),
                 ),
             )
             for item in media:
@@ -643,10 +653,7 @@ class ServerStore:
             )
         channel = self._channel_of(peer_id)
         date = self.now()
-        edited = Message(
-            current.peer, current.id, current.date, current.out, text, current.author,
-            current.media, current.reply_to, date,
-        )  # fmt: skip
+        edited = dataclasses.replace(current, text=text, edit_date=date)
         with self._db:
             self._execute(
                 "UPDATE messages SET text = ?, edit_date = ? WHERE peer = ? AND id = ?",

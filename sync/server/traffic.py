@@ -4,7 +4,8 @@ Each ``step`` makes one event, chosen with the fixed weights of ``EVENT_WEIGHTS`
 message in a private chat or group (busy chats far more often than quiet ones), a channel
 post, an edit or a deletion of a recent message, a deletion of old messages anywhere in a
 history (unread ones among them), the other side reading our messages, the account
-reading a chat on another device, a presence change, a rename, and a burst: two to five
+reading a chat on another device, a presence change, a rename, someone forwarding a
+channel post or a message of another chat, and a burst: two to five
 messages and reads pushed together in one seq container, as Telegram does, and a
 message in a secret chat (now and then in a newly opened one), which moves the qts
 stream instead of a pts one. Every choice
@@ -32,7 +33,7 @@ from sync.protocol import (
 )
 from sync.server.generator import message_content
 from sync.server.pushes import push_for, seq_container
-from sync.server.store import ServerStore
+from sync.server.store import ServerStore, forward_header
 
 __all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "Traffic"]
 
@@ -51,6 +52,7 @@ EVENT_WEIGHTS = {
     "rename": 2,
     "burst": 4,
     "secret": 5,
+    "forward": 3,
 }
 #: What a burst is made of, drawn with equal chances for each of its two to five parts.
 BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox", "secret")
@@ -199,18 +201,48 @@ class Traffic:
         update = self.store.add_message(channel, out=False, author=channel, text=text, media=media)
         return [push_for(self.store, update)]
 
-    def _recent_incoming(self) -> tuple[int, int] | None:
-        """A recent incoming message of a chat or (one time in three) a channel."""
+    def _recent_incoming(self, *, editable: bool = False) -> tuple[int, int] | None:
+        """A recent incoming message of a chat or (one time in three) a channel;
+        ``editable``: not a forward, which nobody can edit."""
         peer_id = self._pick_any()
         if peer_id is None:
             return None
-        recent = [m for m in self.store.recent_messages(peer_id, _RECENT) if not m.out]
+        recent = [
+            m
+            for m in self.store.recent_messages(peer_id, _RECENT)
+            if not m.out and not (editable and m.forward is not None)
+        ]
         if not recent:
             return None
         return peer_id, self.rng.choice(recent).id
 
+    def _forward(self) -> list[AnyUpdates]:
+        """Someone in a private chat or group forwards a recent message of another chat
+        or channel, which carries the header of where it first appeared."""
+        source = self._recent_incoming()
+        peer_id = self._pick(self._chats, self._chat_weights)
+        if source is None or peer_id is None or peer_id == source[0]:
+            return []
+        message = self.store.message(*source)
+        author: int = peer_id
+        if peer_kind(peer_id) is PeerKind.GROUP:
+            members = self.store.members(peer_id)
+            if not members:
+                return []
+            author = self.rng.choice(members)
+        assert message is not None
+        update = self.store.add_message(
+            peer_id,
+            out=False,
+            author=author,
+            text=message.text,
+            media=message.media,
+            forward=forward_header(message),
+        )
+        return [push_for(self.store, update)]
+
     def _edit(self) -> list[AnyUpdates]:
-        target = self._recent_incoming()
+        target = self._recent_incoming(editable=True)
         if target is None:
             return []
         peer_id, message_id = target

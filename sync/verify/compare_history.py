@@ -33,6 +33,7 @@ def _comparable(message: StoreMessage | Any) -> tuple[Any, ...]:
         tuple(message.media),
         message.reply_to_id,
         message.edit_timestamp,
+        message.forward_info,
     )
 
 

@@ -547,6 +547,7 @@ _MESSAGE_FIELDS = (
     "edit_timestamp",
     "globally_unique_id",
     "thread_id",
+    "forward_info",
 )
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from postbox import (
     MAX_MESSAGE_ID,
     ChatListInclusion,
+    ForwardInfo,
     Media,
     MediaKind,
     MessageHistoryHoleSpace,
@@ -161,6 +162,7 @@ def store_message(
         edit_timestamp=st.sampled_from((None, None, 130)),
         globally_unique_id=st.none(),
         thread_id=st.none(),
+        forward_info=st.sampled_from((None, None, ForwardInfo(PeerId(7), 50, PeerId(8), 4))),
     )
 
 

@@ -351,6 +351,8 @@ class SessionModel:
             METHODS[request.method].decode_result(answer["result"])
         elif request.method == "sendMessage" and code is ErrorCode.INVALID_PARAMS:
             pass  # its random_id was used before, for another chat
+        elif request.method == "forwardMessages" and code is ErrorCode.INVALID_PARAMS:
+            pass  # as sendMessage, or not one random_id per id
         else:
             assert code in DATA_ERRORS, (request, answer)
         if code is ErrorCode.MALFORMED_FRAME:

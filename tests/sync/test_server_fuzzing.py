@@ -26,6 +26,7 @@ from sync.protocol import (
     DeleteMessages,
     EditMessage,
     ErrorCode,
+    ForwardMessages,
     GetChannelDifference,
     GetDialogs,
     GetDifference,
@@ -76,7 +77,13 @@ READ_ONLY_METHODS = (
     "getPeers",
     "getFullPeer",
 )
-WRITE_METHODS = ("sendMessage", "editMessage", "deleteMessages", "readHistory")
+WRITE_METHODS = (
+    "sendMessage",
+    "editMessage",
+    "forwardMessages",
+    "deleteMessages",
+    "readHistory",
+)
 
 
 def test_the_method_lists_cover_every_method():
@@ -162,6 +169,9 @@ def _field_values(name: str, account: Account) -> st.SearchStrategy[Any]:
         "token": st.sampled_from([TOKEN, TOKEN, "", "T", TOKEN + " "]) | st.text(max_size=300),
         "text": st.text(max_size=30) | st.sampled_from(["", "  \n", "x" * 4096, "x" * 4097]),
         "random_id": st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        "from_peer": peers,
+        "to_peer": peers,
+        "random_ids": st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=4),
         "reply_to": small | st.none(),
         "id": small,
         "limit": st.integers(min_value=-1, max_value=101) | st.integers(99, 1001),
@@ -238,6 +248,17 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
             reply_to=st.none() | message_ids,
         ),
         "editMessage": st.builds(EditMessage, writable, message_ids, texts),
+        "forwardMessages": st.lists(message_ids, min_size=1, max_size=4).flatmap(
+            lambda ids: st.builds(
+                ForwardMessages,
+                chats,
+                st.just(tuple(ids)),
+                writable,
+                st.lists(
+                    st.integers(-(2**63), 2**63 - 1), min_size=len(ids), max_size=len(ids)
+                ).map(tuple),
+            )
+        ),
         "deleteMessages": st.builds(
             DeleteMessages, chats, st.lists(message_ids, max_size=4).map(tuple)
         ),

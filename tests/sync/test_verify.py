@@ -20,6 +20,7 @@ from postbox import (
     ChannelState,
     ChatListHole,
     ChatListInclusion,
+    ForwardInfo,
     MessageHistoryHoleSpace,
     MessageId,
     MessageIndex,
@@ -131,6 +132,20 @@ def test_an_edited_message_is_a_message_divergence(server: EmbeddedServer, db: P
     tamper(db, lambda tx: tx.update_message(MessageId(PeerId(peer), CLOUD, message.id), changed))
     report = check(server, db)
     assert categories(report) == {Category.MESSAGES}
+    assert [str(d) for d in report.divergences] == [
+        f"messages peer {peer}: message {message.id} differs from the server's"
+    ]
+
+
+def test_a_forward_header_the_server_lacks_is_a_message_divergence(
+    server: EmbeddedServer, db: Path
+) -> None:
+    peer = root_unpinned(server)[0].peer
+    message = history(server, peer)[4]
+    header = ForwardInfo(PeerId(peer), message.date - 60)
+    changed = message_from_wire(message)._replace(forward_info=header)
+    tamper(db, lambda tx: tx.update_message(MessageId(PeerId(peer), CLOUD, message.id), changed))
+    report = check(server, db)
     assert [str(d) for d in report.divergences] == [
         f"messages peer {peer}: message {message.id} differs from the server's"
     ]
