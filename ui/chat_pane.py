@@ -79,6 +79,9 @@ class ChatPane(QWidget):
     back_requested = Signal()
     #: Each cloud history snapshot shown (the inspector draws its hole map from it).
     history_shown = Signal(object)
+    #: Messages (a list of ``MessageId``) the reader wants to forward: a chat is to be
+    #: chosen for them.
+    forward_requested = Signal(object)
 
     def __init__(
         self,
@@ -183,6 +186,7 @@ class ChatPane(QWidget):
         self.send_button.clicked.connect(self.send)
         # Messages chosen with "Select" or Ctrl+click, and what can be done with them.
         self.selection = SelectionBar(self.account, self.history, lambda: self.peer_id)
+        self.selection.forward_requested.connect(self.forward_requested)
         compose_column = QVBoxLayout(compose)
         compose_column.setContentsMargins(10, 6, 10, 8)
         compose_column.addWidget(self.selection)
@@ -374,6 +378,7 @@ class ChatPane(QWidget):
             unread_after=self._unread_after,
             replied=self._replied,
             chat_name=self.title.text(),
+            peer_names=self._authors,
         )
         self._ask_replied(rows)
         if self._text_overlay is not None and rows != list(self.history.history_model.rows):
@@ -385,13 +390,16 @@ class ChatPane(QWidget):
             self._applying = False
 
     def _ask_author_names(self, view: MessageHistoryView) -> None:
-        if not self._is_group():
-            return
-        unknown = {
-            int(m.author_id)
-            for m in view.entries
-            if m.author_id is not None and int(m.author_id) not in self._asked_authors
+        """Names of the senders in a group, and of where forwarded messages came from."""
+        wanted = {
+            int(m.forward_info.author_id)
+            for entries in (view.entries, self._pending.entries if self._pending else ())
+            for m in entries
+            if m.forward_info is not None
         }
+        if self._is_group():
+            wanted.update(int(m.author_id) for m in view.entries if m.author_id is not None)
+        unknown = wanted - self._asked_authors
         if not unknown:
             return
         self._asked_authors |= unknown
@@ -668,6 +676,13 @@ class ChatPane(QWidget):
             menu.addAction("Copy text", lambda: QApplication.clipboard().setText(row.text))
         if can_edit(row):
             menu.addAction("Edit", lambda: self.start_edit(row))
+        if sent and kind != "secret chat":  # as on Telegram, secret messages stay put
+            menu.addAction(
+                "Forward…",
+                lambda: self.forward_requested.emit(
+                    [MessageId(PeerId(row.peer_id), row.namespace, row.id)]
+                ),
+            )
         selected = row.key in self.history.selected_keys
         menu.addAction("Deselect" if selected else "Select", lambda: self.selection.toggle(row))
         if kind in ("user", "group"):
@@ -720,11 +735,13 @@ class ChatPane(QWidget):
 
 
 def can_edit(row: MessageRow) -> bool:
-    """Our own sent text message, outside secret chats (whose messages are not edited)."""
+    """Our own sent text message, not a forward, outside secret chats (neither of which
+    is edited)."""
     return (
         row.outgoing
         and row.namespace == _CLOUD
         and row.delivery in (DeliveryState.SENT, DeliveryState.READ)
         and bool(row.text)
+        and row.forwarded_from is None
         and peer_kind(row.peer_id) != "secret chat"
     )

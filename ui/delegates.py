@@ -226,6 +226,15 @@ def _media_height(row: MessageRow, line: int) -> int:
     return line + 4 if row.media and row.text else 0
 
 
+def _forward_parts(row: MessageRow) -> tuple[str, str] | None:
+    """The forward line in two parts, plain and bold; ``None`` if not a forward."""
+    if row.forwarded_from is None:
+        return None
+    if not row.forwarded_from:
+        return ("Forwarded message", "")
+    return ("Forwarded from ", row.forwarded_from)
+
+
 def _reply_height(line: int) -> int:
     """A reply preview: the name and a line of the message answered, and a gap."""
     return 2 * line + 8
@@ -368,6 +377,7 @@ class HistoryDelegate(QStyledItemDelegate):
             return int(line * 2)
         extra = _media_height(row, line) + (line + 2 if row.author else 0)
         extra += _reply_height(line) if row.reply is not None else 0
+        extra += line + 2 if row.forwarded_from is not None else 0
         return self._body(option, row).height() + extra + line + int(line * 1.4)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
@@ -448,6 +458,28 @@ class HistoryDelegate(QStyledItemDelegate):
             card[1],
         )  # fmt: skip
 
+    @staticmethod
+    def _paint_forward(
+        painter: QPainter, area: QRect, parts: tuple[str, str], font: QFont, bold: QFont
+    ) -> None:
+        """ "Forwarded from" and the name in bold, in the accent colour, elided to fit."""
+        painter.setPen(qcolor(current_theme().accent))
+        painter.setFont(font)
+        lead = QFontMetrics(font).elidedText(parts[0], Qt.TextElideMode.ElideRight, area.width())
+        painter.drawText(area, Qt.AlignmentFlag.AlignLeft, lead)
+        used = QFontMetrics(font).horizontalAdvance(lead)
+        if parts[1] and used < area.width():
+            name_area = area.adjusted(used, 0, 0, 0)
+            painter.setFont(bold)
+            painter.drawText(
+                name_area,
+                Qt.AlignmentFlag.AlignLeft,
+                QFontMetrics(bold).elidedText(
+                    parts[1], Qt.TextElideMode.ElideRight, name_area.width()
+                ),
+            )
+        painter.setFont(font)
+
     def _paint_message(
         self, painter: QPainter, option: QStyleOptionViewItem, row: MessageRow
     ) -> None:
@@ -472,6 +504,12 @@ class HistoryDelegate(QStyledItemDelegate):
             if card else 0
         )  # fmt: skip
         author_height = line + 2 if row.author else 0
+        forward = _forward_parts(row)
+        forward_width = (
+            metrics.horizontalAdvance(forward[0]) + QFontMetrics(bold).horizontalAdvance(forward[1])
+            if forward
+            else 0
+        )
         reply = row.reply
         reply_width = 0
         if reply is not None:
@@ -487,6 +525,7 @@ class HistoryDelegate(QStyledItemDelegate):
             body.width(),
             metrics.horizontalAdvance(footer) + line,
             author_width,
+            min(forward_width, self._text_width(option)),
             reply_width,
             min(card_width, self._text_width(option)),
         )
@@ -509,6 +548,10 @@ class HistoryDelegate(QStyledItemDelegate):
             )
             painter.setFont(option.font)
             top += author_height
+        if forward:
+            self._paint_forward(painter, QRect(inner.left(), top, inner.width(), line), forward,
+                                option.font, bold)  # fmt: skip
+            top += line + 2
         if reply is not None:
             area = QRect(inner.left(), top, inner.width(), 2 * line + 2)
             self.reply_areas[row.key] = area.translated(-rect.left(), -rect.top())

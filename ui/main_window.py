@@ -52,6 +52,7 @@ from ui.account_port import AccountLike
 from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate
 from ui.feed import SnapshotFeed
+from ui.forwarding import ForwardPicker
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
 from ui.inspector import InspectorPanel
@@ -136,6 +137,8 @@ class MainWindow(QMainWindow):
         self.chat_pane.info_toggled.connect(self.show_profile)
         self.chat_pane.inspector_toggled.connect(self.show_inspector)
         self.chat_pane.history_shown.connect(self._history_shown)
+        self.chat_pane.forward_requested.connect(self.pick_forward_target)
+        self.forward_picker: ForwardPicker | None = None
 
         splitter = QSplitter()
         splitter.setChildrenCollapsible(False)
@@ -403,6 +406,22 @@ class MainWindow(QMainWindow):
         if self.profile.isVisible():
             self.profile.show_peer(peer_id)
         self.inspector.show_history(peer_id, None)
+
+    @Slot(object)
+    def pick_forward_target(self, message_ids: object) -> None:
+        """Ask which chat to forward ``message_ids`` to; forward there and open it."""
+        assert isinstance(message_ids, list)
+        if self.forward_picker is not None:
+            self.forward_picker.deleteLater()
+        picker = ForwardPicker(self.chat_model.rows, len(message_ids), self)
+        self.forward_picker = picker
+
+        def chosen(peer_id: int, title: str) -> None:
+            self.account.forward_messages(PeerId(peer_id), message_ids)
+            self.open_chat(PeerId(peer_id), title)
+
+        picker.chosen.connect(chosen)
+        picker.open()
 
     @Slot(object)
     def _history_shown(self, view: object) -> None:

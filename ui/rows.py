@@ -259,6 +259,8 @@ class MessageRow:
     #: The kind of its (first) media item ("photo", "file", ...) and its size in bytes.
     media_kind: str = ""
     media_size: int = 0
+    #: A forwarded message's "Forwarded from" name ("" while it is not known yet).
+    forwarded_from: str | None = None
 
 
 HistoryRow = LoadingRow | DateRow | UnreadRow | MessageRow
@@ -298,6 +300,7 @@ def history_rows(
     unread_after: int | None = None,
     replied: Mapping[int, Message] | None = None,
     chat_name: str = "",
+    peer_names: Mapping[int, str] | None = None,
 ) -> list[HistoryRow]:
     """Rows oldest first: a loading row at each hole the window touches, a date row at
     the start of each day, then the messages. ``pending`` is the view of the chat's
@@ -306,7 +309,8 @@ def history_rows(
     the sender's name. ``unread_after``: the read mark when the chat was opened; the
     unread bar goes above the first incoming message after it. A reply shows the message
     it answers if the window or ``replied`` (messages fetched apart, by id) has it, named
-    by ``authors``, "You", or ``chat_name`` (the other side of a private chat)."""
+    by ``authors``, "You", or ``chat_name`` (the other side of a private chat). A
+    forwarded message names where it first appeared from ``peer_names``."""
     unread_bar = unread_after is not None
     known = {m.id.id: m for m in view.entries}
     if replied:
@@ -370,11 +374,19 @@ def history_rows(
                 reply=_reply_preview(message, known, authors, chat_name),
                 media_kind=media_kind,
                 media_size=media_size,
+                forwarded_from=_forwarded_from(message, peer_names),
             )
         )
     if view.hole_later:
         rows.append(LoadingRow(("loading", "later")))
     return rows
+
+
+def _forwarded_from(message: Message, names: Mapping[int, str] | None) -> str | None:
+    forward = message.forward_info
+    if forward is None:
+        return None
+    return (names or {}).get(int(forward.author_id), "")
 
 
 def _reply_preview(

@@ -1,16 +1,16 @@
 """Choosing messages and their text: the selection bar, and a bubble's text made selectable.
 
 ``SelectionBar`` holds the messages picked with "Select" or Ctrl+click (drawn tinted by
-the history) and offers what can be done with them together: copy their texts, delete
-them, or cancel. ``text_overlay`` lays one message's text over its bubble as a read-only
-text widget, so the mouse can select part of it and Ctrl+C copy it.
+the history) and offers what can be done with them together: forward them, copy their
+texts, delete them, or cancel. ``text_overlay`` lays one message's text over its bubble
+as a read-only text widget, so the mouse can select part of it and Ctrl+C copy it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from postbox import MessageId, PeerId
+from postbox import MessageId, MessageNamespace, PeerId
 from ui.account_port import AccountLike
 from ui.delegates import HistoryDelegate
 from ui.history_view import HistoryListView
@@ -30,9 +30,15 @@ from ui.rows import MessageRow, peer_kind
 
 __all__ = ["SelectionBar", "text_overlay"]
 
+_CLOUD = int(MessageNamespace.CLOUD)
+
 
 class SelectionBar(QWidget):
-    """ "2 messages selected  Copy  Delete  Cancel", shown while messages are selected."""
+    """ "2 messages selected  Forward  Copy  Delete  Cancel", shown while messages are
+    selected."""
+
+    #: The selected messages (a list of ``MessageId``, oldest first) are to be forwarded.
+    forward_requested = Signal(object)
 
     def __init__(
         self,
@@ -47,6 +53,7 @@ class SelectionBar(QWidget):
         #: The selected messages, by row key.
         self.selected: dict[object, MessageRow] = {}
         self.label = QLabel("")
+        self.forward_button = QPushButton("Forward")
         self.copy_button = QPushButton("Copy")
         self.delete_button = QPushButton("Delete")
         cancel = QPushButton("Cancel")
@@ -54,6 +61,7 @@ class SelectionBar(QWidget):
         row.setContentsMargins(0, 0, 0, 4)
         row.addWidget(self.label, 1)
         for button, action in (
+            (self.forward_button, self.forward),
             (self.copy_button, self.copy),
             (self.delete_button, self.delete),
             (cancel, self.clear),
@@ -84,6 +92,11 @@ class SelectionBar(QWidget):
         peer = self._open_peer()
         self.delete_button.setVisible(peer is not None and peer_kind(peer) in ("user", "group"))
         self.copy_button.setVisible(any(r.text for r in self.selected.values()))
+        self.forward_button.setVisible(
+            peer is not None
+            and peer_kind(peer) != "secret chat"
+            and all(r.namespace == _CLOUD for r in self.selected.values())
+        )
         self.setVisible(bool(count))
         self._history.viewport().update()
 
@@ -94,6 +107,15 @@ class SelectionBar(QWidget):
         """The selected messages' texts, oldest first, one after another."""
         texts = [row.text for row in self._in_order() if row.text]
         QApplication.clipboard().setText("\n\n".join(texts))
+
+    def forward(self) -> None:
+        """Ask for a chat to forward the selected messages to; the selection ends."""
+        rows = self._in_order()
+        peer = self._open_peer()
+        if not rows or peer is None:
+            return
+        self.forward_requested.emit([MessageId(peer, row.namespace, row.id) for row in rows])
+        self.clear()
 
     def delete(self) -> None:
         """Delete the selected messages: for everyone if all are ours, else for me."""

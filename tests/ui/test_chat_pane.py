@@ -6,11 +6,12 @@ themselves, the way the sync engine would, and watch the window follow.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 from client.account import Account
 from postbox import (
@@ -372,10 +373,11 @@ def test_a_message_menu_offers_what_fits_the_message(qtbot, window) -> None:
     qtbot.waitUntil(lambda: 400 in shown_ids(window))
     own, theirs = row_of(window, 400), row_of(window, 399)
     assert menu_texts(window, own) == [
-        "Reply", "Copy text", "Edit", "Select", "Delete for me", "Delete for everyone"
+        "Reply", "Copy text", "Edit", "Forward…", "Select", "Delete for me",
+        "Delete for everyone",
     ]  # fmt: skip
     assert menu_texts(window, theirs) == [
-        "Reply", "Copy text", "Select", "Delete for me", "Delete for everyone"
+        "Reply", "Copy text", "Forward…", "Select", "Delete for me", "Delete for everyone"
     ]  # fmt: skip
     window.chat_pane.message_menu(own).actions()[1].trigger()  # Copy text
     assert QApplication.clipboard().text() == "see you at noon"
@@ -538,3 +540,60 @@ def test_a_double_click_lets_the_mouse_select_a_messages_text(qtbot, window) -> 
     assert QApplication.clipboard().text() == "see you at noon"
     history.verticalScrollBar().setValue(0)  # scrolling puts the bubble back as it was
     assert pane._text_overlay is None
+
+
+def test_forward_asks_for_a_chat_then_opens_it_with_the_copy(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 399 in shown_ids(window))
+    actions = {a.text(): a for a in window.chat_pane.message_menu(row_of(window, 399)).actions()}
+    actions["Forward…"].trigger()
+    picker = window.forward_picker
+    assert picker is not None and picker.isVisible()
+    assert picker.heading.text() == "Forward message to…"
+    assert picker.shown_titles() == ["Alice Baker", "Bob Stone", "Chess Club"]
+    qtbot.keyClicks(picker.filter, "club")
+    assert picker.shown_titles() == ["Chess Club"]
+    qtbot.keyClick(picker.filter, Qt.Key.Key_Return)
+    assert not picker.isVisible()
+    # Only this choice opened the chat; the copy is there, pending, saying where it is from.
+    assert window.chat_pane.peer_id == CLUB
+
+    def copy() -> MessageRow | None:
+        return next((r for r in messages(window) if r.namespace != CLOUD), None)
+
+    qtbot.waitUntil(lambda: copy() is not None and copy().forwarded_from == "Bob Stone")
+    row = copy()
+    assert row.text == row_of_text(399) and row.outgoing and row.delivery == "pending"
+    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(CLUB, 1))
+    assert [tuple(e.contents["forward"]) for e in entries] == [(int(BOB), 399)]
+    # A forward is drawn with its "Forwarded from" line, and is not offered for editing.
+    delegate = window.history.itemDelegate()
+    index = window.history_model.index(window.history_model.row_of(row.key), 0)
+    option = QStyleOptionViewItem()
+    window.history.initViewItemOption(option)
+    plain = dataclasses.replace(row, forwarded_from=None)
+    assert delegate.sizeHint(option, index).height() > delegate._full_height(option, plain)
+    sent = dataclasses.replace(row, namespace=CLOUD, delivery="sent")
+    labels = [a.text() for a in window.chat_pane.message_menu(sent).actions()]
+    assert "Edit" not in labels and "Forward…" in labels
+
+
+def row_of_text(id_: int) -> str:
+    return incoming(BOB, id_).text
+
+
+def test_selected_messages_are_forwarded_together_oldest_first(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    pane = window.chat_pane
+    pane.selection.toggle(row_of(window, 400))
+    pane.selection.toggle(row_of(window, 398))
+    assert pane.selection.forward_button.isVisible()
+    pane.selection.forward_button.click()
+    picker = window.forward_picker
+    assert picker is not None and picker.heading.text() == "Forward 2 messages to…"
+    assert not pane.selection.isVisible()
+    picker.list.itemClicked.emit(picker.list.item(0))  # Alice Baker
+    assert pane.peer_id == ALICE
+    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(ALICE, 1))
+    assert [tuple(e.contents["forward"]) for e in entries] == [(int(BOB), 398), (int(BOB), 400)]

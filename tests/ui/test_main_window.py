@@ -7,6 +7,7 @@ import socket
 import threading
 
 import pytest
+from PySide6.QtCore import Qt
 
 from client.account import Account
 from client.app import display_problem
@@ -118,6 +119,41 @@ def test_sending_goes_pending_then_sent(qtbot, window) -> None:
     qtbot.waitUntil(sent, timeout=20_000)
     texts = server.call(lambda s: [m.text for m in s.store.recent_messages(user.peer_id, 3)])
     assert TEXT in texts
+
+
+def test_a_message_forwarded_from_the_menu_reaches_the_server(qtbot, window) -> None:
+    main, server = window
+    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
+    chats = [r for r in main.chat_model.rows if isinstance(r, ChatRow) and not r.is_hole]
+    group = next(r for r in chats if r.peer_id >> 56 == 1)
+    user = next(r for r in chats if r.peer_id >> 56 == 0)
+    main.open_chat(PeerId(group.peer_id), group.title)
+    qtbot.waitUntil(
+        lambda: any(r.namespace == 0 for r in main.history_model.rows if isinstance(r, MessageRow)),
+        timeout=20_000,
+    )
+    source = [r for r in main.history_model.rows if isinstance(r, MessageRow)][-1]
+    menu = {a.text(): a for a in main.chat_pane.message_menu(source).actions()}
+    menu["Forward…"].trigger()
+    assert main.forward_picker is not None
+    qtbot.keyClicks(main.forward_picker.filter, user.title)
+    qtbot.keyClick(main.forward_picker.filter, Qt.Key.Key_Return)
+    assert main.chat_pane.peer_id == user.peer_id
+
+    def forwarded() -> list[MessageRow]:
+        rows = main.history_model.rows
+        return [r for r in rows if isinstance(r, MessageRow) and r.forwarded_from]
+
+    # Sent: the pending copy became the server's, still saying where it came from.
+    qtbot.waitUntil(
+        lambda: (
+            [(r.namespace, r.delivery in ("sent", "read")) for r in forwarded()[-1:]] == [(0, True)]
+        ),
+        timeout=20_000,
+    )
+    top = server.call(lambda s: s.store.recent_messages(user.peer_id, 1))[0]
+    assert top.forward is not None and top.text == source.text
+    assert forwarded()[-1].id == top.id
 
 
 def test_without_a_display_the_app_says_how_to_proceed(monkeypatch) -> None:
