@@ -36,7 +36,7 @@ def take_screenshots(out: Path) -> list[Path]:
     from PySide6.QtWidgets import QApplication
 
     from client.account import Account
-    from postbox import MessageTags, PeerId
+    from postbox import MessageId, MessageTags, PeerId
     from sync.server import EmbeddedServer, ServerConfig
     from ui.main_window import MainWindow
     from ui.rows import ChatRow, LoadingRow, MessageRow, UnreadRow
@@ -123,6 +123,30 @@ def take_screenshots(out: Path) -> list[Path]:
             painter.end()
             picture.save(str(out / "context-menu.png"))
             saved.append(out / "context-menu.png")
+            window.chat_pane.forward_requested.emit(
+                [MessageId(PeerId(target.peer_id), target.namespace, target.id)]
+            )
+            picker = window.forward_picker
+            assert picker is not None
+            picker.filter.setText(group.title)
+            app.processEvents()
+            picture = window.grab()
+            painter = QPainter(picture)
+            painter.drawPixmap(QPoint((picture.width() - picker.width()) // 2, 80), picker.grab())
+            painter.end()
+            picture.save(str(out / "forward-picker.png"))
+            saved.append(out / "forward-picker.png")
+            picker.list.itemActivated.emit(picker.list.currentItem())
+
+            def forwarded() -> bool:
+                return any(
+                    isinstance(r, MessageRow) and r.forwarded_from and r.delivery == "sent"
+                    for r in window.history_model.rows
+                )
+
+            _wait(app, forwarded)
+            _wait(app, history_settled)
+            shot("forward.png")
             unread = max(chats(), key=lambda r: r.unread if r.peer_id >> 56 != 2 else 0)
             window.open_chat(PeerId(unread.peer_id), unread.title, unread=unread.unread)
             _wait(app, lambda: any(isinstance(r, UnreadRow) for r in window.history_model.rows))

@@ -226,6 +226,14 @@ def _media_height(row: MessageRow, line: int) -> int:
     return line + 4 if row.media and row.text else 0
 
 
+def _fit(metrics: QFontMetrics, text: str, width: int) -> str:
+    """``text`` elided to ``width``; untouched if it fits (Qt elides text exactly as wide
+    as the width it is given)."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+
+
 def _forward_parts(row: MessageRow) -> tuple[str, str] | None:
     """The forward line in two parts, plain and bold; ``None`` if not a forward."""
     if row.forwarded_from is None:
@@ -465,19 +473,14 @@ class HistoryDelegate(QStyledItemDelegate):
         """ "Forwarded from" and the name in bold, in the accent colour, elided to fit."""
         painter.setPen(qcolor(current_theme().accent))
         painter.setFont(font)
-        lead = QFontMetrics(font).elidedText(parts[0], Qt.TextElideMode.ElideRight, area.width())
+        lead = _fit(QFontMetrics(font), parts[0], area.width())
         painter.drawText(area, Qt.AlignmentFlag.AlignLeft, lead)
         used = QFontMetrics(font).horizontalAdvance(lead)
         if parts[1] and used < area.width():
             name_area = area.adjusted(used, 0, 0, 0)
             painter.setFont(bold)
-            painter.drawText(
-                name_area,
-                Qt.AlignmentFlag.AlignLeft,
-                QFontMetrics(bold).elidedText(
-                    parts[1], Qt.TextElideMode.ElideRight, name_area.width()
-                ),
-            )
+            name = _fit(QFontMetrics(bold), parts[1], name_area.width())
+            painter.drawText(name_area, Qt.AlignmentFlag.AlignLeft, name)
         painter.setFont(font)
 
     def _paint_message(

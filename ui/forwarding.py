@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QDialog,
     QLabel,
@@ -21,10 +22,31 @@ from PySide6.QtWidgets import (
 )
 
 from ui.rows import ChatRow, peer_kind
+from ui.theme import qcolor
 
 __all__ = ["ForwardPicker", "forward_targets"]
 
 _PEER_ROLE = Qt.ItemDataRole.UserRole
+_AVATAR = 34
+
+
+def _avatar(row: ChatRow, font: QFont) -> QIcon:
+    """The chat's round avatar with its initials, as the chat list draws it."""
+    pixmap = QPixmap(_AVATAR * 2, _AVATAR * 2)
+    pixmap.setDevicePixelRatio(2)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(qcolor(row.color))
+    painter.drawEllipse(0, 0, _AVATAR, _AVATAR)
+    bold = QFont(font)
+    bold.setBold(True)
+    painter.setFont(bold)
+    painter.setPen(QColor("white"))
+    painter.drawText(0, 0, _AVATAR, _AVATAR, Qt.AlignmentFlag.AlignCenter, row.initials)
+    painter.end()
+    return QIcon(pixmap)
 
 
 def forward_targets(rows: Sequence[object]) -> list[ChatRow]:
@@ -50,15 +72,19 @@ class ForwardPicker(QDialog):
         self.setMinimumSize(320, 420)
         what = "message" if count == 1 else f"{count} messages"
         self.heading = QLabel(f"Forward {what} to…")
-        self.heading.setObjectName("paneTitle")
+        self.heading.setObjectName("title")
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Search")
         self.filter.setClearButtonEnabled(True)
         self.list = QListWidget()
         self.list.setUniformItemSizes(True)
+        self.list.setIconSize(QSize(_AVATAR, _AVATAR))
+        self.list.setSpacing(2)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         for row in forward_targets(rows):
-            item = QListWidgetItem(row.title)
+            item = QListWidgetItem(_avatar(row, self.font()), row.title)
             item.setData(_PEER_ROLE, row.peer_id)
+            item.setSizeHint(QSize(0, _AVATAR + 8))
             self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
