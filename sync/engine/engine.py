@@ -348,6 +348,7 @@ class SyncEngine:
         counters["messages_filled"] = self.hole_filler.messages_filled
         counters["dialogs_filled"] = self.hole_filler.dialogs_filled
         counters["sent"] = self.outbound.sent
+        counters["given_up"] = self.outbound.failed
         counters["read_states_validated"] = self.read_states.validated
         counters["read_states_corrected"] = self.read_states.corrected
         counters["media_counts_validated"] = self.tag_summaries.validated

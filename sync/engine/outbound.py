@@ -130,10 +130,13 @@ def enqueue_forward(
     *,
     timestamp: int,
     author_id: PeerId | None = None,
+    rng: random.Random | None = None,
 ) -> list[MessageId]:
     """Store pending copies of ``sources`` (oldest first) in ``peer_id`` with the header
     of where each first appeared, and queue forwarding each like a send, so they keep
-    their place among the chat's sends. Messages not on the server are left out."""
+    their place among the chat's sends. Messages not on the server are left out.
+    ``rng`` draws the random ids (a seeded one replays the same)."""
+    draw = (rng or random).getrandbits
     forwarded: list[MessageId] = []
     ensure_listed(tx, (peer_id,))
     for source_id in sorted(sources, key=lambda m: m.id):
@@ -156,7 +159,7 @@ def enqueue_forward(
         )
         (index,) = tx.add_messages([message])
         contents = {
-            "random_id": random.getrandbits(63),
+            "random_id": draw(63),
             "local_id": index.id.id,
             "text": source.text,
             "reply_to": None,
@@ -333,7 +336,8 @@ class Outbound:
             if error.code not in _FINAL_ERRORS:
                 raise
             log.warning("giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error)
-            await self._read(functools.partial(_give_up, entry=entry))
+            source_gone = "forward" in entry.contents and error.code is ErrorCode.MESSAGE_ID_INVALID
+            await self._read(functools.partial(_give_up, entry=entry, drop=source_gone))
             self.failed += 1
             self.changes.notify()
 
@@ -494,7 +498,9 @@ def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: Affected
     return gap
 
 
-def _give_up(tx: Transaction, entry: PeerOperationLogEntry) -> None:
+def _give_up(tx: Transaction, entry: PeerOperationLogEntry, *, drop: bool = False) -> None:
+    """Stop trying ``entry``: a message not sent stays, marked failed, unless ``drop`` (a
+    forward whose source is gone, which no retry can send)."""
     tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
     if entry.tag == DELETE_TAG:
         # The server keeps them: their range is fetched from it again when shown.
@@ -504,6 +510,9 @@ def _give_up(tx: Transaction, entry: PeerOperationLogEntry) -> None:
     if entry.tag != SEND_TAG:
         return
     message_id = MessageId(entry.peer_id, _LOCAL, entry.contents["local_id"])
+    if drop:
+        tx.delete_messages([message_id])
+        return
     message = tx.get_message(message_id)
     if message is not None:
         flags = (message.flags & ~int(MessageFlags.UNSENT)) | int(MessageFlags.FAILED)

@@ -1,9 +1,9 @@
-"""The simulated user: opens chats, scrolls, sends, edits, deletes, reads, and deletes
-elsewhere.
+"""The simulated user: opens chats, scrolls, sends, edits, forwards, deletes, reads, and
+deletes elsewhere.
 
 Each ``act`` does one thing through the client's real paths: history windows through
 ``postbox.combined_view`` (scrolling moves the window's anchor, often into a hole),
-sends, edits, deletions ("unsend") and reads through the outbound queue (``enqueue_*``,
+sends, edits, forwards, deletions ("unsend") and reads through the outbound queue (``enqueue_*``,
 as ``client.account`` does). "delete" is done from another device of the account (a
 second server session); the client learns it by push.
 """
@@ -25,7 +25,13 @@ from postbox import (
     Subscription,
     Transaction,
 )
-from sync.engine import enqueue_delete, enqueue_edit, enqueue_read, enqueue_send
+from sync.engine import (
+    enqueue_delete,
+    enqueue_edit,
+    enqueue_forward,
+    enqueue_read,
+    enqueue_send,
+)
 from sync.engine.convert import CLOUD
 from sync.protocol import DeleteMessages, ProtocolError, Request
 from sync.server.faults import FaultInjector
@@ -38,7 +44,7 @@ __all__ = ["SimulatedUser"]
 WINDOW = 20
 _ACTIONS = (
     "open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "unsend",
-    "close",
+    "forward", "close",
 )  # fmt: skip
 
 
@@ -78,7 +84,7 @@ class SimulatedUser:
             return
         action = rng.choice(_ACTIONS)
         peer = PeerId(rng.choice(chats))
-        if action in ("edit", "read", "send", "delete", "unsend", "close") and self.open:
+        if action in ("edit", "read", "send", "delete", "unsend", "forward", "close") and self.open:
             peer = rng.choice(sorted(self.open))
         top = max((m.id for m in store.recent_messages(int(peer), 1)), default=0)
         self._trace(f"user {action} {int(peer)}")
@@ -121,6 +127,24 @@ class SimulatedUser:
             if own:
                 doomed = rng.sample(own, min(len(own), rng.randint(1, 2)))
                 postbox.transaction(lambda tx: enqueue_delete(tx, peer, doomed))
+        elif action == "forward" and peer.namespace != PeerNamespace.SECRET_CHAT:
+            stored = postbox.run(
+                lambda tx: tx.get_messages(peer, CLOUD, limit=30, newest_first=True)
+            )
+            targets = [
+                PeerId(chat)
+                for chat in chats
+                if PeerId(chat).namespace in (PeerNamespace.USER, PeerNamespace.GROUP)
+            ]
+            if stored and targets:
+                sources = [m.id for m in rng.sample(stored, min(len(stored), rng.randint(1, 2)))]
+                into = rng.choice(targets)
+                postbox.transaction(
+                    lambda tx: enqueue_forward(
+                        tx, into, sources, timestamp=now, author_id=PeerId(store.self_id),
+                        rng=rng,
+                    )
+                )  # fmt: skip
         elif action == "delete" and peer.namespace != PeerNamespace.CHANNEL:
             own_ids = [m.id for m in store.recent_messages(int(peer), 10) if m.out]
             if own_ids:

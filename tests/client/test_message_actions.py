@@ -205,3 +205,27 @@ def test_secret_chats_take_no_forwards_and_forwards_take_no_edits(server, tmp_pa
         assert copy.forward is not None
         edited = account.edit_message(MessageId(PeerId(user), CLOUD, copy.id), "changed")
         assert edited.result() is False
+
+
+def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, capsys) -> None:
+    group = chat_of(server, PeerKind.GROUP)
+    user = chat_of(server, PeerKind.USER)
+    db = tmp_path / "a.db"
+    with synced(server, db, group):
+        pass
+    source = newest(server, group)[0]
+    before = server.call(lambda s: s.store.message_count(user))
+    offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
+    try:
+        (pending,) = offline.forward_messages(
+            PeerId(user), [MessageId(PeerId(group), CLOUD, source.id)]
+        ).result()
+    finally:
+        offline.close()
+    server.call(lambda s: s.store.delete_messages(group, (source.id,)))
+    with synced(server, db, user, group) as account:
+        wait_until(account, lambda: account.postbox.run(lambda tx: tx.get_message(pending)) is None)
+        status = account.status()
+        assert status is not None and status.counters["given_up"] == 1
+    assert server.call(lambda s: s.store.message_count(user)) == before
+    verify_agrees(server, db, capsys)
