@@ -7,14 +7,16 @@ seeds' ``MessageDataFlags`` do, so absent fields cost nothing.
 
 from __future__ import annotations
 
+import struct
 import threading
+from types import TracebackType
 from typing import Any
 
 import msgpack
 
-from postbox.errors import CorruptValueError, InvalidArgumentError
+from postbox.errors import CorruptValueError, InvalidArgumentError, PostboxError
 
-__all__ = ["pack", "unpack"]
+__all__ = ["Decoding", "decoding", "pack", "stored_number", "unpack"]
 
 _UNPACK_LIMIT = 16 * 1024 * 1024
 
@@ -52,3 +54,43 @@ def unpack(data: bytes, what: str = "value") -> Any:
         msgpack.StackError,
     ) as exc:
         raise CorruptValueError(f"stored {what} cannot be decoded: {exc}") from exc
+
+
+#: What decoding a damaged value raises: a wrong size, type, shape or enum value.
+_DECODE_ERRORS = (ValueError, TypeError, IndexError, KeyError, OverflowError, struct.error)
+
+
+class Decoding:
+    """``with decoding("read state"):`` makes any failure to decode a stored value inside
+    the block a ``CorruptValueError`` naming it (free unless something fails)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is None or isinstance(error, PostboxError):
+            return
+        if isinstance(error, _DECODE_ERRORS):
+            raise CorruptValueError(f"stored {self.what} cannot be decoded: {error}") from error
+
+
+def decoding(what: str) -> Decoding:
+    return Decoding(what)
+
+
+def stored_number(codec: struct.Struct, data: bytes, what: str) -> int:
+    """The one number ``codec`` packed in a stored value."""
+    try:
+        return int(codec.unpack(data)[0])
+    except struct.error as error:
+        raise CorruptValueError(f"stored {what} is malformed: {error}") from error

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from postbox.coding import pack, unpack
+from postbox.coding import decoding, pack, unpack
 from postbox.errors import CorruptValueError
 from postbox.ids import MAX_TIMESTAMP, PeerId
 
@@ -25,6 +25,17 @@ def _fields(data: bytes, what: str, version: int, count: int) -> tuple[Any, ...]
     if not isinstance(fields, tuple) or len(fields) != count + 1 or fields[0] != version:
         raise CorruptValueError(f"stored {what} has an unknown layout")
     return fields[1:]
+
+
+def _check(what: str, *fields: tuple[Any, type, bool]) -> None:
+    """Each ``(value, type, optional)`` holds: else the stored ``what`` is corrupt."""
+    for value, kind, optional in fields:
+        if value is None and optional:
+            continue
+        if type(value) is not kind:
+            raise CorruptValueError(
+                f"stored {what} holds {value!r} where a {kind.__name__} belongs"
+            )
 
 
 class PeerFlags(enum.IntFlag):
@@ -53,6 +64,14 @@ class Peer:
     @classmethod
     def decode(cls, peer_id: int, data: bytes) -> Peer:
         name, username, access_hash, flags, associated = _fields(data, "peer", 1, 5)
+        _check(
+            "peer",
+            (name, str, False),
+            (username, str, True),
+            (access_hash, int, False),
+            (flags, int, False),
+            (associated, int, True),
+        )
         return cls(
             PeerId(peer_id),
             name,
@@ -83,7 +102,9 @@ class PeerPresence:
     @classmethod
     def decode(cls, data: bytes) -> PeerPresence:
         status, timestamp = _fields(data, "presence", 1, 2)
-        return cls(PresenceStatus(status), timestamp)
+        _check("presence", (status, int, False), (timestamp, int, False))
+        with decoding("presence"):
+            return cls(PresenceStatus(status), timestamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +122,11 @@ class CachedPeerData:
     @classmethod
     def decode(cls, data: bytes) -> CachedPeerData:
         about, count, pinned, peer_ids = _fields(data, "cached peer data", 1, 4)
-        return cls(about, count, pinned, tuple(PeerId(p) for p in peer_ids))
+        _check("cached peer data", (about, str, False), (count, int, True), (pinned, int, True))
+        _check("cached peer data", (peer_ids, tuple, False))
+        _check("cached peer data", *((p, int, False) for p in peer_ids))
+        with decoding("cached peer data"):
+            return cls(about, count, pinned, tuple(PeerId(p) for p in peer_ids))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,4 +148,10 @@ class PeerNotificationSettings:
     @classmethod
     def decode(cls, data: bytes) -> PeerNotificationSettings:
         muted_until, sound, previews = _fields(data, "notification settings", 1, 3)
+        _check(
+            "notification settings",
+            (muted_until, int, False),
+            (sound, str, True),
+            (previews, bool, False),
+        )
         return cls(muted_until, sound, previews)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from postbox.coding import pack, unpack
+from postbox.coding import decoding, pack, unpack
 from postbox.errors import CorruptValueError
 
 __all__ = ["CombinedPeerReadState", "PeerReadState"]
@@ -87,9 +87,14 @@ class CombinedPeerReadState:
     @classmethod
     def decode(cls, data: bytes) -> CombinedPeerReadState:
         fields = unpack(data, "read state")
-        if len(fields) != 2 or fields[0] != 1:
+        if not isinstance(fields, tuple) or len(fields) != 2 or fields[0] != 1:
             raise CorruptValueError("stored read state has an unknown layout")
         states = []
-        for namespace, incoming, outgoing, known, count, marked in fields[1]:
-            states.append((namespace, PeerReadState(incoming, outgoing, known, count, marked)))
+        with decoding("read state"):
+            for namespace, incoming, outgoing, known, count, marked in fields[1]:
+                if not all(type(v) is int for v in (namespace, incoming, outgoing, known, count)):
+                    raise TypeError("a read mark or count is not a number")
+                if type(marked) is not bool:
+                    raise TypeError("the marked-unread flag is not a boolean")
+                states.append((namespace, PeerReadState(incoming, outgoing, known, count, marked)))
         return cls(tuple(states))

@@ -25,8 +25,10 @@ class StateCursor:
     @classmethod
     def decode(cls, data: bytes) -> StateCursor:
         fields = unpack(data, "state cursor")
-        if len(fields) != 5 or fields[0] != 1:
+        if not isinstance(fields, tuple) or len(fields) != 5 or fields[0] != 1:
             raise CorruptValueError("stored state cursor has an unknown layout")
+        if not all(type(value) is int for value in fields[1:]):
+            raise CorruptValueError("stored state cursor holds a value that is not a number")
         return cls(*fields[1:])
 
 
@@ -43,6 +45,8 @@ class ChannelState:
     @classmethod
     def decode(cls, data: bytes) -> ChannelState:
         fields = unpack(data, "channel state")
-        if len(fields) != 3 or fields[0] != 1:
+        if not isinstance(fields, tuple) or len(fields) != 3 or fields[0] != 1:
             raise CorruptValueError("stored channel state has an unknown layout")
+        if type(fields[1]) is not int or not (fields[2] is None or type(fields[2]) is int):
+            raise CorruptValueError("stored channel state holds a value that is not a number")
         return cls(fields[1], fields[2])

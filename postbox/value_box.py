@@ -129,6 +129,13 @@ class ValueBox:
                 raise ReadOnlyDatabaseError(
                     f"{self.path} is read-only; postbox needs to write to it and its folder"
                 )
+            # Whose file it is, before anything in it changes (WAL mode rewrites the header).
+            application_id = self.pragma("application_id")
+            claim = application_id != APPLICATION_ID
+            if claim and (application_id != 0 or self._has_tables()):
+                raise NotADatabaseError(
+                    f"{self.path} is a SQLite database but not a postbox database"
+                )
             # One pragma per call: APSW runs later statements of a string only when iterated.
             if self.path:
                 mode = self.pragma("journal_mode", "WAL")
@@ -136,12 +143,7 @@ class ValueBox:
                     raise DatabaseError(f"{self.path} could not switch to WAL mode (got {mode})")
             self.pragma("synchronous", "NORMAL")
             self.pragma("temp_store", "MEMORY")
-            application_id = self.pragma("application_id")
-            if application_id != APPLICATION_ID:
-                if application_id != 0 or self._has_tables():
-                    raise NotADatabaseError(
-                        f"{self.path} is a SQLite database but not a postbox database"
-                    )
+            if claim:
                 self.pragma("application_id", str(APPLICATION_ID))
             if new_file:
                 _restrict_companions(self.path)

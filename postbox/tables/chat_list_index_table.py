@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from postbox.chat_list import ChatListInclusion, ChatListIndex, included_index
-from postbox.coding import pack, unpack
+from postbox.coding import decoding, pack, unpack
 from postbox.errors import CorruptValueError
 from postbox.ids import MessageId, MessageIndex, PeerId
 from postbox.tables.peer_keyed_table import PeerKeyedTable
@@ -49,14 +49,21 @@ class ChatListPeerState:
     @classmethod
     def decode(cls, peer_id: int, data: bytes) -> ChatListPeerState:
         fields = unpack(data, "chat list index")
-        if len(fields) != 3 or fields[0] != 1:
+        if not isinstance(fields, tuple) or len(fields) != 3 or fields[0] != 1:
             raise CorruptValueError("stored chat list index has an unknown layout")
         peer = PeerId(peer_id)
-        inclusion = None if fields[1] is None else ChatListInclusion(*fields[1])
-        top = None
-        if fields[2] is not None:
-            namespace, id_, timestamp = fields[2]
-            top = MessageIndex(MessageId(peer, namespace, id_), timestamp)
+        with decoding("chat list index"):
+            inclusion = None
+            if fields[1] is not None:
+                if not all(type(v) is int or v is None for v in fields[1]):
+                    raise TypeError("an inclusion field is not a number")
+                inclusion = ChatListInclusion(*fields[1])
+            top = None
+            if fields[2] is not None:
+                namespace, id_, timestamp = fields[2]
+                if not all(type(v) is int for v in (namespace, id_, timestamp)):
+                    raise TypeError("the top message's index is not made of numbers")
+                top = MessageIndex(MessageId(peer, namespace, id_), timestamp)
         return cls(peer, inclusion, top)
 
 

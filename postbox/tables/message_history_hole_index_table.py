@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+from postbox.coding import decoding
 from postbox.holes import (
     ALL_MESSAGE_IDS,
     ClosedRange,
@@ -32,6 +33,7 @@ __all__ = ["MessageHistoryHoleIndexTable"]
 # peer(8) namespace(4) space(4) upper(4)
 _KEY = struct.Struct(">QIII")
 _PREFIX = struct.Struct(">QII")
+_DECODING = decoding("hole")
 
 HoleObserver = Callable[[HoleKey, HoleOperation], None]
 
@@ -95,11 +97,13 @@ class MessageHistoryHoleIndexTable(Table):
         lower_key = _KEY.pack(*prefix, max(ids.lower, -(2**31)) + O32)
         upper_key = _PREFIX.pack(peer_id + O64, namespace + O32, space.tag + 1)
         result: list[ClosedRange] = []
-        for key, value in self._range(lower_key, upper_key):
-            lower = INT32.unpack(value)[0] - O32
-            if lower > ids.upper:
-                break
-            result.append(ClosedRange(lower, _KEY.unpack(key)[3] - O32))  # type: ignore[arg-type]
+        with _DECODING:
+            for key, value in self._range(lower_key, upper_key):
+                lower = INT32.unpack(value)[0] - O32
+                if lower > ids.upper:
+                    break
+                upper = _KEY.unpack(key)[3] - O32  # type: ignore[arg-type]
+                result.append(ClosedRange(lower, upper))
         return result
 
     # -- writing --------------------------------------------------------------
@@ -145,11 +149,12 @@ class MessageHistoryHoleIndexTable(Table):
         lower_key = _PREFIX.pack(peer_id + O64, namespace + O32, 0)
         upper_key = _PREFIX.pack(peer_id + O64, namespace + O32 + 1, 0)
         result: dict[int, list[ClosedRange]] = {}
-        for key, value in self._range(lower_key, upper_key):
-            _, _, tag, upper_key_id = _KEY.unpack(key)  # type: ignore[arg-type]
-            hole = ClosedRange(INT32.unpack(value)[0] - O32, upper_key_id - O32)
-            if hole.upper >= ids.lower and hole.lower <= ids.upper:
-                result.setdefault(tag, []).append(hole)
+        with _DECODING:
+            for key, value in self._range(lower_key, upper_key):
+                _, _, tag, upper_key_id = _KEY.unpack(key)  # type: ignore[arg-type]
+                hole = ClosedRange(INT32.unpack(value)[0] - O32, upper_key_id - O32)
+                if hole.upper >= ids.lower and hole.lower <= ids.upper:
+                    result.setdefault(tag, []).append(hole)
         return result
 
     def _spaces(

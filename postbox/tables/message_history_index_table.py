@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from postbox.coding import decoding
 from postbox.ids import MessageId, MessageIndex, PeerId
 from postbox.keys import MESSAGE_ID, O32, O64
 from postbox.message import MessageFlags
@@ -20,6 +21,7 @@ __all__ = ["MessageHistoryIndexTable"]
 
 #: timestamp(4) flags(1) text rowid(8)
 INDEX_VALUE = struct.Struct(">IBq")
+_DECODING = decoding("message id index entry")
 
 
 class MessageHistoryIndexTable(Table):
@@ -31,7 +33,8 @@ class MessageHistoryIndexTable(Table):
         data = self._get(MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32))
         if data is None:
             return None
-        return MessageIndex(message_id, INDEX_VALUE.unpack(data)[0] - O32)
+        with _DECODING:
+            return MessageIndex(message_id, INDEX_VALUE.unpack(data)[0] - O32)
 
     def exists(self, message_id: MessageId) -> bool:
         return self.get(message_id) is not None
@@ -51,9 +54,10 @@ class MessageHistoryIndexTable(Table):
         peer, ns = peer_id + O64, namespace + O32
         lower_key = MESSAGE_ID.pack(peer, ns, lower + O32)
         upper_key = MESSAGE_ID.pack(peer, ns, upper + O32) + b"\x00"
-        for key, value in self._range(lower_key, upper_key):
-            if value[4] & MessageFlags.INCOMING:
-                yield struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+        with _DECODING:
+            for key, value in self._range(lower_key, upper_key):
+                if value[4] & MessageFlags.INCOMING:
+                    yield struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
 
     def ids_between(
         self, peer_id: PeerId, namespace: int, lower: int, upper: int
@@ -63,11 +67,11 @@ class MessageHistoryIndexTable(Table):
         lower_key = MESSAGE_ID.pack(peer, ns, lower + O32)
         upper_key = MESSAGE_ID.pack(peer, ns, upper + O32) + b"\x00"
         result = []
-        for key, value in self._range(lower_key, upper_key):
-            id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
-            result.append(
-                MessageIndex(MessageId(peer_id, namespace, id_), INDEX_VALUE.unpack(value)[0] - O32)
-            )
+        with _DECODING:
+            for key, value in self._range(lower_key, upper_key):
+                id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+                timestamp = INDEX_VALUE.unpack(value)[0] - O32
+                result.append(MessageIndex(MessageId(peer_id, namespace, id_), timestamp))
         return result
 
     def count_between(self, peer_id: PeerId, namespace: int, lower: int, upper: int) -> int:
@@ -82,11 +86,11 @@ class MessageHistoryIndexTable(Table):
         """Every stored message of a (peer, namespace), by id."""
         peer, ns = peer_id + O64, namespace + O32
         result = []
-        for key, value in self._range(
-            MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
-        ):
-            id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
-            result.append(
-                MessageIndex(MessageId(peer_id, namespace, id_), INDEX_VALUE.unpack(value)[0] - O32)
-            )
+        with _DECODING:
+            for key, value in self._range(
+                MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
+            ):
+                id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+                timestamp = INDEX_VALUE.unpack(value)[0] - O32
+                result.append(MessageIndex(MessageId(peer_id, namespace, id_), timestamp))
         return result

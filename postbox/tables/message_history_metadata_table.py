@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 
+from postbox.coding import stored_number
 from postbox.keys import INT32, O32, O64
 from postbox.tables.table import Table
 from postbox.value_box import ValueBox
@@ -33,6 +34,6 @@ class MessageHistoryMetadataTable(Table):
     def take_next_local_id(self, peer_id: int, namespace: int) -> int:
         key = _NAMESPACE_KEY.pack(_NEXT_LOCAL_ID, peer_id + O64, namespace + O32)
         data = self._get(key)
-        next_id = 1 if data is None else int(INT32.unpack(data)[0])
+        next_id = 1 if data is None else stored_number(INT32, data, "next local id")
         self._set(key, INT32.pack(next_id + 1))
         return next_id

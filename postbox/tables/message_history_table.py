@@ -18,6 +18,7 @@ from postbox.change_record import (
     RemoveMessage,
     UpdateMessage,
 )
+from postbox.coding import decoding
 from postbox.errors import InvalidArgumentError
 from postbox.ids import (
     INT32_MAX,
@@ -259,7 +260,8 @@ class MessageHistoryTable(Table):
         id_key = MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32)
         entry = self.index._get(id_key)
         assert entry is not None, f"message {index.id} is missing from the id index"
-        text_rowid = INDEX_VALUE.unpack(entry)[2]
+        with decoding("message id index entry"):
+            text_rowid = INDEX_VALUE.unpack(entry)[2]
         self.index._remove(id_key, entry)
         for tag in MessageTags.split(message.tags):
             self.tags.remove(tag, index)

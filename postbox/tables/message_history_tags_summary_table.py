@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 
+from postbox.coding import decoding
 from postbox.ids import PeerId
 from postbox.keys import O32, O64
 from postbox.tables.table import Table
@@ -19,6 +20,7 @@ __all__ = ["MessageHistoryTagsSummaryTable"]
 
 _KEY = struct.Struct(">QII")
 _VALUE = struct.Struct(">ii")
+_DECODING = decoding("tag summary")
 
 
 class MessageHistoryTagsSummaryTable(Table):
@@ -31,7 +33,10 @@ class MessageHistoryTagsSummaryTable(Table):
 
     def get(self, peer_id: int, tag: int, namespace: int) -> MessageHistoryTagSummary | None:
         data = self._get(self._key(peer_id, tag, namespace))
-        return None if data is None else MessageHistoryTagSummary(*_VALUE.unpack(data))
+        if data is None:
+            return None
+        with _DECODING:
+            return MessageHistoryTagSummary(*_VALUE.unpack(data))
 
     def replace(self, peer_id: int, tag: int, namespace: int, count: int, max_id: int) -> None:
         self._set(self._key(peer_id, tag, namespace), _VALUE.pack(max(0, count), max_id))
@@ -46,11 +51,12 @@ class MessageHistoryTagsSummaryTable(Table):
             lower = _KEY.pack(peer_id + O64, 0, 0)
             upper = _KEY.pack(peer_id + O64 + 1, 0, 0)
         result = {}
-        for key, value in self._range(lower, upper):
-            peer, tag, namespace = _KEY.unpack(key)  # type: ignore[arg-type]
-            result[TagSummaryKey(PeerId(peer - O64), tag, namespace - O32)] = (
-                MessageHistoryTagSummary(*_VALUE.unpack(value))
-            )
+        with _DECODING:
+            for key, value in self._range(lower, upper):
+                peer, tag, namespace = _KEY.unpack(key)  # type: ignore[arg-type]
+                result[TagSummaryKey(PeerId(peer - O64), tag, namespace - O32)] = (
+                    MessageHistoryTagSummary(*_VALUE.unpack(value))
+                )
         return result
 
     def add_message(self, peer_id: int, tag: int, namespace: int, id_: int) -> None:

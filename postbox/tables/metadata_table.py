@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from postbox.coding import stored_number
 from postbox.keys import INT64
 from postbox.state import StateCursor
 from postbox.tables.table import Table
@@ -28,12 +29,12 @@ class MetadataTable(Table):
     def transaction_state_version(self) -> int:
         """Bumped by every non-empty commit, so other processes can tell something changed."""
         data = self._get(_TRANSACTION_STATE_VERSION)
-        return 0 if data is None else int(INT64.unpack(data)[0])
+        return 0 if data is None else stored_number(INT64, data, "transaction version")
 
     def stored_transaction_state_version(self) -> int:
         """The committed version, read past this transaction's cache."""
         data = self.box.get(self.spec, _TRANSACTION_STATE_VERSION)
-        return 0 if data is None else int(INT64.unpack(data)[0])
+        return 0 if data is None else stored_number(INT64, data, "transaction version")
 
     def increment_transaction_state_version(self) -> int:
         version = self.transaction_state_version() + 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 
+from postbox.coding import decoding
 from postbox.ids import PeerId
 from postbox.keys import O64
 from postbox.tables.table import Table
@@ -38,8 +39,9 @@ class PeerMergedOperationLogIndexTable(Table):
             _KEY.pack(tag, from_index),
             _KEY.pack(tag + 1, 0) if tag < 255 else b"\xff" * 6,
         )
-        for key, value in self._range(lower, upper, limit=limit):
-            merged = _KEY.unpack(key)[1]  # type: ignore[arg-type]
-            peer, local = _VALUE.unpack(value)
-            result.append((merged, PeerId(peer - O64), local))
+        with decoding("operation log index entry"):
+            for key, value in self._range(lower, upper, limit=limit):
+                merged = _KEY.unpack(key)[1]  # type: ignore[arg-type]
+                peer, local = _VALUE.unpack(value)
+                result.append((merged, PeerId(peer - O64), local))
         return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 
+from postbox.coding import stored_number
 from postbox.keys import INT64, O64
 from postbox.tables.table import Table
 from postbox.value_box import ValueBox
@@ -24,7 +25,7 @@ class PeerOperationLogMetadataTable(Table):
 
     def _take(self, key: bytes) -> int:
         data = self._get(key)
-        value = 1 if data is None else int(INT64.unpack(data)[0])
+        value = 1 if data is None else stored_number(INT64, data, "operation log counter")
         self._set(key, INT64.pack(value + 1))
         return value
 

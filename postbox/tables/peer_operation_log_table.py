@@ -11,7 +11,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from postbox.coding import pack, unpack
+from postbox.coding import decoding, pack, unpack
 from postbox.errors import CorruptValueError, InvalidArgumentError
 from postbox.ids import PeerId
 from postbox.keys import O64
@@ -49,7 +49,10 @@ class PeerOperationLogTable(Table):
 
     def _decode(self, key: bytes, data: bytes) -> PeerOperationLogEntry:
         tag, peer, local = _KEY.unpack(key)
-        merged, contents = unpack(data, "operation log entry")
+        with decoding("operation log entry"):
+            merged, contents = unpack(data, "operation log entry")
+            if merged is not None and not isinstance(merged, int):
+                raise TypeError(f"merged index {merged!r} is not a number")
         return PeerOperationLogEntry(PeerId(peer - O64), tag, local, merged, contents)
 
     def add(

@@ -87,9 +87,14 @@ def test_another_applications_database(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     connection = apsw.Connection(str(path))
     connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.execute("INSERT INTO notes VALUES ('keep me')")
     connection.close()
+    before = path.read_bytes()
     with pytest.raises(NotADatabaseError, match="not a postbox database"):
         Postbox(path)
+    # Refused before anything changed: not even the journal mode in its header.
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists()
 
 
 def test_read_only_file(tmp_path: Path) -> None:

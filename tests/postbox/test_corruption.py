@@ -1,0 +1,209 @@
+"""Corrupt stored values: reading them gives ``CorruptValueError``, never anything else.
+
+A file is filled through ordinary transactions, so every table holds rows; then one
+stored value at a time is damaged in place (random bytes, cut short, one byte changed,
+a well-formed msgpack value of the wrong shape) and everything is read back through the
+transaction API and the live views. Each read either succeeds (the damage still decodes
+to something valid) or fails with a typed ``PostboxError``.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import msgpack
+import pytest
+
+from postbox import (
+    MAX_MESSAGE_ID,
+    CachedPeerData,
+    ChannelState,
+    ChatListInclusion,
+    ChatListViewKey,
+    ForwardInfo,
+    HistoryAnchor,
+    Media,
+    MediaKind,
+    MessageFlags,
+    MessageHistoryHoleSpace,
+    MessageHistoryViewKey,
+    MessageId,
+    MessageTags,
+    Peer,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    PeerNotificationSettings,
+    PeerPresence,
+    PeerReadState,
+    Postbox,
+    PostboxError,
+    PresenceStatus,
+    StateCursor,
+    StoreMessage,
+    Transaction,
+)
+
+CLOUD = 0
+EVERYWHERE = MessageHistoryHoleSpace.everywhere()
+USERS = [PeerId.make(PeerNamespace.USER, i) for i in (1, 2, 3)]
+GROUP = PeerId.make(PeerNamespace.GROUP, 4)
+CHANNEL = PeerId.make(PeerNamespace.CHANNEL, 5)
+PEERS = [*USERS, GROUP, CHANNEL]
+#: How many damaged files are read.
+CASES = 400
+
+
+def _fill(tx: Transaction) -> None:
+    tx.update_peers([Peer(p, f"peer {int(p) & 0xFF}") for p in PEERS])
+    tx.update_peer_presences({u: PeerPresence(PresenceStatus.ONLINE, 1_700_000_000) for u in USERS})
+    tx.replace_contact_peer_ids(USERS[:2])
+    for peer in PEERS:
+        tx.update_chat_list_inclusion(peer, ChatListInclusion(PeerGroupId.ROOT))
+        tx.update_notification_settings(peer, PeerNotificationSettings(muted_until=5))
+        tx.update_cached_peer_data(peer, CachedPeerData(about="about", participant_count=3))
+        tx.remove_hole(peer, CLOUD, EVERYWHERE, 50, MAX_MESSAGE_ID)
+        tx.add_messages(
+            StoreMessage(
+                peer, CLOUD, i, 1_700_000_000 + i, flags=int(MessageFlags.INCOMING) * (i % 2),
+                tags=int(MessageTags.PHOTO) if i % 5 == 0 else 0, author_id=USERS[0],
+                text=f"message {i} about chess",
+                media=(Media(MediaKind.PHOTO, i, 100),) if i % 5 == 0 else (),
+                reply_to_id=i - 1 if i % 7 == 0 else None,
+                forward_info=ForwardInfo(USERS[1], 1_600_000_000) if i % 11 == 0 else None,
+            )
+            for i in range(50, 80)
+        )  # fmt: skip
+        tx.reset_read_state(peer, CLOUD, PeerReadState(60, 55, 79, 9))
+        tx.replace_tag_summary(peer, int(MessageTags.PHOTO), CLOUD, 6, 75)
+    tx.set_pinned_peer_ids(PeerGroupId.ROOT, [USERS[0]])
+    tx.set_peer_chat_state(CHANNEL, ChannelState(42))
+    tx.set_state(StateCursor(pts=10, qts=2, seq=3, date=1_700_000_000))
+    tx.add_operation_log_entry(USERS[0], 1, {"random_id": 1, "local_id": 1, "text": "hi"})
+    tx.add_operation_log_entry(USERS[1], 2, {"max_id": 70})
+    tx.set_preference("theme", {"name": "dark"})
+
+
+def _read_everything(postbox: Postbox) -> None:
+    def read(tx: Transaction) -> None:
+        tx.get_state()
+        tx.get_contact_peer_ids()
+        tx.get_all_read_states()
+        tx.get_tag_summaries()
+        tx.get_unsent_message_ids()
+        tx.get_preference("theme")
+        tx.get_pinned_peer_ids()
+        for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
+            tx.get_chat_list(group)
+            tx.get_chat_list_holes(group)
+        for tag in (1, 2):
+            tx.get_merged_operation_log_entries(tag)
+        tx.search_messages("chess")
+        for peer in PEERS:
+            tx.get_peer(peer)
+            tx.get_peer_presence(peer)
+            tx.get_cached_peer_data(peer)
+            tx.get_notification_settings(peer)
+            tx.get_peer_chat_state(peer)
+            tx.is_contact(peer)
+            tx.get_read_state(peer)
+            tx.get_chat_list_inclusion(peer)
+            tx.get_chat_list_position(peer)
+            tx.get_top_message_index(peer)
+            tx.get_messages(peer, CLOUD)
+            tx.get_message(MessageId(peer, CLOUD, 60))
+            tx.count_messages_in_id_range(peer, CLOUD, 1, MAX_MESSAGE_ID)
+            tx.get_holes(peer, CLOUD)
+            tx.get_tagged_message_indices(peer, int(MessageTags.PHOTO), CLOUD)
+            for tag in (1, 2):
+                tx.get_operation_log_entries(peer, tag)
+
+    postbox.run(read)
+    keys = [ChatListViewKey(PeerGroupId.ROOT, count=50)]
+    keys += [MessageHistoryViewKey(p, HistoryAnchor.upper_bound(), 20) for p in PEERS]
+    postbox.combined_view(keys, lambda _snapshot: None).ready.result(timeout=30)
+
+
+def _damage(rng: random.Random, value: bytes) -> bytes:
+    kind = rng.randrange(5)
+    if kind == 0:
+        return rng.randbytes(rng.randrange(0, 24))
+    if kind == 1 and value:
+        return value[: rng.randrange(len(value))]
+    if kind == 2 and value:
+        at = rng.randrange(len(value))
+        return value[:at] + bytes([rng.randrange(256)]) + value[at + 1 :]
+    shapes: list[object] = [
+        None, 66, -1, 2**64 - 1, "x", b"\x00", [], {}, [1, 2], [66, "x", None, 3.5],
+        {"a": 1}, [[1, 2, 3]], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    ]  # fmt: skip
+    return msgpack.packb(rng.choice(shapes), use_bin_type=True)
+
+
+def _stored_values(path: Path) -> list[tuple[str, bytes | int, bytes]]:
+    db = apsw.Connection(str(path))
+    try:
+        listed = db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        tables = [name for (name,) in listed if name.startswith("t_")]
+        return [
+            (table, key, value)
+            for table in tables
+            for key, value in db.execute(f"SELECT key, value FROM {table}")  # noqa: S608
+            if value is not None
+        ]
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("corruption") / "filled.db"
+    postbox = Postbox(path)
+    try:
+        postbox.run(_fill)
+    finally:
+        postbox.close()
+    return path
+
+
+def test_every_table_is_filled(filled: Path) -> None:
+    tables = {table for table, _key, _value in _stored_values(filled)}
+    assert len(tables) >= 15, sorted(tables)
+
+
+def test_damaged_stored_values_give_only_typed_errors(filled: Path, tmp_path: Path) -> None:
+    rng = random.Random(20261124)
+    rows = _stored_values(filled)
+    outcomes: dict[str, int] = {"read": 0, "refused": 0}
+    escaped: list[str] = []
+    for case in range(CASES):
+        table, key, value = rng.choice(rows)
+        damaged = _damage(rng, value)
+        path = tmp_path / f"case{case}.db"
+        shutil.copyfile(filled, path)
+        db = apsw.Connection(str(path))
+        db.execute(f"UPDATE {table} SET value = ? WHERE key = ?", (damaged, key))  # noqa: S608
+        db.close()
+        attempt: Callable[[], None] = lambda p=path: _open_and_read(p)  # noqa: E731
+        try:
+            attempt()
+            outcomes["read"] += 1
+        except PostboxError:
+            outcomes["refused"] += 1
+        except Exception as error:  # noqa: BLE001 - what the test looks for
+            escaped.append(f"{table} {key!r} {damaged!r}: {type(error).__name__}: {error}")
+        path.unlink()
+    assert escaped == [], "\n".join(escaped[:20])
+    assert outcomes["refused"] >= CASES // 4, outcomes
+
+
+def _open_and_read(path: Path) -> None:
+    postbox = Postbox(path)
+    try:
+        _read_everything(postbox)
+    finally:
+        postbox.close()
