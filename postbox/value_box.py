@@ -98,6 +98,9 @@ class ValueBox:
         self._statements: dict[str, _Statements] = {}
         self._in_transaction = False
         created = False
+        #: A write-ahead log left behind: the last close was not clean (a crash, a kill,
+        #: power lost) or another process has the file open.
+        unclean = path is not None and _has_wal(path)
         if path is not None:
             created = _create_private_file(path)
         try:
@@ -111,7 +114,12 @@ class ValueBox:
         try:
             self._db.set_busy_timeout(busy_timeout_ms)
             self._configure(new_file=created)
+            if unclean:
+                self._check_pages()
         except BaseException:
+            # Refused: close without folding the log into the file (a checkpoint writes).
+            with contextlib.suppress(apsw.Error):
+                self._db.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
             self._db.close()
             raise
         self._cursor = self._db.cursor()
@@ -149,6 +157,22 @@ class ValueBox:
                 _restrict_companions(self.path)
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
+
+    def _check_pages(self) -> None:
+        """After an unclean close, look over every page once (SQLite's ``quick_check``:
+        structure and formats, not indexes against rows) so a damaged file is refused
+        before anything is written into it, not found later in a table rarely read."""
+        try:
+            problems = [str(row[0]) for row in self._db.execute("PRAGMA quick_check(5)")]
+        except apsw.CorruptError as exc:
+            problems = [str(exc)]
+        except apsw.Error as exc:
+            raise translate_sqlite_error(exc, self.path) from exc
+        if problems != ["ok"]:
+            raise NotADatabaseError(
+                f"{self.path} is damaged ({problems[0]}); restore it from a copy or delete it "
+                "to sync again from the server"
+            )
 
     def pragma(self, name: str, value: str | None = None) -> object:
         """Set (if ``value``) and read back one pragma."""
@@ -407,6 +431,13 @@ class ValueBox:
             return [tuple(row) for row in self._db.execute(sql, bindings)]
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
+
+
+def _has_wal(path: str) -> bool:
+    try:
+        return os.path.getsize(path + "-wal") > 0
+    except OSError:
+        return False
 
 
 def _create_private_file(path: str) -> bool:

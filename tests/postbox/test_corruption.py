@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from postbox import (
     MessageHistoryViewKey,
     MessageId,
     MessageTags,
+    NotADatabaseError,
     Peer,
     PeerGroupId,
     PeerId,
@@ -207,3 +210,60 @@ def _open_and_read(path: Path) -> None:
         _read_everything(postbox)
     finally:
         postbox.close()
+
+
+def _crash_after_writing(path: Path) -> None:
+    """Another process opens the file, commits, and dies without closing it."""
+    script = (
+        "import os, sys\n"
+        "from postbox import Postbox\n"
+        "box = Postbox(sys.argv[1])\n"
+        "box.run(lambda tx: tx.set_preference('crashed', True))\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+
+
+def _damage_page_of(path: Path, table: str) -> None:
+    """Overwrite the root page of ``table`` in the main file with garbage."""
+    db = apsw.Connection(
+        f"file:{path}?mode=ro&immutable=1",
+        flags=apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_READONLY,
+    )
+    try:
+        ((root,),) = db.execute("SELECT rootpage FROM sqlite_schema WHERE name = ?", (table,))
+        ((page_size,),) = db.execute("PRAGMA page_size")
+    finally:
+        db.close()
+    with path.open("r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(b"\xa5" * page_size)
+
+
+def test_after_a_crash_a_damaged_page_is_found_before_anything_is_written(
+    filled: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "crashed.db"
+    shutil.copyfile(filled, path)
+    _crash_after_writing(path)
+    wal = Path(f"{path}-wal")
+    assert wal.stat().st_size > 0  # the unclean close left its log
+    _damage_page_of(path, "t_cached_peer_data")  # a table nothing reads at start
+    before = (path.read_bytes(), wal.read_bytes())
+    with pytest.raises(NotADatabaseError, match="is damaged"):
+        Postbox(path)
+    assert (path.read_bytes(), wal.read_bytes()) == before
+
+
+def test_after_a_crash_an_intact_file_opens_with_what_was_committed(
+    filled: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "crashed.db"
+    shutil.copyfile(filled, path)
+    _crash_after_writing(path)
+    postbox = Postbox(path)
+    try:
+        assert postbox.run(lambda tx: tx.get_preference("crashed")) is True
+    finally:
+        postbox.close()
+    assert not Path(f"{path}-wal").exists()  # a clean close folds the log back
