@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import ctypes
 import dataclasses
+import importlib.util
 import os
 import signal
 import sys
@@ -24,7 +25,7 @@ from typing import Any, TextIO
 from client.account import Account
 from sync.server.config import FaultConfig, ServerConfig
 
-__all__ = ["add_app_commands", "display_problem", "parse_faults"]
+__all__ = ["add_app_commands", "desktop_problem", "display_problem", "parse_faults"]
 
 PROG = "postbox-chat"
 _FAULT_NAMES = {field.name for field in dataclasses.fields(FaultConfig)}
@@ -44,6 +45,24 @@ XCB_LIBRARIES = {
     "libxcb-xkb.so.1": "libxcb-xkb1",
     "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
 }
+
+
+def desktop_problem() -> str | None:
+    """Why the window cannot start in this installation (Qt or qasync missing), if so."""
+    missing = [name for name in ("PySide6", "qasync") if not _installed(name)]
+    if not missing:
+        return None
+    return (
+        f"the window needs {' and '.join(missing)}, which this installation lacks: "
+        "install the desktop extra (pip install 'postbox-chat[desktop]')"
+    )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # blocked, or half imported
+        return False
 
 
 def display_problem(loads: Callable[[str], bool] | None = None) -> str | None:
@@ -171,7 +190,7 @@ def _theme_argument(parser: Any) -> None:
 
 
 def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
-    problem = display_problem()
+    problem = desktop_problem() or display_problem()
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
         return 2
@@ -201,7 +220,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_command(args: argparse.Namespace, out: TextIO) -> int:
-    problem = display_problem()
+    problem = desktop_problem() or display_problem()
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
         return 2

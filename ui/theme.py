@@ -1,4 +1,5 @@
-"""Light and dark themes: the palette, the style sheet in ``resources/styles``, bubble colours.
+"""Light and dark themes: the palette, the style sheet (``ui/styles/app.qss``, package
+data), bubble colours.
 
 ``apply_theme(app, "auto")`` follows the system's colour scheme; ``"light"`` and
 ``"dark"`` force one. The choice made in the app is kept in the user's settings
@@ -11,7 +12,8 @@ from __future__ import annotations
 import functools
 import string
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QPalette
@@ -31,7 +33,8 @@ __all__ = [
     "style_sheet",
 ]
 
-STYLE_SHEET = Path(__file__).resolve().parent.parent / "resources" / "styles" / "app.qss"
+#: The style sheet template, read from the installed package (a wheel or a checkout).
+STYLE_SHEET: Traversable = resources.files("ui") / "styles" / "app.qss"
 
 
 @dataclass(frozen=True, slots=True)
