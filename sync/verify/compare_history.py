@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from postbox import MessageFlags, PeerId, StoreMessage
-from sync.engine.convert import message_from_wire
-from sync.engine.outbound import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
+from postbox import MessageFlags, PeerId
+from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
 from sync.protocol import MediaKind, State
+from sync.verify.expected import expected_message, stored_message
 from sync.verify.local_side import LocalChat, LocalState
 from sync.verify.report import Category, Report
 from sync.verify.server_side import ServerDialogs, ServerHistory
@@ -21,20 +20,6 @@ _OPERATION_NAMES = {
     EDIT_TAG: "edit",
     DELETE_TAG: "delete",
 }
-
-
-def _comparable(message: StoreMessage | Any) -> tuple[Any, ...]:
-    return (
-        message.timestamp,
-        message.flags,
-        message.tags,
-        None if message.author_id is None else int(message.author_id),
-        message.text,
-        tuple(message.media),
-        message.reply_to_id,
-        message.edit_timestamp,
-        message.forward_info,
-    )
 
 
 def compare_messages(report: Report, chat: LocalChat, history: ServerHistory) -> None:
@@ -60,7 +45,7 @@ def compare_messages(report: Report, chat: LocalChat, history: ServerHistory) ->
         expected = server.get(id_)
         if expected is None:
             report.add(Category.MESSAGES, peer, f"message {id_} is not on the server")
-        elif _comparable(message) != _comparable(message_from_wire(expected)):
+        elif stored_message(message) != expected_message(expected):
             report.add(Category.MESSAGES, peer, f"message {id_} differs from the server's")
     for id_ in server:
         if id_ not in seen:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from postbox import PeerId
-from sync.engine.convert import presence_from_wire
 from sync.protocol import Peer, PeerKind, Presence, peer_kind
+from sync.verify.expected import expected_presence
 from sync.verify.local_side import LocalState
 from sync.verify.report import Category, Report
 
@@ -50,7 +50,7 @@ def compare_presences(report: Report, local: LocalState, server: Mapping[int, Pr
             report.presences_unknown += wire is not None
             continue
         report.presences_compared += 1
-        expected = None if wire is None else presence_from_wire(wire)[1]
+        expected = None if wire is None else expected_presence(wire)
         if stored != expected:
             shown = "none" if expected is None else f"{expected.status.name} {expected.timestamp}"
             report.add(

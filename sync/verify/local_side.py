@@ -26,19 +26,17 @@ from postbox import (
     StateCursor,
     Transaction,
 )
-from sync.engine.convert import CLOUD, tags_of
-from sync.engine.outbound import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
-from sync.engine.validators import MEDIA_KINDS
-from sync.protocol import Media, MediaKind
+from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
+from sync.protocol import MediaKind
+from sync.verify.expected import MEDIA_TAGS
 
 __all__ = ["GROUPS", "TAGGED_KINDS", "LocalChat", "LocalGroup", "LocalState", "read_local"]
 
 LOCAL = int(MessageNamespace.LOCAL)
+CLOUD = int(MessageNamespace.CLOUD)
 GROUPS = (PeerGroupId.ROOT, PeerGroupId.ARCHIVE)
 #: Each shared-media kind with the postbox tag its summary is stored under.
-TAGGED_KINDS: tuple[tuple[MediaKind, int], ...] = tuple(
-    (kind, tags_of((Media(kind, 0),))) for kind in MEDIA_KINDS
-)
+TAGGED_KINDS: tuple[tuple[MediaKind, int], ...] = tuple(MEDIA_TAGS.items())
 _OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
 
