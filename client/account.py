@@ -88,10 +88,9 @@ class Account:
         wait for the database, so the UI thread can call it."""
         if not text.strip():
             raise ValueError("a message needs some text")
-        me = self._self_id()
         return self.postbox.transaction(
             lambda tx: enqueue_send(
-                tx, peer_id, text, timestamp=int(time.time()), author_id=me, reply_to=reply_to
+                tx, peer_id, text, timestamp=int(time.time()), reply_to=reply_to
             )
         )
 
@@ -100,12 +99,9 @@ class Account:
     ) -> Future[list[MessageId]]:
         """Store pending copies of messages in ``peer_id``, each saying where it first
         appeared, and queue forwarding them; the future gives their local ids."""
-        me = self._self_id()
         sources = list(message_ids)
         return self.postbox.transaction(
-            lambda tx: enqueue_forward(
-                tx, peer_id, sources, timestamp=int(time.time()), author_id=me
-            )
+            lambda tx: enqueue_forward(tx, peer_id, sources, timestamp=int(time.time()))
         )
 
     def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]:
@@ -208,12 +204,6 @@ class Account:
             return found
 
         return self.postbox.transaction(read)
-
-    def _self_id(self) -> PeerId | None:
-        engine = self._worker.engine
-        if engine is None or not engine.state_manager.self_id:
-            return None
-        return PeerId(engine.state_manager.self_id)
 
     def close(self) -> None:
         if self._started:

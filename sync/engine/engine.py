@@ -19,11 +19,17 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from postbox import ChatListHolesEntry, MessageHistoryHolesEntry, Postbox, PostboxError
+from postbox import (
+    ChatListHolesEntry,
+    MessageHistoryHolesEntry,
+    Postbox,
+    PostboxError,
+    Transaction,
+)
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
 from sync.engine.hole_filler import HoleFiller
-from sync.engine.outbound import Outbound
+from sync.engine.outbound import ACCOUNT_PEER_PREFERENCE, Outbound
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
 from sync.engine.timing import Backoff, Timeouts, loop_time
@@ -258,8 +264,13 @@ class SyncEngine:
     async def _store_self(self, authorization: Authorization) -> None:
         """Store the account's own peer: the author of what is sent from here."""
         me = peer_from_wire(authorization.user)
+
+        def store(tx: Transaction) -> None:
+            tx.update_peers([me])
+            tx.set_preference(ACCOUNT_PEER_PREFERENCE, int(me.id))
+
         try:
-            await asyncio.wrap_future(self.postbox.transaction(lambda tx: tx.update_peers([me])))
+            await asyncio.wrap_future(self.postbox.transaction(store))
         except PostboxError as error:  # stored on the next connection
             log.warning("could not store the account's peer: %s", error)
 

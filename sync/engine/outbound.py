@@ -66,7 +66,9 @@ __all__ = [
     "EDIT_TAG",
     "READ_TAG",
     "SEND_TAG",
+    "ACCOUNT_PEER_PREFERENCE",
     "Outbound",
+    "account_peer",
     "enqueue_delete",
     "enqueue_edit",
     "enqueue_forward",
@@ -94,6 +96,16 @@ _FINAL_ERRORS = frozenset(
 )
 
 
+#: The preference naming the account's own peer, stored when a connection authorizes.
+ACCOUNT_PEER_PREFERENCE = "account.peer_id"
+
+
+def account_peer(tx: Transaction) -> PeerId | None:
+    """The account's own peer (the author of what is sent from here), once known."""
+    value = tx.get_preference(ACCOUNT_PEER_PREFERENCE)
+    return PeerId(value) if isinstance(value, int) else None
+
+
 def enqueue_send(
     tx: Transaction,
     peer_id: PeerId,
@@ -104,8 +116,10 @@ def enqueue_send(
     reply_to: int | None = None,
     random_id: int | None = None,
 ) -> MessageId:
-    """Store a pending message in the local namespace and queue its sending."""
+    """Store a pending message in the local namespace and queue its sending (by the
+    account's own peer unless ``author_id`` says otherwise)."""
     random_id = random.getrandbits(63) if random_id is None else random_id
+    author_id = account_peer(tx) if author_id is None else author_id
     message = StoreMessage(
         peer_id,
         _LOCAL,
@@ -137,6 +151,7 @@ def enqueue_forward(
     their place among the chat's sends. Messages not on the server are left out.
     ``rng`` draws the random ids (a seeded one replays the same)."""
     draw = (rng or random).getrandbits
+    author_id = account_peer(tx) if author_id is None else author_id
     forwarded: list[MessageId] = []
     ensure_listed(tx, (peer_id,))
     for source_id in sorted(sources, key=lambda m: m.id):
