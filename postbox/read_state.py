@@ -31,9 +31,6 @@ class PeerReadState:
     def is_unread(self) -> bool:
         return self.count > 0 or self.marked_unread
 
-    def is_incoming_unread(self, message_id: int) -> bool:
-        return message_id > self.max_incoming_read_id
-
     def is_outgoing_read(self, message_id: int) -> bool:
         return message_id <= self.max_outgoing_read_id
 

@@ -83,10 +83,6 @@ class ServerConnection:
         finally:
             self._pending.pop(request_id, None)
 
-    def send_raw(self, data: bytes) -> None:
-        """Write bytes as they are (for tests of the server's handling of bad input)."""
-        self._writer.write(data)
-
     async def close(self) -> None:
         self._lost("closed by the client")
         self._writer.close()

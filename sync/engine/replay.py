@@ -9,6 +9,7 @@ operations and moves the cursor, all in the caller's transaction.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import assert_never
 
 from postbox import (
     MAX_MESSAGE_ID,
@@ -123,60 +124,66 @@ def apply_operation(
     read-state validation (a queued chat stays queued until the transaction ends)."""
     if validating is None:
         validating = set()
-    if isinstance(operation, AddMessages):
-        _add_messages(tx, operation)
-    elif isinstance(operation, EditMessage):
-        message = operation.message
-        message_id = MessageId(message.peer_id, CLOUD, message.id or 0)
-        if tx.message_exists(message_id):
-            tx.update_message(message_id, message)
-        else:
-            ensure_listed(tx, (message.peer_id,))
-            tx.add_messages([message])
-    elif isinstance(operation, DeleteMessages):
-        peer_id = operation.peer_id
-        if operation.added_in_batch:
-            stored = [
-                MessageId(peer_id, CLOUD, i)
-                for i in operation.ids
-                if tx.message_exists(MessageId(peer_id, CLOUD, i))
-            ]
-            if stored:
-                stored_ids = tuple(m.id for m in stored)
-                apply_operation(tx, DeleteMessages(peer_id, stored_ids), validating)
-            return
-        validate_after_deletion(tx, peer_id, operation.ids)
-        validate_summaries_after_deletion(tx, peer_id, operation.ids)
-        top = tx.get_messages(peer_id, CLOUD, limit=1, newest_first=True)
-        if top and top[0].id.id in operation.ids and tx.get_chat_list_inclusion(peer_id):
-            # The chat's last message goes: the one before it may be in a hole, and the
-            # chat list would show an older one. The server says which it is.
-            _request_validation(tx, peer_id, validating)
-        tx.delete_messages(MessageId(peer_id, CLOUD, i) for i in operation.ids)
-    elif isinstance(operation, ReadInbox):
-        # A read of a chat never loaded (no read state yet) says only part of it.
-        unknown = tx.get_read_state(operation.peer_id) is None
-        tx.apply_incoming_read_max_id(
-            MessageId(operation.peer_id, CLOUD, operation.max_id),
-            unread_count=operation.still_unread,
-        )
-        if operation.still_unread is None or unknown:
-            _request_validation(tx, operation.peer_id, validating)
-    elif isinstance(operation, ReadOutbox):
-        unknown = tx.get_read_state(operation.peer_id) is None
-        tx.apply_outgoing_read_max_id(MessageId(operation.peer_id, CLOUD, operation.max_id))
-        if unknown:
-            _request_validation(tx, operation.peer_id, validating)
-    elif isinstance(operation, MergePeers):
-        tx.update_peers(operation.peers)
-    elif isinstance(operation, MergePresences):
-        tx.update_peer_presences(dict(operation.presences))
-    elif isinstance(operation, UpdateChannelState):
-        tx.set_peer_chat_state(operation.peer_id, ChannelState(operation.pts))
-    elif isinstance(operation, ResetChannel):
-        _reset_channel(tx, operation)
-    elif isinstance(operation, ResetHistories):
-        _reset_histories(tx)
+    match operation:
+        case AddMessages():
+            _add_messages(tx, operation)
+        case EditMessage(message=message):
+            message_id = MessageId(message.peer_id, CLOUD, message.id or 0)
+            if tx.message_exists(message_id):
+                tx.update_message(message_id, message)
+            else:
+                ensure_listed(tx, (message.peer_id,))
+                tx.add_messages([message])
+        case DeleteMessages():
+            _delete_messages(tx, operation, validating)
+        case ReadInbox(peer_id=peer_id):
+            # A read of a chat never loaded (no read state yet) says only part of it.
+            unknown = tx.get_read_state(peer_id) is None
+            tx.apply_incoming_read_max_id(
+                MessageId(peer_id, CLOUD, operation.max_id),
+                unread_count=operation.still_unread,
+            )
+            if operation.still_unread is None or unknown:
+                _request_validation(tx, peer_id, validating)
+        case ReadOutbox(peer_id=peer_id):
+            unknown = tx.get_read_state(peer_id) is None
+            tx.apply_outgoing_read_max_id(MessageId(peer_id, CLOUD, operation.max_id))
+            if unknown:
+                _request_validation(tx, peer_id, validating)
+        case MergePeers():
+            tx.update_peers(operation.peers)
+        case MergePresences():
+            tx.update_peer_presences(dict(operation.presences))
+        case UpdateChannelState():
+            tx.set_peer_chat_state(operation.peer_id, ChannelState(operation.pts))
+        case ResetChannel():
+            _reset_channel(tx, operation)
+        case ResetHistories():
+            _reset_histories(tx)
+        case _:
+            assert_never(operation)
+
+
+def _delete_messages(tx: Transaction, operation: DeleteMessages, validating: set[PeerId]) -> None:
+    peer_id = operation.peer_id
+    if operation.added_in_batch:
+        stored = [
+            MessageId(peer_id, CLOUD, i)
+            for i in operation.ids
+            if tx.message_exists(MessageId(peer_id, CLOUD, i))
+        ]
+        if stored:
+            stored_ids = tuple(m.id for m in stored)
+            apply_operation(tx, DeleteMessages(peer_id, stored_ids), validating)
+        return
+    validate_after_deletion(tx, peer_id, operation.ids)
+    validate_summaries_after_deletion(tx, peer_id, operation.ids)
+    top = tx.get_messages(peer_id, CLOUD, limit=1, newest_first=True)
+    if top and top[0].id.id in operation.ids and tx.get_chat_list_inclusion(peer_id):
+        # The chat's last message goes: the one before it may be in a hole, and the
+        # chat list would show an older one. The server says which it is.
+        _request_validation(tx, peer_id, validating)
+    tx.delete_messages(MessageId(peer_id, CLOUD, i) for i in operation.ids)
 
 
 def _request_validation(tx: Transaction, peer_id: PeerId, validating: set[PeerId]) -> None:

@@ -352,10 +352,6 @@ class MockServer:
                 connection.push(updates)
         self.changes.notify()
 
-    def disconnect_all(self, reason: str = "server dropped the connection") -> None:
-        for connection in list(self._connections):
-            connection.close(reason)
-
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._connections_made += 1
         number = self._connections_made

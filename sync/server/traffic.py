@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
+from collections.abc import Callable
 
 from sync.protocol import (
     AnyUpdate,
@@ -102,6 +103,21 @@ class Traffic:
             if (peer := store.peer(user)) is not None and not peer.flags & _NOT_A_PERSON
         ]
         self.events = 0
+        self._handlers: dict[str, Callable[[], list[AnyUpdates]]] = {
+            "message": self._message,
+            "channel_post": self._channel_post,
+            "edit": self._edit,
+            "delete": self._delete,
+            "delete_old": self._delete_old,
+            "read_outbox": self._read_outbox,
+            "read_inbox": self._read_inbox,
+            "presence": self._presence,
+            "rename": self._rename,
+            "burst": self._burst,
+            "secret": self._secret,
+            "forward": self._forward,
+        }
+        assert self._handlers.keys() == EVENT_WEIGHTS.keys()
 
     def _pick(self, items: list[int], cumulative: list[float]) -> int | None:
         if not items:
@@ -123,9 +139,7 @@ class Traffic:
             kind = self._kinds[bisect.bisect(self._kind_weights, roll)]
         elif kind not in EVENT_WEIGHTS:
             raise ValueError(f"no traffic event {kind!r}; known: {', '.join(EVENT_WEIGHTS)}")
-        handler = getattr(self, f"_{kind}")
-        pushes: list[AnyUpdates] = handler()
-        return pushes
+        return self._handlers[kind]()
 
     def _push(self, update: AnyUpdate | None) -> list[AnyUpdates]:
         return [] if update is None else [push_for(self.store, update)]

@@ -245,10 +245,3 @@ class Network:
         server.connection_made(down)
         self.note(f"connect {number}")
         return up, down
-
-    def disconnect_all(self, reason: str) -> None:
-        for up, _down in self._open:
-            if not up._lost:
-                self.note(f"c{up.name}: {reason}")
-                up.abort()
-        self._open = []

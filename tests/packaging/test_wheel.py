@@ -10,6 +10,7 @@ offscreen and stops on SIGTERM.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,10 +26,18 @@ PACKAGES = ("postbox", "sync", "client", "ui", "spark_tools")
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from a copy of the sources (the build leaves its files there)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    for package in PACKAGES:
+        shutil.copytree(
+            REPO / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-         "--wheel-dir", str(out), str(REPO)],
+         "--wheel-dir", str(out), str(source)],
         check=True, timeout=300, cwd=out,
     )  # fmt: skip
     (built,) = out.glob("postbox_chat-*.whl")
