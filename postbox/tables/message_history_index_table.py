@@ -36,6 +36,14 @@ class MessageHistoryIndexTable(Table):
         with _DECODING:
             return MessageIndex(message_id, INDEX_VALUE.unpack(data)[0] - O32)
 
+    def entry(self, id_key: bytes) -> bytes | None:
+        """The raw entry at an id key (``MESSAGE_ID``-packed), as ``INDEX_VALUE`` packs it."""
+        return self._get(id_key)
+
+    def remove_entry(self, id_key: bytes, entry: bytes) -> None:
+        """Remove the entry ``entry`` stored at ``id_key``."""
+        self._remove(id_key, entry)
+
     def exists(self, message_id: MessageId) -> bool:
         return self.get(message_id) is not None
 

@@ -157,9 +157,8 @@ class MessageHistoryTable(Table):
         local_namespaces = self.seed_configuration.local_namespaces
         operations = self.collector.message_operations
         index_table = self.index
-        index_updated, index_initial = index_table._updated, index_table._initial
-        history_updated, history_initial = self._updated, self._initial
-        self._sorted_keys = index_table._sorted_keys = None
+        index_updated, index_initial = index_table.write_caches()
+        history_updated, history_initial = self.write_caches()
         groups: dict[tuple[PeerId, int], _Group] = {}
         new_tuple = tuple.__new__
         group: _Group | None = None
@@ -220,7 +219,7 @@ class MessageHistoryTable(Table):
             if message.tags:
                 group.add_tags(self, index, message.tags)
             if flags & _UNSENT:
-                self.unsent._put_new(id_key, b"")
+                self.unsent.add_new_key(id_key)
             if id_ > group.max_known_id:
                 group.max_known_id = id_
             if (timestamp, id_) > group.newest:
@@ -258,11 +257,11 @@ class MessageHistoryTable(Table):
         peer_id, namespace, id_ = index.id
         self._remove(message_index_key(index))
         id_key = MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32)
-        entry = self.index._get(id_key)
+        entry = self.index.entry(id_key)
         assert entry is not None, f"message {index.id} is missing from the id index"
         with decoding("message id index entry"):
             text_rowid = INDEX_VALUE.unpack(entry)[2]
-        self.index._remove(id_key, entry)
+        self.index.remove_entry(id_key, entry)
         for tag in MessageTags.split(message.tags):
             self.tags.remove(tag, index)
             if counting:
@@ -270,7 +269,7 @@ class MessageHistoryTable(Table):
         if text_rowid:
             self.text_index.remove(text_rowid)
         if message.flags & _UNSENT:
-            self.unsent._remove(id_key)
+            self.unsent.remove_key(id_key)
         if namespace in self.seed_configuration.chat_messages_namespaces:
             self.collector.touched_chat_peers.add(peer_id)
 

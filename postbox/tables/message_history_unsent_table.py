@@ -23,6 +23,13 @@ class MessageHistoryUnsentTable(Table):
     def remove(self, message_id: MessageId) -> None:
         self._remove(message_id_key(message_id))
 
+    def add_new_key(self, id_key: bytes) -> None:
+        """Add a message by its packed id, known not to be queued before this transaction."""
+        self._put_new(id_key, b"")
+
+    def remove_key(self, id_key: bytes) -> None:
+        self._remove(id_key)
+
     def ids(self) -> list[MessageId]:
         return [decode_message_id_key(key) for key, _ in self._range(_LOWER, _UPPER)]  # type: ignore[arg-type]
 

@@ -73,6 +73,13 @@ class Table:
                     self._read[key] = value
         return value  # type: ignore[return-value]
 
+    def write_caches(self) -> tuple[dict[Key, bytes | None], dict[Key, bytes | None]]:
+        """This transaction's written values and what their keys held before it, for a
+        bulk insert that writes keys it knows to be new straight into them (the hot path
+        of adding messages). The sorted-key cache is dropped, as after any bulk write."""
+        self._sorted_keys = None
+        return self._updated, self._initial
+
     def _contains(self, key: Key) -> bool:
         return self._get(key) is not None
 

@@ -351,6 +351,11 @@ class SyncEngine:
             await asyncio.sleep(0.02)
         return False
 
+    @property
+    def connected(self) -> bool:
+        """Authorized on a live connection."""
+        return self._connected.is_set()
+
     def status(self) -> EngineStatus:
         source = self.state_manager.counters
         counters = {name: getattr(source, name) for name in source.__slots__}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import socket
 import threading
@@ -36,7 +37,7 @@ from sync.protocol import (
     parse_request,
     request_id_of,
 )
-from sync.server.config import ServerConfig, is_loopback
+from sync.server.config import FaultConfig, ServerConfig, is_loopback
 from sync.server.dataset_files import iter_message_rows, read_dataset
 from sync.server.faults import FaultInjector
 from sync.server.generator import DemoDataset, generate_dataset
@@ -148,7 +149,7 @@ class _Connection:
             self.writer.transport.abort()  # its unread backlog is dropped, not flushed
         else:
             self.writer.close()
-        self.server._connections.discard(self)
+        self.server.connection_closed(self)
 
     # -- pushes ----------------------------------------------------------------------
 
@@ -167,6 +168,13 @@ class _Connection:
             self._flush_timer = asyncio.get_running_loop().call_later(
                 REORDER_FLUSH_SECONDS, self._flush_held
             )
+
+    def clear_faults(self) -> None:
+        """Deliver what faults held back, and inject none from now on."""
+        held = self.session.faults.release_held()
+        self.session.faults = FaultInjector.for_connection(FaultConfig(), 0, 0)
+        for updates in held:
+            self._send_push(updates)
 
     def _flush_held(self) -> None:
         self._flush_timer = None
@@ -289,6 +297,16 @@ class MockServer:
     @property
     def connection_count(self) -> int:
         return len(self._connections)
+
+    def connection_closed(self, connection: _Connection) -> None:
+        self._connections.discard(connection)
+
+    def clear_faults(self) -> None:
+        """Stop injecting faults: every connection delivers what its faults held back,
+        and later connections get none."""
+        self.config = dataclasses.replace(self.config, faults=FaultConfig())
+        for connection in list(self._connections):
+            connection.clear_faults()
 
     async def start(self, dataset: DemoDataset | None = None) -> None:
         config = self.config

@@ -250,14 +250,8 @@ class _World:
         self.storage_error = None
         server = self.server
         assert server is not None
-        quiet = FaultConfig()
-        server.config = replace(server.config, faults=quiet)
-        self.config = replace(self.config, faults=quiet)
-        for connection in list(server._connections):
-            held = connection.session.faults.release_held()
-            connection.session.faults = FaultInjector.for_connection(quiet, 0, 0)
-            for updates in held:
-                connection._send_push(updates)
+        server.clear_faults()
+        self.config = replace(self.config, faults=FaultConfig())
         self.note("healed")
 
     async def _settle_and_verify(self) -> None:
@@ -302,7 +296,7 @@ class _World:
             return "[no engine]"
         tags, details = [], []
         status = engine.status()
-        if not engine._connected.is_set():
+        if not engine.connected:
             tags.append("not connected")
         if status.operation != "idle":
             tags.append(f"stuck in {status.operation}")
