@@ -149,7 +149,7 @@ class Postbox:
         ``callback`` runs on the postbox thread for every snapshot; without one,
         iterate the subscription on an asyncio loop.
         """
-        subscription = Subscription(self, frozenset(keys), callback)
+        subscription = Subscription(frozenset(keys), callback, self.remove_subscription)
         self._submit(lambda: self._open_views(subscription), subscription.ready)
         return subscription
 

@@ -17,14 +17,10 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from postbox.errors import PostboxClosedError
 from postbox.view_keys import PostboxViewKey
 from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
-
-if TYPE_CHECKING:
-    from postbox.postbox import Postbox
 
 __all__ = ["CombinedView", "Subscription"]
 
@@ -62,9 +58,13 @@ class Subscription:
     """A live combined view. Dispose it (or leave its ``async with``) to stop it."""
 
     def __init__(
-        self, postbox: Postbox, keys: frozenset[PostboxViewKey], callback: Callback | None
+        self,
+        keys: frozenset[PostboxViewKey],
+        callback: Callback | None,
+        on_dispose: Callable[[Subscription], None],
     ) -> None:
-        self.postbox = postbox
+        """``on_dispose`` removes the views from whoever keeps them (the postbox)."""
+        self._on_dispose = on_dispose
         self.keys = keys
         self._callback = callback
         self.views: dict[PostboxViewKey, MutableView] = {}
@@ -130,7 +130,7 @@ class Subscription:
         if waiter is not None:
             _wake(waiter, None)
         with contextlib.suppress(PostboxClosedError):  # closing removed every view
-            self.postbox.remove_subscription(self)
+            self._on_dispose(self)
 
     async def next(self) -> CombinedView | None:
         """The next snapshot (merged with any missed), or ``None`` once disposed."""
