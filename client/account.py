@@ -177,20 +177,6 @@ class Account:
         """Chats by name and messages by text (the full-text index) matching ``query``."""
         return self.postbox.transaction(lambda tx: search_database(tx, query, limit))
 
-    def peer_names(self, peer_ids: Iterable[PeerId]) -> Future[dict[int, str]]:
-        """The names of the stored peers among ``peer_ids`` (for senders in groups)."""
-        wanted = list(peer_ids)
-
-        def read(tx: Transaction) -> dict[int, str]:
-            names = {}
-            for peer_id in wanted:
-                peer = tx.get_peer(peer_id)
-                if peer is not None:
-                    names[int(peer_id)] = peer.name
-            return names
-
-        return self.postbox.transaction(read)
-
     def messages(self, peer_id: PeerId, ids: Iterable[int]) -> Future[dict[int, Message]]:
         """The stored cloud messages of a chat among ``ids`` (what replies answer)."""
         wanted = list(ids)

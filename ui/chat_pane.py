@@ -107,8 +107,6 @@ class ChatPane(QWidget):
         #: The window moved because the reader scrolled to its end: once the new one is
         #: shown, see whether the reader is at its end too.
         self._recheck_edge = False
-        self._authors: dict[int, str] = {}
-        self._asked_authors: set[int] = set()
         self._read_sent = 0
         self.editing: MessageRow | None = None
         #: The message the next send answers, chosen with "Reply".
@@ -283,8 +281,6 @@ class ChatPane(QWidget):
         self.peer_id = peer_id
         self.title.setText(title or f"Chat {peer_id.id}")
         self.subtitle.setText("")
-        self._authors.clear()
-        self._asked_authors.clear()
         self._replied.clear()
         self._asked_replied.clear()
         self.selection.clear()
@@ -359,7 +355,6 @@ class ChatPane(QWidget):
                 # A flick may have carried the reader to this window's end already: go on.
                 self._recheck_edge = False
                 QTimer.singleShot(0, self.move_window_if_near_an_edge)
-            self._ask_author_names(cloud)
             self.history_shown.emit(cloud)
         self._update_jump_button()
         self._read_timer.start()
@@ -370,15 +365,20 @@ class ChatPane(QWidget):
     def _show(self, update: ViewUpdateType) -> None:
         if self.view is None:
             return
+        # The peers the windows name come with them: no second read, live on a rename.
+        named = dict(self.view.peers)
+        if self._pending is not None:
+            named.update(self._pending.peers)
+        names = {int(peer_id): peer.name for peer_id, peer in named.items()}
         rows = history_rows(
             self.view,
             int(self._clock()),
             pending=self._pending,
-            authors=self._authors if self._is_group() else None,
+            authors=names if self._is_group() else None,
             unread_after=self._unread_after,
             replied=self._replied,
             chat_name=self.title.text(),
-            peer_names=self._authors,
+            peer_names=names,
         )
         self._ask_replied(rows)
         if self._text_overlay is not None and rows != list(self.history.history_model.rows):
@@ -388,30 +388,6 @@ class ChatPane(QWidget):
             self.history.show_rows(rows, update)
         finally:
             self._applying = False
-
-    def _ask_author_names(self, view: MessageHistoryView) -> None:
-        """Names of the senders in a group, and of where forwarded messages came from."""
-        wanted = {
-            int(m.forward_info.author_id)
-            for entries in (view.entries, self._pending.entries if self._pending else ())
-            for m in entries
-            if m.forward_info is not None
-        }
-        if self._is_group():
-            wanted.update(int(m.author_id) for m in view.entries if m.author_id is not None)
-        unknown = wanted - self._asked_authors
-        if not unknown:
-            return
-        self._asked_authors |= unknown
-        peer = self.peer_id
-
-        def learned(names: dict[int, str]) -> None:
-            if peer != self.peer_id or not names:
-                return
-            self._authors.update(names)
-            self._show(ViewUpdateType.UPDATE_VISIBLE)
-
-        self._relay.watch(self.account.peer_names(PeerId(i) for i in unknown), learned)
 
     def _ask_replied(self, rows: list[HistoryRow]) -> None:
         """Fetch the messages replies answer that the window does not hold."""

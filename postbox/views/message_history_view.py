@@ -8,12 +8,14 @@ a message stored inside a hole is never shown, and that side reports
 ``hole_earlier`` or ``hole_later``. Of the holes touching the window, the one
 nearest the anchor is the view's first hole, which the tracker hands to the hole
 filler; when the anchor itself lies in a hole the view is loading, shows nothing
-and wants that hole filled AROUND the anchor.
+and wants that hole filled AROUND the anchor. A snapshot carries the peers its messages
+name (authors and where forwards came from), as the seeds' messages carry theirs, so a
+window shows names without another read and follows a rename.
 
 A snapshot is a function of the key and the tables alone: ``replay`` reloads the
 window when a commit touched this chat's messages (in the view's namespace and
-tag), its holes (namespace and space) or its read state, and emits only if the
-result differs. A live view therefore always equals one opened fresh: a window
+tag), its holes (namespace and space), its read state or a peer its messages name, and
+emits only if the result differs. A live view therefore always equals one opened fresh: a window
 at the upper bound slides with each new message, one at an index stays put, and
 one at the first unread message follows the read state.
 """
@@ -21,7 +23,7 @@ one at the first unread message follows the read state.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -38,6 +40,7 @@ from postbox.ids import (
     PeerId,
 )
 from postbox.message import Message
+from postbox.peer import Peer
 from postbox.read_state import CombinedPeerReadState
 from postbox.view_keys import HistoryAnchorKind, MessageHistoryViewKey
 from postbox.views import topics
@@ -72,7 +75,8 @@ class MessageHistoryView(ViewSnapshot):
     ``is_loading``: the anchor lies in a hole, so nothing is shown yet (and both
     hole flags are set).
     ``first_hole``: the hole the view wants filled first. ``read_state``: the
-    peer's read states, for ticks and the unread separator. ``update_type`` is why
+    peer's read states, for ticks and the unread separator. ``peers``: the stored
+    peers the entries name (authors, forward origins), by id. ``update_type`` is why
     this snapshot was emitted; it takes no part in comparisons.
     """
 
@@ -86,6 +90,7 @@ class MessageHistoryView(ViewSnapshot):
     is_loading: bool
     first_hole: MessageHistoryHolesEntry | None
     read_state: CombinedPeerReadState | None
+    peers: Mapping[PeerId, Peer] = field(default_factory=dict)
     update_type: ViewUpdateType = field(default=ViewUpdateType.INITIAL, compare=False)
 
 
@@ -127,11 +132,15 @@ class MutableMessageHistoryView(MutableView):
             else MessageHistoryHoleSpace.everywhere()
         )
         self._hole_key = HoleKey(key.peer_id, key.namespace, self._space)
-        self._topics = frozenset({topics.messages(key.peer_id), topics.read_state(key.peer_id)})
+        self._base_topics = frozenset(
+            {topics.messages(key.peer_id), topics.read_state(key.peer_id)}
+        )
+        self._topics = self._base_topics
         # A message id or the first unread is looked up in the whole history, so
         # a message without the tag can move such an anchor.
         self._tag_filter = key.tag if key.anchor.kind in _POSITIONAL else 0
         self.snapshot, unread = self._load(tx)
+        self._follow_peers()
         if unread:
             self.update_type = ViewUpdateType.initial_unread(self.snapshot.anchor_index)
         else:
@@ -154,6 +163,7 @@ class MutableMessageHistoryView(MutableView):
             holes
             or self.key.peer_id in change.updated_read_states
             or self._concerns_messages(change)
+            or not self._named.isdisjoint(change.updated_peers)
         ):
             return False
         return self._take(tx, ViewUpdateType.FILL_HOLE if holes else ViewUpdateType.GENERIC)
@@ -167,7 +177,13 @@ class MutableMessageHistoryView(MutableView):
             return False
         self.update_type = update_type
         self.snapshot = replace(snapshot, update_type=update_type)
+        self._follow_peers()
         return True
+
+    def _follow_peers(self) -> None:
+        """Watch the peers the window names, stored or not yet: a rename re-emits it."""
+        self._named = frozenset(PeerId(i) for i in _named_ids(self.snapshot.entries))
+        self._topics = self._base_topics | {topics.peer(peer_id) for peer_id in self._named}
 
     def _concerns_messages(self, change: ChangeRecord) -> bool:
         namespace, tag = self.key.namespace, self._tag_filter
@@ -212,9 +228,10 @@ class MutableMessageHistoryView(MutableView):
             first_hole = self._hole_entry(lower.hole, HoleDirection.OLDER, lower.hole.upper)
         elif upper.hole is not None:
             first_hole = self._hole_entry(upper.hole, HoleDirection.NEWER, upper.hole.lower)
+        entries = (*reversed(older[: lower.taken]), *newer[: upper.taken])
         view = MessageHistoryView(
             key.peer_id,
-            (*reversed(older[: lower.taken]), *newer[: upper.taken]),
+            entries,
             anchor.at,
             lower.hole is not None,
             upper.hole is not None,
@@ -223,6 +240,7 @@ class MutableMessageHistoryView(MutableView):
             False,
             first_hole,
             read_state,
+            _named_peers(tx, entries),
         )
         return view, anchor.unread
 
@@ -388,6 +406,27 @@ def _past_the_end(holes: Sequence[ClosedRange], taken: int, previous: int, *, ol
     if older:
         return _Side(taken, _nearest_hole(holes, 1, previous, highest=True), None)
     return _Side(taken, _nearest_hole(holes, previous, MAX_MESSAGE_ID, highest=False), None)
+
+
+def _named_ids(entries: Sequence[Message]) -> set[int]:
+    """The peers ``entries`` name: their authors and where forwards came from."""
+    named: set[int] = set()
+    for message in entries:
+        if message.author_id is not None:
+            named.add(message.author_id)
+        if message.forward_info is not None:
+            named.add(message.forward_info.author_id)
+    return named
+
+
+def _named_peers(tx: Transaction, entries: Sequence[Message]) -> dict[PeerId, Peer]:
+    """The stored peers among those ``entries`` name."""
+    peers = {}
+    for peer_id in sorted(_named_ids(entries)):
+        peer = tx.get_peer(PeerId(peer_id))
+        if peer is not None:
+            peers[PeerId(peer_id)] = peer
+    return peers
 
 
 def _nearest_hole(

@@ -12,6 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from postbox import (
     MAX_MESSAGE_ID,
     ClosedRange,
+    ForwardInfo,
     InvalidArgumentError,
     Message,
     MessageFlags,
@@ -19,6 +20,7 @@ from postbox import (
     MessageId,
     MessageIndex,
     MessageTags,
+    Peer,
     PeerId,
     PeerNamespace,
     PeerReadState,
@@ -586,3 +588,42 @@ class LiveEqualsFresh(RuleBasedStateMachine):
 
 LiveEqualsFresh.TestCase.settings = settings(max_examples=40, stateful_step_count=15)
 test_live_view_equals_a_fresh_one = LiveEqualsFresh.TestCase
+
+
+# -- the peers a window names ------------------------------------------------------
+
+
+def test_a_window_carries_its_authors_and_follows_a_rename(postbox: Postbox) -> None:
+    group = PeerId.make(PeerNamespace.GROUP, 40)
+    ana, ben, cleo = (PeerId.make(PeerNamespace.USER, i) for i in (41, 42, 43))
+
+    def seed(tx: Transaction) -> None:
+        tx.update_peers([Peer(ana, "Ana"), Peer(ben, "Ben")])
+        tx.remove_hole(group, 0, EVERYWHERE, 1, MAX_MESSAGE_ID)
+        tx.add_messages(
+            [
+                StoreMessage(group, 0, 1, 1_000, author_id=ana, text="hi"),
+                StoreMessage(
+                    group, 0, 2, 1_010, author_id=ben, text="fwd",
+                    forward_info=ForwardInfo(cleo, 900),
+                ),
+            ]
+        )  # fmt: skip
+
+    postbox.run(seed)
+    opened = Opened(postbox, key_at(group, HistoryAnchor.upper_bound(), count=10))
+    assert {int(p): peer.name for p, peer in opened.view.peers.items()} == {
+        int(ana): "Ana",
+        int(ben): "Ben",
+    }
+    # A rename re-emits the window; so does the first sight of a peer it named.
+    postbox.run(lambda tx: tx.update_peers([Peer(ana, "Ana Silva")]))
+    assert opened.view.peers[ana].name == "Ana Silva"
+    assert opened.view.update_type == ViewUpdateType.GENERIC
+    postbox.run(lambda tx: tx.update_peers([Peer(cleo, "Cleo")]))
+    assert opened.view.peers[cleo].name == "Cleo"
+    # A peer it does not name wakes nothing.
+    emitted = opened.emitted
+    postbox.run(lambda tx: tx.update_peers([Peer(PeerId.make(PeerNamespace.USER, 99), "Zed")]))
+    assert opened.emitted == emitted
+    assert opened.view == opened.fresh()
