@@ -39,6 +39,7 @@ from typing import Final
 from benchmarks.harness import BenchContext, Figure, benchmark, percentile
 from postbox import (
     MAX_MESSAGE_ID,
+    AnyViewKey,
     BasicPeerViewKey,
     CombinedView,
     HistoryAnchor,
@@ -51,7 +52,6 @@ from postbox import (
     PeerNamespace,
     PeerViewKey,
     Postbox,
-    PostboxViewKey,
     StoreMessage,
     Subscription,
     Transaction,
@@ -146,7 +146,7 @@ def _store_peers(peer_ids: Sequence[PeerId], tx: Transaction) -> None:
     tx.update_peers(Peer(peer_id, f"peer {peer_id.id}") for peer_id in peer_ids)
 
 
-def _chat_keys() -> tuple[list[PostboxViewKey], str]:
+def _chat_keys() -> tuple[list[AnyViewKey], str]:
     """The chat's history window, and how the figures describe it."""
     history = MessageHistoryViewKey(_CHAT, HistoryAnchor.upper_bound(), count=_WINDOW)
     return [history], f"MessageHistoryViewKey, newest {_WINDOW} messages"
@@ -169,7 +169,7 @@ def _check_snapshot(snapshot: CombinedView, version: int, message_id: int) -> No
 
 
 def _callback_latency(
-    chat: _Chat, keys: list[PostboxViewKey], commits: int
+    chat: _Chat, keys: list[AnyViewKey], commits: int
 ) -> tuple[list[float], list[float]]:
     """µs from ``postbox.run`` to the callback, and from the write's start to it."""
     arrivals: list[tuple[float, CombinedView]] = []
@@ -229,7 +229,7 @@ def _barrier(postbox: Postbox) -> None:
 
 
 def _commit_times_by_level(
-    chat: _Chat, keys: Sequence[PostboxViewKey], others: Sequence[PeerId], config: _Config
+    chat: _Chat, keys: Sequence[AnyViewKey], others: Sequence[PeerId], config: _Config
 ) -> dict[int, list[float]]:
     """Commit times with each level of unrelated views open, pooled over the rounds."""
     postbox = chat.postbox
@@ -253,7 +253,7 @@ def _commit_times_by_level(
 # -- c. commit to an asyncio loop on another thread ---------------------------------
 
 
-def _async_latency(chat: _Chat, keys: list[PostboxViewKey], commits: int) -> list[float]:
+def _async_latency(chat: _Chat, keys: list[AnyViewKey], commits: int) -> list[float]:
     arrivals: queue.SimpleQueue[tuple[float, int]] = queue.SimpleQueue()
     subscription = chat.postbox.combined_view(keys)
     clock = time.perf_counter

@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
 from postbox import (
+    AnyViewKey,
     BasicPeerView,
     BasicPeerViewKey,
     CachedPeerData,
@@ -37,7 +38,6 @@ from postbox import (
     PeerViewKey,
     Postbox,
     PostboxError,
-    PostboxViewKey,
     PreferencesView,
     PreferencesViewKey,
     ReadStateView,
@@ -84,7 +84,7 @@ class EngineDataItem(ABC, Generic[T_co]):
     """A typed value read from one or more Postbox views."""
 
     @abstractmethod
-    def keys(self) -> tuple[PostboxViewKey, ...]:
+    def keys(self) -> tuple[AnyViewKey, ...]:
         """The view keys the item reads."""
 
     @abstractmethod
@@ -111,7 +111,7 @@ class _PeerItem(EngineDataMapItem[PeerId, T_co]):
         return self.peer_id
 
 
-def _snapshot(view: CombinedView, key: PostboxViewKey, kind: type[S]) -> S:
+def _snapshot(view: CombinedView, key: AnyViewKey, kind: type[S]) -> S:
     snapshot = view.views[key]
     if not isinstance(snapshot, kind):
         raise TypeError(f"{key!r} gave a {type(snapshot).__name__}, not a {kind.__name__}")
@@ -134,7 +134,7 @@ class Item:
         class Peer(_PeerItem[PostboxPeer | None]):
             """The peer, or ``None`` if it is not stored."""
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (BasicPeerViewKey(self.peer_id),)
 
             def extract(self, view: CombinedView) -> PostboxPeer | None:
@@ -145,7 +145,7 @@ class Item:
             def _key(self) -> PeerPresencesViewKey:
                 return PeerPresencesViewKey(frozenset((self.peer_id,)))
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (self._key(),)
 
             def extract(self, view: CombinedView) -> PeerPresence | None:
@@ -154,7 +154,7 @@ class Item:
 
         @dataclass(frozen=True, slots=True)
         class NotificationSettings(_PeerItem[PeerNotificationSettings | None]):
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (_peer_key(self.peer_id, PeerViewComponents.NOTIFICATION_SETTINGS),)
 
             def extract(self, view: CombinedView) -> PeerNotificationSettings | None:
@@ -163,7 +163,7 @@ class Item:
 
         @dataclass(frozen=True, slots=True)
         class CachedData(_PeerItem[CachedPeerData | None]):
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (_peer_key(self.peer_id, PeerViewComponents.CACHED_DATA),)
 
             def extract(self, view: CombinedView) -> CachedPeerData | None:
@@ -172,7 +172,7 @@ class Item:
 
         @dataclass(frozen=True, slots=True)
         class IsContact(_PeerItem[bool]):
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (_peer_key(self.peer_id, PeerViewComponents.CONTACT),)
 
             def extract(self, view: CombinedView) -> bool:
@@ -182,7 +182,7 @@ class Item:
     class Messages:
         @dataclass(frozen=True, slots=True)
         class ReadState(_PeerItem[CombinedPeerReadState | None]):
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (ReadStateViewKey(self.peer_id),)
 
             def extract(self, view: CombinedView) -> CombinedPeerReadState | None:
@@ -195,7 +195,7 @@ class Item:
             def _key(self) -> UnreadCountsViewKey:
                 return UnreadCountsViewKey(frozenset((self.peer_id,)), total=False)
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (self._key(),)
 
             def extract(self, view: CombinedView) -> int:
@@ -205,7 +205,7 @@ class Item:
         class TotalUnread(EngineDataItem[tuple[int, int]]):
             """Over every chat: (unread messages, unread chats)."""
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (UnreadCountsViewKey(),)
 
             def extract(self, view: CombinedView) -> tuple[int, int]:
@@ -223,7 +223,7 @@ class Item:
             def _key(self) -> TagSummaryViewKey:
                 return TagSummaryViewKey(self.peer_id, self.tag, self.namespace)
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (self._key(),)
 
             def extract(self, view: CombinedView) -> MessageHistoryTagSummary | None:
@@ -234,7 +234,7 @@ class Item:
         class Cursor(EngineDataItem[StateCursor | None]):
             """The sync state cursor (pts, qts, seq, date), once there is one."""
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (StateViewKey(),)
 
             def extract(self, view: CombinedView) -> StateCursor | None:
@@ -243,7 +243,7 @@ class Item:
     class Contacts:
         @dataclass(frozen=True, slots=True)
         class List(EngineDataItem[EngineContactList]):
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (ContactsViewKey(),)
 
             def extract(self, view: CombinedView) -> EngineContactList:
@@ -265,7 +265,7 @@ class Item:
             def _key(self) -> PreferencesViewKey:
                 return PreferencesViewKey(frozenset((self.key,)))
 
-            def keys(self) -> tuple[PostboxViewKey, ...]:
+            def keys(self) -> tuple[AnyViewKey, ...]:
                 return (self._key(),)
 
             def extract(self, view: CombinedView) -> Any:
@@ -287,14 +287,14 @@ class EngineDataMap(EngineDataItem[dict[K, T]]):
     def __init__(self, items: Iterable[EngineDataMapItem[K, T]]) -> None:
         object.__setattr__(self, "items", tuple(items))
 
-    def keys(self) -> tuple[PostboxViewKey, ...]:
+    def keys(self) -> tuple[AnyViewKey, ...]:
         return _unique_keys(self.items)
 
     def extract(self, view: CombinedView) -> dict[K, T]:
         return {item.map_key: item.extract(view) for item in self.items}
 
 
-def _unique_keys(items: Iterable[EngineDataItem[Any]]) -> tuple[PostboxViewKey, ...]:
+def _unique_keys(items: Iterable[EngineDataItem[Any]]) -> tuple[AnyViewKey, ...]:
     return tuple(dict.fromkeys(chain.from_iterable(item.keys() for item in items)))
 
 

@@ -77,6 +77,7 @@ from postbox.tables import ChatListEntryKey
 from postbox.tag_summary import MessageHistoryTagSummary, TagSummaryKey
 from postbox.transaction import Transaction
 from postbox.view_keys import (
+    AnyViewKey,
     BasicPeerViewKey,
     ChatListHolesViewKey,
     ChatListViewKey,
@@ -207,6 +208,7 @@ __all__ = [
     "Postbox",
     "PostboxClosedError",
     "PostboxError",
+    "AnyViewKey",
     "PostboxViewKey",
     "PreferencesView",
     "PreferencesViewKey",

@@ -33,7 +33,7 @@ from postbox.seed_configuration import DEFAULT_SEED_CONFIGURATION, SeedConfigura
 from postbox.tables import Tables
 from postbox.transaction import Transaction
 from postbox.value_box import CHECKPOINT_PAGES, DEFAULT_BUSY_TIMEOUT_MS, ValueBox
-from postbox.view_keys import PostboxViewKey
+from postbox.view_keys import AnyViewKey
 from postbox.views.factory import mutable_view_for_key
 from postbox.views.subscription import Callback, CombinedView, Subscription
 from postbox.views.view_tracker import ReplayListener, ViewTracker
@@ -140,7 +140,7 @@ class Postbox:
         return self.transaction(fn).result()
 
     def combined_view(
-        self, keys: Iterable[PostboxViewKey], callback: Callback | None = None
+        self, keys: Iterable[AnyViewKey], callback: Callback | None = None
     ) -> Subscription:
         """Open live views of ``keys``: one consistent snapshot of all of them per commit.
 

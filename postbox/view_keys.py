@@ -9,11 +9,36 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from postbox.chat_list import ChatListIndex, PeerGroupId
 from postbox.ids import MessageId, MessageIndex, PeerId
 
+if TYPE_CHECKING:
+    # Named in the keys' bases as strings, which ruff does not read as uses.
+    from postbox.views.chat_list_view import ChatListView  # noqa: F401
+    from postbox.views.holes_views import (  # noqa: F401
+        ChatListHolesView,
+        MessageHistoryHolesView,
+    )
+    from postbox.views.message_history_view import MessageHistoryView  # noqa: F401
+    from postbox.views.peer_view import BasicPeerView, PeerView  # noqa: F401
+    from postbox.views.simple_views import (  # noqa: F401
+        ContactsView,
+        OperationLogView,
+        PeerPresencesView,
+        PreferencesView,
+        ReadStateView,
+        StateView,
+        SynchronizeReadStatesView,
+        TagSummaryView,
+        UnreadCountsView,
+        UnsentMessagesView,
+    )
+    from postbox.views.view import ViewSnapshot
+
 __all__ = [
+    "AnyViewKey",
     "BasicPeerViewKey",
     "ChatListHolesViewKey",
     "ChatListViewKey",
@@ -37,9 +62,18 @@ __all__ = [
 ]
 
 
+#: The snapshot a key's view emits.
+SnapshotT = TypeVar("SnapshotT", bound="ViewSnapshot", covariant=True)
+
+
 @dataclass(frozen=True, slots=True)
-class PostboxViewKey:
-    """Base of every view key."""
+class PostboxViewKey(Generic[SnapshotT]):
+    """Base of every view key; ``SnapshotT`` is the snapshot its view emits, so
+    ``combined[key]`` is typed."""
+
+
+#: A key of any view.
+AnyViewKey: TypeAlias = "PostboxViewKey[Any]"
 
 
 class PeerViewComponents(enum.IntFlag):
@@ -54,23 +88,23 @@ class PeerViewComponents(enum.IntFlag):
 
 
 @dataclass(frozen=True, slots=True)
-class PeerViewKey(PostboxViewKey):
+class PeerViewKey(PostboxViewKey["PeerView"]):
     peer_id: PeerId
     components: PeerViewComponents = PeerViewComponents.ALL
 
 
 @dataclass(frozen=True, slots=True)
-class BasicPeerViewKey(PostboxViewKey):
+class BasicPeerViewKey(PostboxViewKey["BasicPeerView"]):
     peer_id: PeerId
 
 
 @dataclass(frozen=True, slots=True)
-class PeerPresencesViewKey(PostboxViewKey):
+class PeerPresencesViewKey(PostboxViewKey["PeerPresencesView"]):
     peer_ids: frozenset[PeerId]
 
 
 @dataclass(frozen=True, slots=True)
-class UnreadCountsViewKey(PostboxViewKey):
+class UnreadCountsViewKey(PostboxViewKey["UnreadCountsView"]):
     """Unread counts of ``peer_ids``, and the total over every chat if ``total``."""
 
     peer_ids: frozenset[PeerId] = frozenset()
@@ -78,34 +112,34 @@ class UnreadCountsViewKey(PostboxViewKey):
 
 
 @dataclass(frozen=True, slots=True)
-class TagSummaryViewKey(PostboxViewKey):
+class TagSummaryViewKey(PostboxViewKey["TagSummaryView"]):
     peer_id: PeerId
     tag: int
     namespace: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class ReadStateViewKey(PostboxViewKey):
+class ReadStateViewKey(PostboxViewKey["ReadStateView"]):
     peer_id: PeerId
 
 
 @dataclass(frozen=True, slots=True)
-class StateViewKey(PostboxViewKey):
+class StateViewKey(PostboxViewKey["StateView"]):
     """The state cursor (pts, qts, seq, date)."""
 
 
 @dataclass(frozen=True, slots=True)
-class ContactsViewKey(PostboxViewKey):
+class ContactsViewKey(PostboxViewKey["ContactsView"]):
     """The contact list, with each contact's peer and presence."""
 
 
 @dataclass(frozen=True, slots=True)
-class PreferencesViewKey(PostboxViewKey):
+class PreferencesViewKey(PostboxViewKey["PreferencesView"]):
     keys: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
-class OperationLogViewKey(PostboxViewKey):
+class OperationLogViewKey(PostboxViewKey["OperationLogView"]):
     """A tag's operation-log entries in merged order (up to ``limit``)."""
 
     tag: int
@@ -113,24 +147,24 @@ class OperationLogViewKey(PostboxViewKey):
 
 
 @dataclass(frozen=True, slots=True)
-class UnsentMessagesViewKey(PostboxViewKey):
+class UnsentMessagesViewKey(PostboxViewKey["UnsentMessagesView"]):
     """The ids of outgoing messages not sent yet (a singleton)."""
 
 
 @dataclass(frozen=True, slots=True)
-class SynchronizeReadStatesViewKey(PostboxViewKey):
+class SynchronizeReadStatesViewKey(PostboxViewKey["SynchronizeReadStatesView"]):
     """Read states waiting to be sent to the server (a singleton over an operation-log tag)."""
 
     tag: int
 
 
 @dataclass(frozen=True, slots=True)
-class MessageHistoryHolesViewKey(PostboxViewKey):
+class MessageHistoryHolesViewKey(PostboxViewKey["MessageHistoryHolesView"]):
     """The first hole of every open history view (a singleton)."""
 
 
 @dataclass(frozen=True, slots=True)
-class ChatListHolesViewKey(PostboxViewKey):
+class ChatListHolesViewKey(PostboxViewKey["ChatListHolesView"]):
     """The chat-list holes at the boundary of every open chat-list view (a singleton)."""
 
 
@@ -173,7 +207,7 @@ class HistoryAnchor:
 
 
 @dataclass(frozen=True, slots=True)
-class MessageHistoryViewKey(PostboxViewKey):
+class MessageHistoryViewKey(PostboxViewKey["MessageHistoryView"]):
     """A window of ``count`` messages on each side of ``anchor`` in one chat.
 
     ``tag`` restricts the window to the messages carrying that tag (shared media).
@@ -187,7 +221,7 @@ class MessageHistoryViewKey(PostboxViewKey):
 
 
 @dataclass(frozen=True, slots=True)
-class ChatListViewKey(PostboxViewKey):
+class ChatListViewKey(PostboxViewKey["ChatListView"]):
     """``count`` chat-list rows of a group from its top, or from below ``below``."""
 
     group_id: int = PeerGroupId.ROOT

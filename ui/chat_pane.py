@@ -41,7 +41,6 @@ from postbox import (
     MessageIndex,
     MessageNamespace,
     PeerId,
-    PeerView,
     PeerViewKey,
     UpdateKind,
     ViewUpdateType,
@@ -324,8 +323,6 @@ class ChatPane(QWidget):
             return  # a snapshot of a window that has since moved
         cloud_key, local_key, peer_key = self._keys
         cloud, local, peer = combined[cloud_key], combined[local_key], combined[peer_key]
-        assert isinstance(cloud, MessageHistoryView) and isinstance(local, MessageHistoryView)
-        assert isinstance(peer, PeerView)
         first = self._moving
         self._moving = False
         if peer.peer is not None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from postbox import CombinedView, Postbox, PostboxViewKey, Subscription
+from postbox import AnyViewKey, CombinedView, Postbox, Subscription
 
 __all__ = ["SnapshotFeed"]
 
@@ -59,7 +59,7 @@ class SnapshotFeed:
     def __init__(
         self,
         postbox: Postbox,
-        keys: Iterable[PostboxViewKey],
+        keys: Iterable[AnyViewKey],
         receiver: Callable[[CombinedView], None],
     ) -> None:
         self.keys = tuple(keys)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from client import EngineStatus, HoleSegment, SegmentKind
 from postbox import (
+    AnyViewKey,
     ChangeRecord,
     ChatListHolesEntry,
     ClosedRange,
@@ -38,8 +39,6 @@ from postbox import (
     MessageHistoryHolesEntry,
     MessageHistoryView,
     PeerId,
-    PostboxViewKey,
-    StateView,
     StateViewKey,
     ViewUpdateType,
 )
@@ -67,16 +66,16 @@ class CommitRecorder:
 
     def __init__(self, limit: int) -> None:
         self._lock = threading.Lock()
-        self._reports: deque[tuple[ChangeRecord, dict[PostboxViewKey, ViewUpdateType], float]]
+        self._reports: deque[tuple[ChangeRecord, dict[AnyViewKey, ViewUpdateType], float]]
         self._reports = deque(maxlen=limit)
 
     def report(
-        self, record: ChangeRecord, emitted: Mapping[PostboxViewKey, ViewUpdateType]
+        self, record: ChangeRecord, emitted: Mapping[AnyViewKey, ViewUpdateType]
     ) -> None:  # on the postbox thread
         with self._lock:
             self._reports.append((record, dict(emitted), time.time()))
 
-    def take(self) -> list[tuple[ChangeRecord, dict[PostboxViewKey, ViewUpdateType], float]]:
+    def take(self) -> list[tuple[ChangeRecord, dict[AnyViewKey, ViewUpdateType], float]]:
         with self._lock:
             reports = list(self._reports)
             self._reports.clear()
@@ -293,7 +292,6 @@ class InspectorPanel(QWidget):
     @Slot(object)
     def _state_changed(self, combined: CombinedView) -> None:
         view = combined[self._state_key]
-        assert isinstance(view, StateView)
         state = view.state
         if state is None:
             self.cursor_label.setText("cursor: none yet (first sync)")

@@ -233,7 +233,6 @@ class MainWindow(QMainWindow):
         if self._chat_key not in combined.views:
             return  # the window has grown since
         view = combined[self._chat_key]
-        assert isinstance(view, ChatListView)
         self._chat_view = view
         rows = self._chat_rows.rows(view, self._now())
         for row in rows:

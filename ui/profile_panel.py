@@ -19,7 +19,6 @@ from postbox import (
     MessageTags,
     PeerFlags,
     PeerId,
-    PeerView,
     PeerViewKey,
     TagSummaryView,
     TagSummaryViewKey,
@@ -129,7 +128,6 @@ class ProfilePanel(QWidget):
         if self._peer_key is None or self._peer_key not in combined.views:
             return
         view = combined[self._peer_key]
-        assert isinstance(view, PeerView)
         now = int(self._clock())
         peer = view.peer
         name = peer.name if peer is not None else "…"

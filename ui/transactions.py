@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from postbox import (
+    AnyViewKey,
     ChangeRecord,
     ChatListHolesViewKey,
     ChatListViewKey,
@@ -22,7 +23,6 @@ from postbox import (
     OperationLogViewKey,
     PeerId,
     PeerViewKey,
-    PostboxViewKey,
     RemoveMessage,
     StateViewKey,
     SynchronizeReadStatesViewKey,
@@ -63,7 +63,7 @@ def _default_name(peer_id: PeerId) -> str:
     return f"peer {peer_id.namespace}:{peer_id.id}"
 
 
-def describe_key(key: PostboxViewKey, names: PeerNames = _default_name) -> str:
+def describe_key(key: AnyViewKey, names: PeerNames = _default_name) -> str:
     """A view key as a person reads it: "history of Alice (around the newest)"."""
     if isinstance(key, MessageHistoryViewKey):
         what = "pending" if key.namespace else "history"
@@ -151,7 +151,7 @@ def describe_changes(record: ChangeRecord, names: PeerNames = _default_name) -> 
 
 def describe_commit(
     record: ChangeRecord,
-    emitted: Mapping[PostboxViewKey, ViewUpdateType],
+    emitted: Mapping[AnyViewKey, ViewUpdateType],
     names: PeerNames = _default_name,
     *,
     at: float | None = None,

@@ -36,7 +36,7 @@ class ChatListEntryKey:
         return self.index.message_index.id.peer_id
 
 
-class ChatListTable(Table):
+class ChatListTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "chat_list")
 
@@ -69,7 +69,7 @@ class ChatListTable(Table):
             upper = chat_list_key(group_id, below, ChatListEntryType.MESSAGE)
         result = []
         for key, _ in self._range(lower, upper, limit=count, reverse=True):
-            _, index, entry_type = decode_chat_list_key(key)  # type: ignore[arg-type]
+            _, index, entry_type = decode_chat_list_key(key)
             result.append(ChatListEntryKey(index, entry_type))
         return result
 

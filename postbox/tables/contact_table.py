@@ -13,7 +13,7 @@ _LOWER = encode_int64(-(2**63))
 _UPPER = b"\xff" * 9
 
 
-class ContactTable(Table):
+class ContactTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "contacts")
 
@@ -21,7 +21,7 @@ class ContactTable(Table):
         return self._contains(encode_int64(peer_id))
 
     def peer_ids(self) -> frozenset[PeerId]:
-        return frozenset(PeerId(decode_int64(key)) for key, _ in self._range(_LOWER, _UPPER))  # type: ignore[arg-type]
+        return frozenset(PeerId(decode_int64(key)) for key, _ in self._range(_LOWER, _UPPER))
 
     def replace(self, peer_ids: frozenset[PeerId]) -> bool:
         """Make ``peer_ids`` the contact list; True if it changed."""

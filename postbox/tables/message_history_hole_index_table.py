@@ -38,7 +38,7 @@ _DECODING = decoding("hole")
 HoleObserver = Callable[[HoleKey, HoleOperation], None]
 
 
-class MessageHistoryHoleIndexTable(Table):
+class MessageHistoryHoleIndexTable(Table[bytes]):
     def __init__(
         self,
         box: ValueBox,
@@ -102,7 +102,7 @@ class MessageHistoryHoleIndexTable(Table):
                 lower = INT32.unpack(value)[0] - O32
                 if lower > ids.upper:
                     break
-                upper = _KEY.unpack(key)[3] - O32  # type: ignore[arg-type]
+                upper = _KEY.unpack(key)[3] - O32
                 result.append(ClosedRange(lower, upper))
         return result
 
@@ -151,7 +151,7 @@ class MessageHistoryHoleIndexTable(Table):
         result: dict[int, list[ClosedRange]] = {}
         with _DECODING:
             for key, value in self._range(lower_key, upper_key):
-                _, _, tag, upper_key_id = _KEY.unpack(key)  # type: ignore[arg-type]
+                _, _, tag, upper_key_id = _KEY.unpack(key)
                 hole = ClosedRange(INT32.unpack(value)[0] - O32, upper_key_id - O32)
                 if hole.upper >= ids.lower and hole.lower <= ids.upper:
                     result.setdefault(tag, []).append(hole)

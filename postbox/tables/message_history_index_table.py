@@ -24,7 +24,7 @@ INDEX_VALUE = struct.Struct(">IBq")
 _DECODING = decoding("message id index entry")
 
 
-class MessageHistoryIndexTable(Table):
+class MessageHistoryIndexTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_index")
 
@@ -51,8 +51,8 @@ class MessageHistoryIndexTable(Table):
         """The largest committed id of a (peer, namespace), past this transaction's cache."""
         peer, ns = peer_id + O64, namespace + O32
         lower, upper = MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
-        for key, _ in self.box.range(self.spec, lower, upper, limit=1, reverse=True):
-            return int(struct.unpack_from(">I", key, 12)[0]) - O32  # type: ignore[arg-type]
+        for key, _ in self._stored(lower, upper, limit=1, reverse=True):
+            return int(struct.unpack_from(">I", key, 12)[0]) - O32
         return None
 
     def incoming_ids(
@@ -65,7 +65,7 @@ class MessageHistoryIndexTable(Table):
         with _DECODING:
             for key, value in self._range(lower_key, upper_key):
                 if value[4] & MessageFlags.INCOMING:
-                    yield struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+                    yield struct.unpack_from(">I", key, 12)[0] - O32
 
     def ids_between(
         self, peer_id: PeerId, namespace: int, lower: int, upper: int
@@ -77,7 +77,7 @@ class MessageHistoryIndexTable(Table):
         result = []
         with _DECODING:
             for key, value in self._range(lower_key, upper_key):
-                id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+                id_ = struct.unpack_from(">I", key, 12)[0] - O32
                 timestamp = INDEX_VALUE.unpack(value)[0] - O32
                 result.append(MessageIndex(MessageId(peer_id, namespace, id_), timestamp))
         return result
@@ -98,7 +98,7 @@ class MessageHistoryIndexTable(Table):
             for key, value in self._range(
                 MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
             ):
-                id_ = struct.unpack_from(">I", key, 12)[0] - O32  # type: ignore[arg-type]
+                id_ = struct.unpack_from(">I", key, 12)[0] - O32
                 timestamp = INDEX_VALUE.unpack(value)[0] - O32
                 result.append(MessageIndex(MessageId(peer_id, namespace, id_), timestamp))
         return result

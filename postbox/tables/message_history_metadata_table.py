@@ -21,7 +21,7 @@ _PEER_KEY = struct.Struct(">BQ")
 _NAMESPACE_KEY = struct.Struct(">BQI")
 
 
-class MessageHistoryMetadataTable(Table):
+class MessageHistoryMetadataTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_metadata")
 

@@ -60,7 +60,7 @@ _INCOMING = int(MessageFlags.INCOMING)
 _UNSENT = int(MessageFlags.UNSENT)
 
 
-class MessageHistoryTable(Table):
+class MessageHistoryTable(Table[bytes]):
     def __init__(
         self,
         box: ValueBox,
@@ -120,7 +120,7 @@ class MessageHistoryTable(Table):
         decode, unpack_suffix, new = Message.decode, TIMESTAMP_ID.unpack_from, tuple.__new__
         result = []
         for key, data in self._range_list(lower_key, upper_key, limit=limit, reverse=reverse):
-            timestamp, id_ = unpack_suffix(key, 12)  # type: ignore[arg-type]
+            timestamp, id_ = unpack_suffix(key, 12)
             message_id = new(MessageId, (peer_id, namespace, id_ - O32))
             result.append(decode(new(MessageIndex, (message_id, timestamp - O32)), data))
         return result
@@ -132,7 +132,7 @@ class MessageHistoryTable(Table):
             lower = peer_namespace_prefix(peer_id, namespace)
             upper = peer_namespace_prefix(peer_id, namespace + 1)
             for key, _ in self._range(lower, upper, limit=1, reverse=True):
-                index = decode_message_index_key(key)  # type: ignore[arg-type]
+                index = decode_message_index_key(key)
                 if top is None or index.sort_key > top.sort_key:
                     top = index
         return top

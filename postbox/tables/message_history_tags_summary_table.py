@@ -23,7 +23,7 @@ _VALUE = struct.Struct(">ii")
 _DECODING = decoding("tag summary")
 
 
-class MessageHistoryTagsSummaryTable(Table):
+class MessageHistoryTagsSummaryTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_tag_summaries")
 
@@ -53,7 +53,7 @@ class MessageHistoryTagsSummaryTable(Table):
         result = {}
         with _DECODING:
             for key, value in self._range(lower, upper):
-                peer, tag, namespace = _KEY.unpack(key)  # type: ignore[arg-type]
+                peer, tag, namespace = _KEY.unpack(key)
                 result[TagSummaryKey(PeerId(peer - O64), tag, namespace - O32)] = (
                     MessageHistoryTagSummary(*_VALUE.unpack(value))
                 )
@@ -73,6 +73,6 @@ class MessageHistoryTagsSummaryTable(Table):
     def updated(self) -> frozenset[TagSummaryKey]:
         result = set()
         for key, _, _ in self.changes():
-            peer, tag, namespace = _KEY.unpack(key)  # type: ignore[arg-type]
+            peer, tag, namespace = _KEY.unpack(key)
             result.add(TagSummaryKey(PeerId(peer - O64), tag, namespace - O32))
         return frozenset(result)

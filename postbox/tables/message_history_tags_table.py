@@ -19,7 +19,7 @@ _KEY = struct.Struct(">QIIII")
 _PREFIX = struct.Struct(">QII")
 
 
-class MessageHistoryTagsTable(Table):
+class MessageHistoryTagsTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_tags")
 
@@ -57,7 +57,7 @@ class MessageHistoryTagsTable(Table):
         )
         result = []
         for key, _ in self._range(lower_key, upper_key, limit=limit, reverse=reverse):
-            _, _, _, timestamp, id_ = _KEY.unpack(key)  # type: ignore[arg-type]
+            _, _, _, timestamp, id_ = _KEY.unpack(key)
             result.append(MessageIndex(MessageId(peer_id, namespace, id_ - O32), timestamp - O32))
         return result
 

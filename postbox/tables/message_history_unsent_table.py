@@ -13,7 +13,7 @@ _LOWER = b""
 _UPPER = b"\xff" * 17
 
 
-class MessageHistoryUnsentTable(Table):
+class MessageHistoryUnsentTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_unsent")
 
@@ -31,12 +31,12 @@ class MessageHistoryUnsentTable(Table):
         self._remove(id_key)
 
     def ids(self) -> list[MessageId]:
-        return [decode_message_id_key(key) for key, _ in self._range(_LOWER, _UPPER)]  # type: ignore[arg-type]
+        return [decode_message_id_key(key) for key, _ in self._range(_LOWER, _UPPER)]
 
     def updated(self) -> tuple[frozenset[MessageId], frozenset[MessageId]]:
         """(added, removed) ids in this transaction."""
         added: set[MessageId] = set()
         removed: set[MessageId] = set()
         for key, _, after in self.changes():
-            (removed if after is None else added).add(decode_message_id_key(key))  # type: ignore[arg-type]
+            (removed if after is None else added).add(decode_message_id_key(key))
         return frozenset(added), frozenset(removed)

@@ -15,7 +15,7 @@ _TRANSACTION_STATE_VERSION = b"transaction_state_version"
 _CHAT_LIST_INITIALIZED = b"chat_list_initialized"
 
 
-class MetadataTable(Table):
+class MetadataTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "metadata")
 

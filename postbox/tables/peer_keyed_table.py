@@ -18,7 +18,7 @@ class Encodable(Protocol):
 V = TypeVar("V", bound=Encodable)
 
 
-class PeerKeyedTable(Table, Generic[V]):
+class PeerKeyedTable(Table[int], Generic[V]):
     """``PeerId -> V``; subclasses say how to decode a stored value."""
 
     def __init__(self, box: ValueBox, name: str) -> None:

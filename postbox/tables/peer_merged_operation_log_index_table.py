@@ -20,7 +20,7 @@ _KEY = struct.Struct(">BI")
 _VALUE = struct.Struct(">QI")
 
 
-class PeerMergedOperationLogIndexTable(Table):
+class PeerMergedOperationLogIndexTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "operation_log_merged_index")
 
@@ -41,7 +41,7 @@ class PeerMergedOperationLogIndexTable(Table):
         )
         with decoding("operation log index entry"):
             for key, value in self._range(lower, upper, limit=limit):
-                merged = _KEY.unpack(key)[1]  # type: ignore[arg-type]
+                merged = _KEY.unpack(key)[1]
                 peer, local = _VALUE.unpack(value)
                 result.append((merged, PeerId(peer - O64), local))
         return result

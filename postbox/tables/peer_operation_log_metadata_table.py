@@ -19,7 +19,7 @@ _LOCAL = struct.Struct(">BBQ")
 _MERGED = struct.Struct(">BB")
 
 
-class PeerOperationLogMetadataTable(Table):
+class PeerOperationLogMetadataTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "operation_log_metadata")
 

@@ -29,7 +29,7 @@ _PREFIX = struct.Struct(">BQ")
 EntryObserver = Callable[[str, PeerOperationLogEntry], None]
 
 
-class PeerOperationLogTable(Table):
+class PeerOperationLogTable(Table[bytes]):
     def __init__(
         self,
         box: ValueBox,
@@ -100,7 +100,7 @@ class PeerOperationLogTable(Table):
         """A peer's entries of one tag, oldest first."""
         lower = _PREFIX.pack(tag, peer_id + O64)
         upper = _PREFIX.pack(tag, peer_id + O64 + 1)
-        return [self._decode(key, data) for key, data in self._range(lower, upper)]  # type: ignore[arg-type]
+        return [self._decode(key, data) for key, data in self._range(lower, upper)]
 
     def merged_entries(
         self, tag: int, *, from_index: int = 0, limit: int = -1

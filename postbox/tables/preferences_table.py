@@ -11,7 +11,7 @@ from postbox.value_box import ValueBox
 __all__ = ["PreferencesTable"]
 
 
-class PreferencesTable(Table):
+class PreferencesTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "preferences")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterator
 from itertools import islice
-from typing import Final, Protocol
+from typing import Final, Generic, Protocol, TypeVar, cast
 
-from postbox.value_box import Key, KeyType, ValueBox, ValueBoxTable
+from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
 __all__ = ["MISSING", "CommitParticipant", "Table"]
 
@@ -41,29 +41,33 @@ class _Missing:
 #: "Not known": the caller did not say what a key held before this transaction.
 MISSING: Final = _Missing()
 
+#: The key type of a table: binary keys (``bytes``) or int64 keys (``int``).
+K = TypeVar("K", bytes, int)
+
 #: New keys that ``_pending_keys`` inserts one by one rather than merging.
 _INSERTED_IN_PLACE = 16
 
 
-class Table:
-    """One Postbox table. Subclasses add typed accessors over the raw ``_get``/``_set``."""
+class Table(Generic[K]):
+    """One Postbox table keyed by ``K`` (``bytes`` for binary keys, ``int`` for int64
+    ones). Subclasses add typed accessors over the raw ``_get``/``_set``."""
 
     def __init__(self, box: ValueBox, name: str, key_type: KeyType = KeyType.BINARY) -> None:
         self.box = box
         self.spec = ValueBoxTable(name, key_type)
         box.ensure_table(self.spec)
-        self._updated: dict[Key, bytes | None] = {}
-        self._initial: dict[Key, bytes | None] = {}
+        self._updated: dict[K, bytes | None] = {}
+        self._initial: dict[K, bytes | None] = {}
         #: Stored values read in this transaction, for keys it has not written.
-        self._read: dict[Key, bytes | None] = {}
-        self._sorted_keys: list[Key] | None = None
-        self._previous_sorted: list[Key] | None = None
+        self._read: dict[K, bytes | None] = {}
+        self._sorted_keys: list[K] | None = None
+        self._previous_sorted: list[K] | None = None
         #: True while every key written held nothing before the transaction.
         self._only_new_keys = True
 
     # -- raw access -----------------------------------------------------------
 
-    def _get(self, key: Key) -> bytes | None:
+    def _get(self, key: K) -> bytes | None:
         value = self._updated.get(key, MISSING)
         if value is MISSING:
             value = self._read.get(key, MISSING)
@@ -73,34 +77,34 @@ class Table:
                     self._read[key] = value
         return value  # type: ignore[return-value]
 
-    def write_caches(self) -> tuple[dict[Key, bytes | None], dict[Key, bytes | None]]:
+    def write_caches(self) -> tuple[dict[K, bytes | None], dict[K, bytes | None]]:
         """This transaction's written values and what their keys held before it, for a
         bulk insert that writes keys it knows to be new straight into them (the hot path
         of adding messages). The sorted-key cache is dropped, as after any bulk write."""
         self._sorted_keys = None
         return self._updated, self._initial
 
-    def _contains(self, key: Key) -> bool:
+    def _contains(self, key: K) -> bool:
         return self._get(key) is not None
 
-    def _set(self, key: Key, value: bytes, previous: bytes | None | _Missing = MISSING) -> None:
+    def _set(self, key: K, value: bytes, previous: bytes | None | _Missing = MISSING) -> None:
         """Cache a write; ``previous`` saves a read when the caller knows the old value."""
         if key not in self._updated:
             self._remember(key, previous)
         self._updated[key] = value
 
-    def _put_new(self, key: Key, value: bytes) -> None:
+    def _put_new(self, key: K, value: bytes) -> None:
         """Cache a write to a key known to hold nothing before this transaction."""
         if key not in self._updated:
             self._remember(key, None)
         self._updated[key] = value
 
-    def _remove(self, key: Key, previous: bytes | None | _Missing = MISSING) -> None:
+    def _remove(self, key: K, previous: bytes | None | _Missing = MISSING) -> None:
         if key not in self._updated:
             self._remember(key, previous)
         self._updated[key] = None
 
-    def _remember(self, key: Key, previous: bytes | None | _Missing) -> None:
+    def _remember(self, key: K, previous: bytes | None | _Missing) -> None:
         """Record what ``key`` held before the transaction, on its first write."""
         if isinstance(previous, _Missing):
             previous = self._read.get(key, MISSING)
@@ -112,7 +116,7 @@ class Table:
         if self._sorted_keys is not None:
             insort(self._sorted_keys, key)
 
-    def _pending_keys(self) -> list[Key]:
+    def _pending_keys(self) -> list[K]:
         """The keys written in this transaction, sorted.
 
         A bulk write drops the sorted list instead of inserting each key into it; the
@@ -137,13 +141,13 @@ class Table:
         return self._sorted_keys
 
     def _range(
-        self, lower: Key, upper: Key, *, limit: int = -1, reverse: bool = False
-    ) -> Iterator[tuple[Key, bytes]]:
+        self, lower: K, upper: K, *, limit: int = -1, reverse: bool = False
+    ) -> Iterator[tuple[K, bytes]]:
         """Rows with ``lower <= key < upper`` as this transaction sees them."""
         if limit == 0:
             return
         updated = self._updated
-        stored = self.box.range(self.spec, lower, upper, limit=limit, reverse=reverse)
+        stored = self._stored(lower, upper, limit=limit, reverse=reverse)
         if not updated:
             yield from stored
             return
@@ -152,24 +156,32 @@ class Table:
         if start == end:
             yield from stored
             return
-        stored = self.box.range(self.spec, lower, upper, reverse=reverse)
+        stored = self._stored(lower, upper, reverse=reverse)
         keys = pending[start:end]
         if reverse:
             keys.reverse()
         yield from _merge(stored, keys, updated, limit, reverse)
 
     def _range_list(
-        self, lower: Key, upper: Key, *, limit: int = -1, reverse: bool = False
-    ) -> list[tuple[Key, bytes]]:
+        self, lower: K, upper: K, *, limit: int = -1, reverse: bool = False
+    ) -> list[tuple[K, bytes]]:
         """``_range`` read at once; a window with no pending writes is one fetch."""
         updated = self._updated
         if updated:
             pending = self._pending_keys()
             if bisect_left(pending, lower) != bisect_left(pending, upper):
                 return list(self._range(lower, upper, limit=limit, reverse=reverse))
-        return self.box.range_list(self.spec, lower, upper, limit=limit, reverse=reverse)
+        rows = self.box.range_list(self.spec, lower, upper, limit=limit, reverse=reverse)
+        return cast("list[tuple[K, bytes]]", rows)
 
-    def _count(self, lower: Key, upper: Key) -> int:
+    def _stored(
+        self, lower: K, upper: K, *, limit: int = -1, reverse: bool = False
+    ) -> Iterator[tuple[K, bytes]]:
+        """Committed rows only (the box's keys are this table's key type)."""
+        rows = self.box.range(self.spec, lower, upper, limit=limit, reverse=reverse)
+        return cast("Iterator[tuple[K, bytes]]", rows)
+
+    def _count(self, lower: K, upper: K) -> int:
         total = self.box.count(self.spec, lower, upper)
         if self._updated:
             pending = self._pending_keys()
@@ -188,7 +200,7 @@ class Table:
         initial = self._initial
         return any(initial[key] != value for key, value in self._updated.items())
 
-    def changes(self) -> Iterator[tuple[Key, bytes | None, bytes | None]]:
+    def changes(self) -> Iterator[tuple[K, bytes | None, bytes | None]]:
         """``(key, before, after)`` for every key whose value this transaction changed."""
         initial = self._initial
         for key, value in self._updated.items():
@@ -230,12 +242,12 @@ class Table:
 
 
 def _merge(
-    stored: Iterator[tuple[Key, bytes]],
-    pending: list[Key],
-    updated: dict[Key, bytes | None],
+    stored: Iterator[tuple[K, bytes]],
+    pending: list[K],
+    updated: dict[K, bytes | None],
     limit: int,
     reverse: bool,
-) -> Iterator[tuple[Key, bytes]]:
+) -> Iterator[tuple[K, bytes]]:
     """Merge stored rows with the cache's rows of the same range, cache winning."""
     emitted = 0
     row = next(stored, None)
@@ -243,7 +255,7 @@ def _merge(
     count = len(pending)
     while row is not None or index < count:
         if index < count and (
-            row is None or (pending[index] > row[0] if reverse else pending[index] < row[0])  # type: ignore[operator]
+            row is None or (pending[index] > row[0] if reverse else pending[index] < row[0])
         ):
             key = pending[index]
             index += 1

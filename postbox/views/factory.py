@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from postbox.errors import InvalidArgumentError
 from postbox.view_keys import (
+    AnyViewKey,
     BasicPeerViewKey,
     ChatListHolesViewKey,
     ChatListViewKey,
@@ -16,7 +17,6 @@ from postbox.view_keys import (
     OperationLogViewKey,
     PeerPresencesViewKey,
     PeerViewKey,
-    PostboxViewKey,
     PreferencesViewKey,
     ReadStateViewKey,
     StateViewKey,
@@ -42,7 +42,7 @@ __all__ = ["mutable_view_for_key", "register_view"]
 
 ViewConstructor = Callable[[Any, "Transaction"], MutableView]
 
-_CONSTRUCTORS: dict[type[PostboxViewKey], ViewConstructor] = {
+_CONSTRUCTORS: dict[type[AnyViewKey], ViewConstructor] = {
     PeerViewKey: MutablePeerView,
     BasicPeerViewKey: MutableBasicPeerView,
     MessageHistoryViewKey: MutableMessageHistoryView,
@@ -62,12 +62,12 @@ _CONSTRUCTORS: dict[type[PostboxViewKey], ViewConstructor] = {
 }
 
 
-def register_view(key_type: type[PostboxViewKey], constructor: ViewConstructor) -> None:
+def register_view(key_type: type[AnyViewKey], constructor: ViewConstructor) -> None:
     """Teach the factory a view type (each view module registers its own)."""
     _CONSTRUCTORS[key_type] = constructor
 
 
-def mutable_view_for_key(key: PostboxViewKey, tx: Transaction) -> MutableView:
+def mutable_view_for_key(key: AnyViewKey, tx: Transaction) -> MutableView:
     """Open the mutable view of ``key``, loading its initial state through ``tx``."""
     constructor = _CONSTRUCTORS.get(type(key))
     if constructor is None:

@@ -17,9 +17,10 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import cast
 
 from postbox.errors import PostboxClosedError
-from postbox.view_keys import PostboxViewKey
+from postbox.view_keys import AnyViewKey, PostboxViewKey, SnapshotT
 from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
 
 __all__ = ["CombinedView", "Subscription"]
@@ -36,12 +37,13 @@ class CombinedView:
     change are absent.
     """
 
-    views: Mapping[PostboxViewKey, ViewSnapshot]
-    update_types: Mapping[PostboxViewKey, frozenset[ViewUpdateType]]
+    views: Mapping[AnyViewKey, ViewSnapshot]
+    update_types: Mapping[AnyViewKey, frozenset[ViewUpdateType]]
     transaction_state_version: int
 
-    def __getitem__(self, key: PostboxViewKey) -> ViewSnapshot:
-        return self.views[key]
+    def __getitem__(self, key: PostboxViewKey[SnapshotT]) -> SnapshotT:
+        """The snapshot of ``key``, typed as its view emits it."""
+        return cast("SnapshotT", self.views[key])
 
     def merged_after(self, older: CombinedView) -> CombinedView:
         """This snapshot, with ``older``'s undelivered update types added."""
@@ -59,7 +61,7 @@ class Subscription:
 
     def __init__(
         self,
-        keys: frozenset[PostboxViewKey],
+        keys: frozenset[AnyViewKey],
         callback: Callback | None,
         on_dispose: Callable[[Subscription], None],
     ) -> None:
@@ -67,7 +69,7 @@ class Subscription:
         self._on_dispose = on_dispose
         self.keys = keys
         self._callback = callback
-        self.views: dict[PostboxViewKey, MutableView] = {}
+        self.views: dict[AnyViewKey, MutableView] = {}
         #: Resolved with the first snapshot once the views are registered.
         self.ready: Future[CombinedView] = Future()
         self._lock = threading.Lock()
@@ -82,9 +84,7 @@ class Subscription:
 
     # -- postbox thread -------------------------------------------------------
 
-    def snapshot(
-        self, changed: Mapping[PostboxViewKey, ViewUpdateType], version: int
-    ) -> CombinedView:
+    def snapshot(self, changed: Mapping[AnyViewKey, ViewUpdateType], version: int) -> CombinedView:
         views = MappingProxyType({key: view.immutable() for key, view in self.views.items()})
         types = MappingProxyType({key: frozenset({kind}) for key, kind in changed.items()})
         return CombinedView(views, types, version)

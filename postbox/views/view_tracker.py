@@ -15,7 +15,11 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from postbox.view_keys import ChatListHolesViewKey, MessageHistoryHolesViewKey, PostboxViewKey
+from postbox.view_keys import (
+    AnyViewKey,
+    ChatListHolesViewKey,
+    MessageHistoryHolesViewKey,
+)
 from postbox.views.holes_views import (
     ChatListHolesEntry,
     MessageHistoryHolesEntry,
@@ -34,9 +38,9 @@ __all__ = ["ReplayListener", "ViewTracker"]
 
 _log = logging.getLogger(__name__)
 
-_Entry = tuple["Subscription", PostboxViewKey]
+_Entry = tuple["Subscription", AnyViewKey]
 #: Told, after each replayed commit, the views it re-emitted and why (inspector).
-ReplayListener = Callable[["ChangeRecord", Mapping[PostboxViewKey, ViewUpdateType]], None]
+ReplayListener = Callable[["ChangeRecord", Mapping[AnyViewKey, ViewUpdateType]], None]
 
 
 @runtime_checkable
@@ -78,7 +82,7 @@ class ViewTracker:
     def add(self, subscription: Subscription, version: int) -> None:
         """Register a subscription whose views are loaded; deliver its first snapshot."""
         self._subscriptions.add(subscription)
-        initial: dict[PostboxViewKey, ViewUpdateType] = {}
+        initial: dict[AnyViewKey, ViewUpdateType] = {}
         for key, view in subscription.views.items():
             self._index_entry((subscription, key), view.topics)
             # Protocol checks are slow: classify each view once, when it opens.
@@ -95,7 +99,7 @@ class ViewTracker:
                 assert isinstance(view, MutableChatListHolesView)
                 view.set_entries(frozenset(self._chat_list_hole_entries))
             initial[key] = view.update_type
-        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
         self._update_holes(changes)
         changes.pop(subscription, None)  # its first snapshot has the holes already
         self._deliver(changes, version)
@@ -110,7 +114,7 @@ class ViewTracker:
             self._hole_holders.pop((subscription, key), None)
             self._history_hole_sources.pop((subscription, key), None)
             self._chat_list_hole_sources.pop((subscription, key), None)
-        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
         self._update_holes(changes)
         self._deliver(changes, version)
 
@@ -133,12 +137,12 @@ class ViewTracker:
 
     def replay(self, change: ChangeRecord, tx: Transaction) -> None:
         """Replay a commit against the views it concerns, then emit what changed."""
-        touched: dict[Subscription, list[PostboxViewKey]] = {}
+        touched: dict[Subscription, list[AnyViewKey]] = {}
         index = self._index
         for topic in topics_of(change):
             for subscription, key in index.get(topic, ()):
                 touched.setdefault(subscription, []).append(key)
-        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
         holes_may_differ = False
         for subscription, keys in touched.items():
             for key in dict.fromkeys(keys):
@@ -162,9 +166,9 @@ class ViewTracker:
     def _tell_listeners(
         self,
         change: ChangeRecord,
-        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]],
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]],
     ) -> None:
-        emitted: dict[PostboxViewKey, ViewUpdateType] = {}
+        emitted: dict[AnyViewKey, ViewUpdateType] = {}
         for changed in changes.values():
             emitted.update(changed)
         for listener in list(self.replay_listeners):
@@ -175,7 +179,7 @@ class ViewTracker:
 
     def refresh_all(self, tx: Transaction, version: int) -> None:
         """Reload every view after another process wrote; emit those that changed."""
-        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]] = {}
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
         for subscription in list(self._subscriptions):
             for key, view in subscription.views.items():
                 try:
@@ -191,7 +195,7 @@ class ViewTracker:
 
     @staticmethod
     def _deliver(
-        changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]], version: int
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]], version: int
     ) -> None:
         """One snapshot per subscription, holding every key the commit changed."""
         for subscription, changed in changes.items():
@@ -200,7 +204,7 @@ class ViewTracker:
     def _shows_holes(self, entry: _Entry) -> bool:
         return entry in self._history_hole_sources or entry in self._chat_list_hole_sources
 
-    def _reindex(self, subscription: Subscription, key: PostboxViewKey, view: MutableView) -> None:
+    def _reindex(self, subscription: Subscription, key: AnyViewKey, view: MutableView) -> None:
         topics = view.topics
         entry = (subscription, key)
         if self._watched.get(entry) != topics:
@@ -208,9 +212,7 @@ class ViewTracker:
 
     # -- hole singletons ------------------------------------------------------
 
-    def _update_holes(
-        self, changes: dict[Subscription, dict[PostboxViewKey, ViewUpdateType]]
-    ) -> None:
+    def _update_holes(self, changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]]) -> None:
         """Gather the holes of the views that show some; mark the singletons that moved."""
         history: set[MessageHistoryHolesEntry] = set()
         chat_list: set[ChatListHolesEntry] = set()

@@ -24,12 +24,10 @@ from postbox import (
     ChannelState,
     ChatListHole,
     ChatListHolesEntry,
-    ChatListHolesView,
     ChatListHolesViewKey,
     ChatListInclusion,
     HoleDirection,
     MessageHistoryHolesEntry,
-    MessageHistoryHolesView,
     MessageHistoryHolesViewKey,
     MessageId,
     MessageIndex,
@@ -39,6 +37,7 @@ from postbox import (
     PeerNamespace,
     PeerNotificationSettings,
     Postbox,
+    Subscription,
     Transaction,
 )
 from sync.engine.convert import (
@@ -133,9 +132,10 @@ class HoleFiller:
 
     async def run(self) -> None:
         """Follow the holes views and fetch; for ever (cancel to stop)."""
-        keys = [MessageHistoryHolesViewKey(), ChatListHolesViewKey()]
-        subscription = self.postbox.combined_view(keys)
-        watcher = asyncio.create_task(self._follow(subscription, keys))
+        subscription = self.postbox.combined_view(
+            [MessageHistoryHolesViewKey(), ChatListHolesViewKey()]
+        )
+        watcher = asyncio.create_task(self._follow(subscription))
         try:
             while True:
                 await self._wake.wait()
@@ -147,12 +147,10 @@ class HoleFiller:
             for fetch in list(self._running.values()):
                 fetch.task.cancel()
 
-    async def _follow(self, subscription: Any, keys: list[Any]) -> None:
+    async def _follow(self, subscription: Subscription) -> None:
         async for snapshot in subscription:
-            history = snapshot[keys[0]]
-            chat_list = snapshot[keys[1]]
-            assert isinstance(history, MessageHistoryHolesView)
-            assert isinstance(chat_list, ChatListHolesView)
+            history = snapshot[MessageHistoryHolesViewKey()]
+            chat_list = snapshot[ChatListHolesViewKey()]
             self._wanted = frozenset(history.entries) | frozenset(chat_list.entries)
             self._wake.set()
 
