@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -61,6 +62,26 @@ def synced(server: EmbeddedServer, db: Path, *chats: int) -> Iterator[Account]:
             yield account
         finally:
             screen.dispose()
+
+
+@contextlib.contextmanager
+def held(server: EmbeddedServer) -> Iterator[None]:
+    """The server's loop is kept busy: it answers nothing until the block ends."""
+    gate = threading.Event()
+    started = threading.Event()
+
+    def hold(_server: object) -> None:
+        started.set()
+        gate.wait(30)
+
+    holder = threading.Thread(target=lambda: server.call(hold))
+    holder.start()
+    started.wait(30)
+    try:
+        yield
+    finally:
+        gate.set()
+        holder.join()
 
 
 def wait_until(account: Account, predicate: Callable[[], bool]) -> None:
@@ -139,12 +160,13 @@ def test_a_forward_appears_in_the_target_chat_saying_where_it_came_from(
             MessageId(PeerId(group), CLOUD, said.id),
         ]
         assert all(here.postbox.run(lambda tx, s=s: tx.get_message(s)) for s in sources)
-        pending = here.forward_messages(PeerId(user), sources[:1]).result()
-        pending += here.forward_messages(PeerId(user), sources[1:]).result()
-        assert len(pending) == 2
-        copy = here.postbox.run(lambda tx: tx.get_message(pending[0]))
-        assert copy is not None and copy.flags & MessageFlags.UNSENT
-        assert copy.forward_info == ForwardInfo(channel, post.date, channel, post.id)
+        with held(server):  # the copies stay pending while they are looked at
+            pending = here.forward_messages(PeerId(user), sources[:1]).result()
+            pending += here.forward_messages(PeerId(user), sources[1:]).result()
+            assert len(pending) == 2
+            copy = here.postbox.run(lambda tx: tx.get_message(pending[0]))
+            assert copy is not None and copy.flags & MessageFlags.UNSENT
+            assert copy.forward_info == ForwardInfo(channel, post.date, channel, post.id)
 
         def arrived() -> bool:
             top = newest(server, user, 2)
