@@ -1,13 +1,22 @@
-"""Run benchmarks: ``python -m benchmarks [NAME...] [--quick] [--list] [--keep DIR]``."""
+"""Run benchmarks: ``python -m benchmarks [NAME...] [--quick] [--list] [--keep DIR]
+[--json FILE]``.
+
+The tables go to standard output; ``--json FILE`` also writes every figure (name, value,
+unit, note) per benchmark, for comparing runs by machine ("-" writes it to standard
+output instead of the tables)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import json
 import pkgutil
+import platform
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import benchmarks
 from benchmarks.harness import BenchContext, get, print_table
@@ -38,10 +47,17 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="use DIR as scratch directory and keep it (default: a temporary directory)",
     )
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write every figure as JSON to FILE ('-': standard output, no tables)",
+    )
     return parser
 
 
-def _run(names: list[str], quick: bool, scratch: Path) -> None:
+def _run(names: list[str], quick: bool, scratch: Path, *, tables: bool = True) -> dict[str, Any]:
+    """Run ``names``; every figure, by benchmark, as JSON-ready values."""
+    results: dict[str, Any] = {}
     for name in names:
         module = importlib.import_module(f"{benchmarks.__name__}.{name}")
         bench = get(name)
@@ -52,8 +68,11 @@ def _run(names: list[str], quick: bool, scratch: Path) -> None:
         work = scratch / name
         work.mkdir(parents=True, exist_ok=True)
         figures = bench.run(BenchContext(quick=quick, scratch=work))
-        print_table(f"{name}{' (quick)' if quick else ''}", figures)
-        print()
+        results[name] = [dataclasses.asdict(figure) for figure in figures]
+        if tables:
+            print_table(f"{name}{' (quick)' if quick else ''}", figures)
+            print()
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,13 +96,23 @@ def main(argv: list[str] | None = None) -> int:
         print("no benchmarks")
         return 0
 
+    tables = args.json != "-"
     if args.keep is not None:
         keep: Path = args.keep
         keep.mkdir(parents=True, exist_ok=True)
-        _run(requested, args.quick, keep)
+        results = _run(requested, args.quick, keep, tables=tables)
     else:
         with tempfile.TemporaryDirectory(prefix="postbox-bench-") as tmp:
-            _run(requested, args.quick, Path(tmp))
+            results = _run(requested, args.quick, Path(tmp), tables=tables)
+    if args.json is not None:
+        document = json.dumps(
+            {"quick": args.quick, "python": platform.python_version(), "benchmarks": results},
+            indent=2,
+        )
+        if args.json == "-":
+            print(document)
+        else:
+            Path(args.json).write_text(document + "\n", encoding="utf-8")
     return 0
 
 
