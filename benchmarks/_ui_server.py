@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from dataset import generate_dataset
 from sync.protocol import (
     AnyUpdates,
     ShortMessage,
@@ -25,7 +26,6 @@ from sync.protocol import (
     Updates,
 )
 from sync.server.config import ServerConfig
-from sync.server.generator import generate_dataset
 from sync.server.server import EmbeddedServer, MockServer
 from sync.server.service import Session
 from sync.server.traffic import EVENT_WEIGHTS

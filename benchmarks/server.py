@@ -62,6 +62,7 @@ from benchmarks._server_clients import (
     page,
 )
 from benchmarks.harness import BenchContext, Figure, benchmark, percentile
+from dataset import DemoDataset, generate_dataset
 from sync.protocol import (
     METHODS,
     AnyUpdates,
@@ -81,7 +82,6 @@ from sync.protocol import (
 )
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
-from sync.server.generator import DemoDataset, generate_dataset
 from sync.server.server import EmbeddedServer, MockServer
 from sync.server.service import Service, Session
 from sync.server.store import ServerStore

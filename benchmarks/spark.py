@@ -16,15 +16,13 @@ from typing import Any
 import apsw
 
 from benchmarks.harness import BenchContext, Figure, benchmark, timed
+from dataset import AccountSpec, build_message, iter_message_rows, read_dataset
 from postbox import MessageId, MessageIndex, PeerId, Postbox, StoreMessage, Transaction
 from postbox.keys import message_index_key
 from spark_tools.cli import seed
 from spark_tools.progress import Progress
 from sync.protocol import Media as WireMedia
 from sync.protocol import MediaKind as WireMediaKind
-from sync.server.account_plan import AccountSpec
-from sync.server.dataset_files import iter_message_rows, read_dataset
-from sync.server.dataset_rows import build_message
 from sync.server.schema import DATASET_COLUMNS, SCHEMA, media_to_db
 from sync.server.store import ServerStore
 

@@ -1,6 +1,6 @@
 """The storage demo behind ``postbox-chat storage-demo``.
 
-``run_demo`` generates a dataset (``sync.server.generator``), writes it into a Postbox
+``run_demo`` generates a dataset (``dataset.generate_dataset``), writes it into a Postbox
 database through ordinary transactions (``write_dataset``), and prints the chat list, a
 history window, a full-text search, a shared-media summary and one live change, with
 the figures it measured. Each section has a reader that runs in one transaction and a
@@ -19,6 +19,13 @@ from pathlib import Path
 from typing import TextIO
 
 from client.text_layout import figures, fit, long_time, mib, n, short_time, snippet, table
+from dataset import (
+    SEARCH_WORD,
+    DemoDataset,
+    describe_media,
+    generate_dataset,
+    live_message,
+)
 from postbox import (
     MAX_MESSAGE_ID,
     ChangeRecord,
@@ -38,13 +45,6 @@ from postbox import (
     StoreMessage,
     Transaction,
     UpdateMessage,
-)
-from sync.server.generator import (
-    SEARCH_WORD,
-    DemoDataset,
-    describe_media,
-    generate_dataset,
-    live_message,
 )
 
 __all__ = ["CHUNK_SIZE", "run_demo", "write_dataset"]

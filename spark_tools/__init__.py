@@ -1,7 +1,7 @@
 """PySpark dataset generation: ``postbox-seed`` writes a dataset directory for the mock
 server and, optionally, a client Postbox file seeded as of a past sync.
 
-The rows come from the plain functions of ``sync.server.message_rows``; this package
+The rows come from the plain functions of the ``dataset`` package; this package
 runs them on Spark (``spark_path``) or in this process (``local_path``) and writes the
 files (``dataset_job``, ``client_db``).
 """

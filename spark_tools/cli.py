@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dataset import DEMO_NOW, AccountSpec
 from spark_tools.client_db import (
     ClientSpec,
     client_layout,
@@ -26,7 +27,6 @@ from spark_tools.dataset_job import SeedResult, local_path, spark_path
 from spark_tools.errors import JavaMissingError, OutputError, SeedError
 from spark_tools.progress import Progress
 from spark_tools.session import spark_session
-from sync.server.account_plan import DEMO_NOW, AccountSpec
 
 __all__ = ["main", "seed"]
 

@@ -27,6 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dataset import (
+    AccountPlan,
+    AccountTables,
+    ChatPlan,
+    ChatRows,
+    MessageFate,
+    account_tables,
+    build_message,
+)
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
@@ -49,10 +58,6 @@ from postbox import (
 from postbox.keys import message_index_key
 from spark_tools.errors import OutputError
 from spark_tools.progress import Progress
-from sync.server.account_plan import AccountPlan, ChatPlan
-from sync.server.account_tables import AccountTables, account_tables
-from sync.server.dataset_rows import build_message
-from sync.server.message_rows import ChatRows, MessageFate
 
 __all__ = ["ClientLayout", "ClientSpec", "client_layout", "window_rows", "write_client_db"]
 

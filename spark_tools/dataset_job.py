@@ -20,18 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spark_tools.errors import OutputError
-from spark_tools.progress import Progress
-from sync.server.account_plan import AccountPlan, AccountSpec, plan_account
-from sync.server.account_tables import AccountTables, account_tables
-from sync.server.dataset_files import (
+from dataset import (
+    AccountPlan,
+    AccountSpec,
+    AccountTables,
     DataFile,
     DatasetError,
+    Deletion,
+    DemoDataset,
+    Piece,
+    account_tables,
+    assemble_dataset,
+    iter_slice,
+    plan_account,
+    plan_slices,
     write_dataset_with,
     write_message_part,
 )
-from sync.server.generator import DemoDataset, assemble_dataset
-from sync.server.message_rows import Deletion, Piece, iter_slice, plan_slices
+from spark_tools.errors import OutputError
+from spark_tools.progress import Progress
 
 __all__ = ["SeedResult", "local_path", "part_size", "spark_path"]
 

@@ -3,7 +3,8 @@
 ``store`` holds the data and the update logs, ``service`` answers requests, ``traffic``
 makes events, ``faults`` spoils pushes on purpose, ``server`` puts it on asyncio TCP
 (``MockServer``, or ``EmbeddedServer`` on a thread of its own), ``cli`` is
-``postbox-server``. ``generator`` and ``dataset_files`` make and read datasets.
+``postbox-server``; ``importer`` loads a dataset made and read by the ``dataset``
+package.
 """
 
 from sync.server.config import FaultConfig, ServerConfig

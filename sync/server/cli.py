@@ -11,9 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS, DatasetError
 from sync.server.config import FaultConfig, ServerConfig
-from sync.server.dataset_files import DatasetError
-from sync.server.generator import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from sync.server.server import MockServer
 
 __all__ = ["main", "parse_config"]

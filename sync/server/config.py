@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from sync.protocol import DEFAULT_MAX_FRAME_SIZE
-from sync.server.generator import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from sync.server.store import DEFAULT_LOG_WINDOW
 
 __all__ = ["FaultConfig", "ServerConfig", "is_loopback"]

@@ -8,6 +8,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from dataset import DemoDataset
 from postbox import MessageFlags, StoreMessage
 from sync.protocol import (
     Media,
@@ -15,7 +16,6 @@ from sync.protocol import (
     PeerKind,
     peer_kind,
 )
-from sync.server.generator import DemoDataset
 from sync.server.schema import DATASET_COLUMNS, media_to_db, pack
 from sync.server.update_log_import import import_update_log
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from dataset import DemoDataset, generate_dataset, iter_message_rows, read_dataset
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AnyUpdates,
@@ -38,9 +39,7 @@ from sync.protocol import (
     request_id_of,
 )
 from sync.server.config import FaultConfig, ServerConfig, is_loopback
-from sync.server.dataset_files import iter_message_rows, read_dataset
 from sync.server.faults import FaultInjector
-from sync.server.generator import DemoDataset, generate_dataset
 from sync.server.service import Service, Session
 from sync.server.store import ServerStore
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import apsw
 
+from dataset import DemoDataset
 from postbox import StoreMessage
 from sync.protocol import (
     AnyChannelDifference,
@@ -63,7 +64,6 @@ from sync.protocol import (
 )
 from sync.server import differences
 from sync.server.differences import DIFFERENCE_LIMIT
-from sync.server.generator import DemoDataset
 from sync.server.importer import import_dataset
 from sync.server.schema import (
     JOINED_COLUMNS,

@@ -21,6 +21,7 @@ import itertools
 import random
 from collections.abc import Callable
 
+from dataset import message_content
 from sync.protocol import (
     AnyUpdate,
     AnyUpdates,
@@ -32,7 +33,6 @@ from sync.protocol import (
     UpdateUserStatus,
     peer_kind,
 )
-from sync.server.generator import message_content
 from sync.server.pushes import push_for, seq_container
 from sync.server.store import ServerStore, forward_header
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dataset import DemoDataset
 from sync.protocol import (
     PeerKind,
     UpdateDeleteChannelMessages,
@@ -28,7 +29,6 @@ from sync.protocol import (
     UpdateReadHistoryOutbox,
     peer_kind,
 )
-from sync.server.generator import DemoDataset
 from sync.server.schema import MESSAGE_COLUMNS, message_from_row, pack
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from client.cli import DEFAULT_DAYS, DEFAULT_SEED, main
+from dataset import DEMO_NOW, SEARCH_WORD, generate_dataset, live_message
 from postbox import (
     MediaKind,
     MessageFlags,
@@ -18,7 +19,6 @@ from postbox import (
     PeerNamespace,
     Postbox,
 )
-from sync.server.generator import DEMO_NOW, SEARCH_WORD, generate_dataset, live_message
 
 CLOUD = int(MessageNamespace.CLOUD)
 SMALL = ["--chats", "20", "--messages", "2000"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("postbox", "sync", "client", "ui", "spark_tools")
+PACKAGES = ("postbox", "sync", "client", "ui", "spark_tools", "dataset")
 
 
 @pytest.fixture(scope="module")

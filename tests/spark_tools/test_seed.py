@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from client.cli import main as chat_main
+from dataset import AccountSpec, build_dataset, iter_message_rows, read_dataset, read_manifest
 from postbox import (
     ChatListViewKey,
     HistoryAnchor,
@@ -22,10 +23,7 @@ from spark_tools.cli import seed
 from spark_tools.client_db import ClientSpec
 from spark_tools.progress import Progress
 from sync.protocol import GetDifference, GetHistory
-from sync.server.account_plan import AccountSpec
 from sync.server.config import ServerConfig
-from sync.server.dataset_files import iter_message_rows, read_dataset, read_manifest
-from sync.server.generator import build_dataset
 from sync.server.server import EmbeddedServer
 
 pytestmark = pytest.mark.spark

@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from dataset import generate_dataset
 from sync.protocol import (
     AnyUpdates,
     Auth,
@@ -21,7 +22,6 @@ from sync.protocol import (
 )
 from sync.server.config import FaultConfig
 from sync.server.faults import FaultInjector
-from sync.server.generator import generate_dataset
 from sync.server.service import Service, Session
 from sync.server.store import ServerStore
 

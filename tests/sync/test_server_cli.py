@@ -9,12 +9,11 @@ import sys
 
 import pytest
 
+from dataset import generate_dataset, write_dataset
 from sync.connection import ServerConnection
 from sync.protocol import Auth, GetDialogs, GetHistory, GetState, PeerKind, RpcError, peer_kind
 from sync.server.cli import parse_config
 from sync.server.config import FaultConfig, ServerConfig
-from sync.server.dataset_files import write_dataset
-from sync.server.generator import generate_dataset
 from sync.server.server import EmbeddedServer
 
 

@@ -278,7 +278,7 @@ def test_faults_off_pass_every_push_through_unchanged() -> None:
 
 
 def test_truth_survives_a_reopen(tmp_path) -> None:
-    from sync.server.generator import generate_dataset
+    from dataset import generate_dataset
     from sync.server.store import ServerStore
 
     path = tmp_path / "server.db"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataset import AccountSpec, build_dataset
 from sync.protocol import (
     GetChannelDifference,
     GetDifference,
@@ -13,8 +14,6 @@ from sync.protocol import (
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
 )
-from sync.server.account_plan import AccountSpec
-from sync.server.generator import build_dataset
 from sync.server.store import ServerStore
 
 SPEC = AccountSpec(3, 10, 3, 3, 3_000, 10, log_days=2, edit_share=0.05, delete_share=0.1)
@@ -91,7 +90,7 @@ def test_a_short_log_window_keeps_only_the_newest_points():
 
 
 def test_importing_rows_stores_what_importing_messages_stores(tmp_path):
-    from sync.server.dataset_files import iter_message_rows, read_dataset, write_dataset
+    from dataset import iter_message_rows, read_dataset, write_dataset
 
     dataset = build_dataset(SPEC, keep_dates=True)
     write_dataset(dataset, tmp_path / "ds", rows_per_part=700)

@@ -11,6 +11,9 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from dataset.account_plan import AccountPlan, ChatPlan
+from dataset.counter_hash import hash64, index_below, unit
+from dataset.message_rows import ChatRows, MessageFate
 from postbox import (
     PeerFlags,
     PeerId,
@@ -20,9 +23,6 @@ from postbox import (
     PeerReadState,
     PresenceStatus,
 )
-from sync.server.account_plan import AccountPlan, ChatPlan
-from sync.server.counter_hash import hash64, index_below, unit
-from sync.server.message_rows import ChatRows, MessageFate
 
 __all__ = ["AccountTables", "account_tables", "newest_fates"]
 

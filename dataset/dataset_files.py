@@ -149,15 +149,7 @@ from typing import Any
 
 import msgpack
 
-from postbox import (
-    Peer,
-    PeerId,
-    PeerNotificationSettings,
-    PeerPresence,
-    PeerReadState,
-    StoreMessage,
-)
-from sync.server.dataset_rows import (
+from dataset.dataset_rows import (
     COLUMNS,
     INT32_MAX,
     INT32_MIN,
@@ -183,7 +175,15 @@ from sync.server.dataset_rows import (
     peer_from_row,
     peer_to_row,
 )
-from sync.server.generator import DemoDataset
+from dataset.generator import DemoDataset
+from postbox import (
+    Peer,
+    PeerId,
+    PeerNotificationSettings,
+    PeerPresence,
+    PeerReadState,
+    StoreMessage,
+)
 
 __all__ = [
     "COLUMNS",

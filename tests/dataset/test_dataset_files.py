@@ -11,15 +11,16 @@ from typing import Any
 import msgpack
 import pytest
 
-from postbox import Media, MediaKind, MessageFlags, MessageTags, PeerId, PeerNamespace, StoreMessage
-from sync.server import dataset_files
-from sync.server.dataset_files import (
+from dataset import (
     COLUMNS,
     FORMAT_NAME,
     FORMAT_VERSION,
     MANIFEST_NAME,
     DatasetError,
     DatasetExistsError,
+    DemoDataset,
+    dataset_files,
+    generate_dataset,
     iter_message_rows,
     message_from_row,
     message_to_row,
@@ -27,7 +28,7 @@ from sync.server.dataset_files import (
     read_manifest,
     write_dataset,
 )
-from sync.server.generator import DemoDataset, generate_dataset
+from postbox import Media, MediaKind, MessageFlags, MessageTags, PeerId, PeerNamespace, StoreMessage
 
 PART_0 = "messages/part-00000.msgpack"
 PART_1 = "messages/part-00001.msgpack"

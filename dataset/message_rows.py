@@ -20,10 +20,9 @@ import math
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from postbox import Media, MediaKind, MessageNamespace, MessageTags, PeerNamespace
-from sync.server.account_plan import DAY, AccountPlan, ChatPlan, warp
-from sync.server.counter_hash import MASK64, hash64, unit
-from sync.server.vocabulary import (
+from dataset.account_plan import DAY, AccountPlan, ChatPlan, warp
+from dataset.counter_hash import MASK64, hash64, unit
+from dataset.vocabulary import (
     EMOJI,
     FILE_EXTENSIONS,
     LINK_DOMAINS,
@@ -32,6 +31,7 @@ from sync.server.vocabulary import (
     VOCABULARY,
     VOCABULARY_CUMULATIVE,
 )
+from postbox import Media, MediaKind, MessageNamespace, MessageTags, PeerNamespace
 
 __all__ = [
     "ChatRows",

@@ -4,7 +4,7 @@
 peers and their names, each chat's message count (heavy-tailed), the days it was active
 and how many messages fell on each, and the message ids of each day. Messages
 themselves are then a pure function of (plan, chat, message index) in
-``sync.server.message_rows``, so any slice of any chat can be generated on its own, in
+``dataset.message_rows``, so any slice of any chat can be generated on its own, in
 any process, with the same result: this is what lets a Spark job and a plain loop
 produce the same dataset.
 
@@ -24,9 +24,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from postbox import Peer, PeerFlags, PeerId, PeerNamespace
-from sync.server.counter_hash import hash64, index_below, lognormal, unit
-from sync.server.vocabulary import (
+from dataset.counter_hash import hash64, index_below, lognormal, unit
+from dataset.vocabulary import (
     BOT_NAMES,
     CHANNEL_PATTERNS,
     CHANNEL_TOPICS,
@@ -36,6 +35,7 @@ from sync.server.vocabulary import (
     HOUR_WEIGHTS,
     LAST_NAMES,
 )
+from postbox import Peer, PeerFlags, PeerId, PeerNamespace
 
 __all__ = ["DAY", "DEMO_NOW", "AccountPlan", "AccountSpec", "ChatPlan", "plan_account"]
 

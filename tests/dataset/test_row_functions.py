@@ -5,10 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.server.account_plan import AccountSpec, plan_account, warp
-from sync.server.counter_hash import hash64, unit
-from sync.server.generator import build_dataset
-from sync.server.message_rows import ChatRows, generate_slice, plan_slices
+from dataset import AccountSpec, ChatRows, build_dataset, generate_slice, plan_account, plan_slices
+from dataset.account_plan import warp
+from dataset.counter_hash import hash64, unit
 
 SPEC = AccountSpec(5, 12, 4, 3, 3_000, 12, log_days=2, delete_share=0.02)
 

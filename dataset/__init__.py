@@ -1,0 +1,108 @@
+"""Generated accounts and the dataset directory that carries them.
+
+A dataset is one user's account (chats, messages, read states, pinned and archived
+chats, notification settings, presences and the recent past the server replays as its
+update log), every value a pure function of a seed and a spec. ``account_plan`` plans
+the chats, ``message_rows`` draws each message from counter-based hashes
+(``counter_hash``) and words (``vocabulary``), ``account_tables`` derives the per-chat
+tables, ``generator`` assembles a ``DemoDataset`` in this process, and
+``dataset_files`` (with the row format of ``dataset_rows``) writes and reads the
+directory. The mock server (``sync.server``) loads datasets and ``spark_tools`` writes
+large ones on Spark from the same row functions, so both paths agree byte for byte.
+
+Of this project's packages it imports only ``postbox`` (its value types); other packages
+use the names exported here.
+"""
+
+from dataset.account_plan import DEMO_NOW, AccountPlan, AccountSpec, ChatPlan, plan_account
+from dataset.account_tables import AccountTables, account_tables
+from dataset.dataset_files import (
+    COLUMNS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    MANIFEST_NAME,
+    DataFile,
+    DatasetError,
+    DatasetExistsError,
+    Manifest,
+    MessageRow,
+    iter_message_rows,
+    message_from_row,
+    message_to_row,
+    read_dataset,
+    read_manifest,
+    write_dataset,
+    write_dataset_with,
+    write_message_part,
+)
+from dataset.dataset_rows import build_message
+from dataset.generator import (
+    MAX_DAYS,
+    MAX_MESSAGES,
+    MAX_PEERS,
+    SEARCH_WORD,
+    DemoDataset,
+    assemble_dataset,
+    build_dataset,
+    demo_spec,
+    describe_media,
+    generate_dataset,
+    live_message,
+    message_content,
+)
+from dataset.message_rows import (
+    ChatRows,
+    Deletion,
+    MessageFate,
+    Piece,
+    generate_slice,
+    iter_slice,
+    plan_slices,
+)
+
+__all__ = [
+    "COLUMNS",
+    "DEMO_NOW",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MANIFEST_NAME",
+    "MAX_DAYS",
+    "MAX_MESSAGES",
+    "MAX_PEERS",
+    "SEARCH_WORD",
+    "AccountPlan",
+    "AccountSpec",
+    "AccountTables",
+    "ChatPlan",
+    "ChatRows",
+    "DataFile",
+    "DatasetError",
+    "DatasetExistsError",
+    "Deletion",
+    "DemoDataset",
+    "Manifest",
+    "MessageFate",
+    "MessageRow",
+    "Piece",
+    "account_tables",
+    "assemble_dataset",
+    "build_dataset",
+    "build_message",
+    "demo_spec",
+    "describe_media",
+    "generate_dataset",
+    "generate_slice",
+    "iter_message_rows",
+    "iter_slice",
+    "live_message",
+    "message_content",
+    "message_from_row",
+    "message_to_row",
+    "plan_account",
+    "plan_slices",
+    "read_dataset",
+    "read_manifest",
+    "write_dataset",
+    "write_dataset_with",
+    "write_message_part",
+]
