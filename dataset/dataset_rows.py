@@ -21,10 +21,6 @@ from postbox import (
     StoreMessage,
 )
 
-FORMAT_NAME = "postbox-chat-dataset"
-FORMAT_VERSION = 1
-MANIFEST_NAME = "manifest.json"
-
 __all__ = [
     "DatasetError",
     "DatasetExistsError",
