@@ -4,15 +4,14 @@
 whole ``qts_log`` (secret chats' new messages), in slices that cover at most
 ``pts_total_limit`` points of each; ``channel_difference`` answers getChannelDifference
 from one channel's ``channel_log``. A client older than a log's window gets "too long".
-Both read the store through ``DifferenceSource``: its SQL, counters and the peers and
-history the answers name.
+Both read the store through ``DifferenceSource``: its update logs (``UpdateLogs``), its
+state, and the peers and history the answers name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from sync.protocol import (
     AnyChannelDifference,
@@ -21,7 +20,6 @@ from sync.protocol import (
     ChannelDifference,
     ChannelDifferenceEmpty,
     ChannelDifferenceTooLong,
-    ChannelPts,
     Dialog,
     Difference,
     DifferenceEmpty,
@@ -38,11 +36,9 @@ from sync.protocol import (
     ProtocolError,
     State,
     UpdateNewChannelMessage,
-    UpdateNewEncryptedMessage,
     UpdateNewMessage,
-    decode_update,
 )
-from sync.server.schema import unpack
+from sync.server.update_logs import LogEntry, UpdateLogs
 
 __all__ = ["DIFFERENCE_LIMIT", "DifferenceSource", "channel_difference", "difference"]
 
@@ -53,38 +49,22 @@ DIFFERENCE_LIMIT = 1_000
 class DifferenceSource(Protocol):
     """What a difference reads of the server's store."""
 
-    def _execute(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+    @property
+    def logs(self) -> UpdateLogs: ...
 
-    def _one(self, sql: str, bindings: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
-
-    def _meta(self, key: str, default: int) -> int: ...
-
-    def _peers_of(
+    def peers_of(
         self, messages: Iterable[Message], extra: Iterable[int] = ()
     ) -> tuple[Peer, ...]: ...
 
     def state(self) -> State: ...
 
-    def presences(self, ids: Iterable[int]) -> tuple[Presence, ...]: ...
+    def peers_changed_since(self, date: int) -> list[int]: ...
+
+    def presences_changed_since(self, date: int) -> tuple[Presence, ...]: ...
 
     def history(self, request: GetHistory) -> MessagesSlice: ...
 
     def dialog(self, peer_id: int) -> Dialog: ...
-
-
-@dataclass(frozen=True, slots=True)
-class LogEntry:
-    pts: int
-    pts_count: int
-    date: int
-    update: AnyUpdate
-
-
-def _log_entries(store: DifferenceSource, sql: str, args: Sequence[Any]) -> list[LogEntry]:
-    return [
-        LogEntry(pts, count, date, decode_update(unpack(body)))
-        for pts, count, date, body in store._execute(sql, args)
-    ]
 
 
 def _take(entries: list[LogEntry], limit: int) -> tuple[list[LogEntry], bool]:
@@ -116,24 +96,20 @@ def difference(
 ) -> AnyDifference:
     """What happened after the client's state, in slices of ``pts_total_limit`` points."""
     state = store.state()
-    log_start = store._meta("log_start", 0)
+    log_start = store.logs.start
     if force_too_long and request.pts < state.pts:
         return DifferenceTooLong(state.pts)
     if request.pts < log_start or request.pts > state.pts:
         return DifferenceTooLong(state.pts)
     limit = request.pts_total_limit or DIFFERENCE_LIMIT
-    entries = _log_entries(
-        store,
-        "SELECT pts, pts_count, date, body FROM update_log WHERE pts > ? ORDER BY pts LIMIT ?",
-        (request.pts, limit + 1),
-    )
+    entries = store.logs.entries(request.pts, limit + 1)
     taken, more = _take(entries, limit)
     messages, others = _split(entry for entry in taken)
-    secret = _qts_updates(store, request.qts, limit + 1)
+    secret = store.logs.secret_updates(request.qts, limit + 1)
     more = more or len(secret) > limit
     secret = secret[:limit]
     encrypted = tuple(update.message for update in secret)
-    peers = store._peers_of((*messages, *encrypted, *_messages_in(others)))
+    peers = store.peers_of((*messages, *encrypted, *_messages_in(others)))
     if more:
         # The date stays the request's, so the final answer's hints (peers, presences,
         # channels changed since that date) cover every slice of the chain.
@@ -144,61 +120,26 @@ def difference(
             request.date,
         )
         return DifferenceSlice(messages, others, peers, intermediate, encrypted)
-    changed = [
-        row[0]
-        for row in store._execute(
-            "SELECT id FROM peers WHERE changed_date >= ? AND changed_date > 0", (request.date,)
-        )
-    ]
-    presences = store.presences(
-        row[0]
-        for row in store._execute(
-            "SELECT id FROM peers WHERE status_date >= ? AND status_date > 0", (request.date,)
-        )
-    )
-    channels = tuple(
-        ChannelPts(peer, pts)
-        for peer, pts in store._execute(
-            "SELECT peer, pts FROM dialogs WHERE pts IS NOT NULL AND event_date >= ? ORDER BY peer",
-            (request.date,),
-        )
-    )
+    changed = store.peers_changed_since(request.date)
+    presences = store.presences_changed_since(request.date)
+    channels = store.logs.channels_changed_since(request.date)
     if not taken and not secret and not changed and not presences and not channels:
         return DifferenceEmpty(state.date, state.seq)
-    peers = store._peers_of((*messages, *encrypted, *_messages_in(others)), changed)
+    peers = store.peers_of((*messages, *encrypted, *_messages_in(others)), changed)
     return Difference(messages, others, peers, state, presences, channels, encrypted)
-
-
-def _qts_updates(
-    store: DifferenceSource, after: int, limit: int
-) -> list[UpdateNewEncryptedMessage]:
-    """The secret chats' new messages after qts ``after``, in qts order."""
-    rows = store._execute(
-        "SELECT body FROM qts_log WHERE qts > ? ORDER BY qts LIMIT ?", (after, limit)
-    )
-    updates = [decode_update(unpack(body)) for (body,) in rows]
-    return [u for u in updates if isinstance(u, UpdateNewEncryptedMessage)]
 
 
 def channel_difference(
     store: DifferenceSource, request: GetChannelDifference, *, force_too_long: bool = False
 ) -> AnyChannelDifference:
-    row = store._one(
-        "SELECT pts, log_start FROM dialogs WHERE peer = ? AND pts IS NOT NULL",
-        (request.channel,),
-    )
-    if row is None:
+    cursor = store.logs.channel_cursor(request.channel)
+    if cursor is None:
         raise ProtocolError(f"no channel with id {request.channel}", ErrorCode.CHANNEL_INVALID)
-    pts, log_start = row
+    pts, log_start = cursor
     if request.pts < log_start or request.pts > pts or force_too_long and request.pts < pts:
         page = store.history(GetHistory(request.channel, limit=min(request.limit, 100)))
         return ChannelDifferenceTooLong(store.dialog(request.channel), page.messages, page.peers)
-    entries = _log_entries(
-        store,
-        "SELECT pts, pts_count, date, body FROM channel_log WHERE channel = ? AND pts > ?"
-        " ORDER BY pts LIMIT ?",
-        (request.channel, request.pts, request.limit + 1),
-    )
+    entries = store.logs.channel_entries(request.channel, request.pts, request.limit + 1)
     if not entries:
         return ChannelDifferenceEmpty(pts)
     taken, more = _take(entries, request.limit)
@@ -206,7 +147,7 @@ def channel_difference(
     return ChannelDifference(
         messages,
         others,
-        store._peers_of((*messages, *_messages_in(others)), (request.channel,)),
+        store.peers_of((*messages, *_messages_in(others)), (request.channel,)),
         taken[-1].pts,
         not more,
     )

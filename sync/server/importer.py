@@ -16,7 +16,7 @@ from sync.protocol import (
     PeerKind,
     peer_kind,
 )
-from sync.server.schema import DATASET_COLUMNS, media_to_db, pack
+from sync.server.schema import media_to_db, pack
 from sync.server.update_log_import import import_update_log
 
 if TYPE_CHECKING:
@@ -60,9 +60,11 @@ def import_dataset(
     rng = random.Random(f"about:{dataset.seed}")
     members = dict(dataset.group_members)
     presences = dict(dataset.presences)
-    with store._db:
-        for peer in (dataset.self_peer, *dataset.peers):
-            _insert_peer(store, peer, members.get(peer.id), presences.get(peer.id), rng, shift)
+    with store.transaction():
+        store.insert_peers(
+            _peer_row(peer, members.get(peer.id), presences.get(peer.id), rng, shift)
+            for peer in (dataset.self_peer, *dataset.peers)
+        )
         if rows is not None:
             row_source = iter(rows)
             while row_batch := list(itertools.islice(row_source, _IMPORT_BATCH)):
@@ -72,15 +74,12 @@ def import_dataset(
             while batch := list(itertools.islice(source, _IMPORT_BATCH)):
                 _insert_messages(store, batch, shift)
         _import_dialogs(store, dataset, shift)
-        global_ids = store._one(
-            "SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,)
-        )
-        store._set_meta("next_id", (global_ids[0] or 0) + 1 if global_ids else 1)
-        store._set_meta("self_id", int(dataset.self_peer.id))
+        store.set_meta("next_id", store.max_shared_message_id() + 1)
+        store.set_meta("self_id", int(dataset.self_peer.id))
         for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
-            store._set_meta(key, value)
+            store.set_meta(key, value)
         import_update_log(store, dataset, shift)
-        store._set_meta("date", now)
+        store.set_meta("date", now)
 
 
 def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: int) -> None:
@@ -103,12 +102,7 @@ def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: i
             )
         )
         media_rows.extend((peer_id, str(item.kind), m.id) for item in media)
-    store._db.executemany(
-        f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-    )
-    store._db.executemany(
-        "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
-    )
+    store.insert_messages(rows, media_rows)
 
 
 def _insert_rows(store: ServerStore, batch: Sequence[Sequence[Any]], shift: int) -> None:
@@ -140,22 +134,17 @@ def _insert_rows(store: ServerStore, batch: Sequence[Sequence[Any]], shift: int)
                 None if edit_timestamp is None else edit_timestamp + shift,
             )
         )
-    store._db.executemany(
-        f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-    )
-    store._db.executemany(
-        "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
-    )
+    store.insert_messages(rows, media_rows)
 
 
-def _insert_peer(
-    store: ServerStore,
+def _peer_row(
     peer: Any,
     members: Sequence[int] | None,
     presence: Any,
     rng: random.Random,
     shift: int,
-) -> None:
+) -> tuple[Any, ...]:
+    """The peer as ``ServerStore.insert_peers`` takes it."""
     kind = peer_kind(int(peer.id))
     if kind is PeerKind.USER:
         about = rng.choice(_ABOUT_USER)
@@ -170,20 +159,17 @@ def _insert_peer(
     if presence is not None:
         status = _PRESENCE_NAMES[int(presence.status)]
         status_time = presence.timestamp + shift if presence.timestamp else 0
-    store._execute(
-        "INSERT INTO peers VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 0)",
-        (
-            int(peer.id),
-            peer.name,
-            peer.username,
-            peer.access_hash,
-            peer.flags,
-            about,
-            pack([int(m) for m in members]) if members is not None else None,
-            participants,
-            status,
-            max(0, status_time),
-        ),
+    return (
+        int(peer.id),
+        peer.name,
+        peer.username,
+        peer.access_hash,
+        peer.flags,
+        about,
+        pack([int(m) for m in members]) if members is not None else None,
+        participants,
+        status,
+        max(0, status_time),
     )
 
 
@@ -192,23 +178,16 @@ def _import_dialogs(store: ServerStore, dataset: DemoDataset, shift: int) -> Non
     pinned = {peer_id: order for order, peer_id in enumerate(dataset.pinned)}
     archived = set(dataset.archived)
     muted = {peer_id: s.muted_until for peer_id, s in dataset.notification_settings}
+    rows = []
     for peer in dataset.peers:
         peer_id = int(peer.id)
-        top = store._one(
-            "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
-        )
-        top_id, top_date = top if top is not None else (0, 0)
+        top_id, top_date = store.top_message(peer_id)
         read = read_states.get(peer.id)
         until = muted.get(peer.id, 0)
         if until and until < _INT32_MAX:
             until = min(_INT32_MAX, until + shift)
         is_channel = peer_kind(peer_id) is PeerKind.CHANNEL
-        next_id = None
-        if is_channel:
-            last = store._one("SELECT max(id) FROM messages WHERE peer = ?", (peer_id,))
-            next_id = (last[0] or 0) + 1 if last else 1
-        store._execute(
-            "INSERT INTO dialogs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.append(
             (
                 peer_id,
                 top_id,
@@ -219,11 +198,12 @@ def _import_dialogs(store: ServerStore, dataset: DemoDataset, shift: int) -> Non
                 1 if peer.id in archived else 0,
                 until,
                 1 if is_channel else None,
-                next_id,
+                top_id + 1 if is_channel else None,
                 1 if is_channel else None,
                 0,
-            ),
+            )
         )
+    store.insert_dialogs(rows)
 
 
 def _wire_media(item: Any) -> Media:

@@ -8,7 +8,7 @@ per channel) as the update a client would have been pushed, and every new secret
 message to ``qts_log``, so ``difference`` and ``channel_difference`` can replay exactly
 what a client missed. The pts logs keep the last ``log_window`` points (a client older
 than that gets "too long"); the qts log is kept whole, as a secret message missed is
-lost for good.
+lost for good. The logs are the store's ``logs`` (``sync.server.update_logs``).
 
 Every mutation returns the updates it caused; the caller decides whom to push them to.
 All methods run on one thread (the server's event loop).
@@ -63,19 +63,20 @@ from sync.protocol import (
     peer_kind,
 )
 from sync.server import differences
+from sync.server.database import ServerDatabase
 from sync.server.differences import DIFFERENCE_LIMIT
+from sync.server.history_pages import history_page
 from sync.server.importer import import_dataset
 from sync.server.schema import (
-    JOINED_COLUMNS,
+    DATASET_COLUMNS,
     MESSAGE_COLUMNS,
-    database_digest,
     forward_to_db,
     media_to_db,
     message_from_row,
-    open_database,
     pack,
     unpack,
 )
+from sync.server.update_logs import UpdateLogs
 
 __all__ = [
     "DEFAULT_LOG_WINDOW",
@@ -119,12 +120,10 @@ class ServerStore:
         if log_window < 1:
             raise ValueError("the log window must hold at least one pts point")
         self._clock = clock
-        self.log_window = log_window
-        try:
-            self._db = open_database(path)
-        except apsw.Error as error:
-            raise OSError(f"cannot open the server database {path}: {error}") from error
-        self._last_date = self._meta("date", 0)
+        self._db = ServerDatabase(path)
+        #: The pts and qts logs that answer differences.
+        self.logs = UpdateLogs(self._db, log_window)
+        self._last_date = self.meta("date", 0)
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -133,21 +132,19 @@ class ServerStore:
 
     def transaction(self) -> apsw.Connection:
         """A context manager: the changes made inside it land together or not at all."""
-        return self._db
+        return self._db.transaction()
 
-    def _execute(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._db.execute(sql, bindings).fetchall()
+    def meta(self, key: str, default: int) -> int:
+        """The counter ``key`` (``pts``, ``qts``, ``seq``, ``next_id``, ``date``, ...)."""
+        return self._db.meta(key, default)
 
-    def _one(self, sql: str, bindings: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        rows = self._execute(sql, bindings)
-        return rows[0] if rows else None
+    def set_meta(self, key: str, value: int) -> None:
+        self._db.set_meta(key, value)
 
-    def _meta(self, key: str, default: int) -> int:
-        row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
-        return default if row is None else int(row[0])
-
-    def _set_meta(self, key: str, value: int) -> None:
-        self._execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+    @property
+    def log_window(self) -> int:
+        """pts points each log keeps; a client further behind gets "too long"."""
+        return self.logs.window
 
     def now(self) -> int:
         """The server's date: the clock, but never earlier than a date already given out."""
@@ -157,18 +154,18 @@ class ServerStore:
 
     @property
     def is_empty(self) -> bool:
-        return self._one("SELECT 1 FROM peers LIMIT 1") is None
+        return self._db.one("SELECT 1 FROM peers LIMIT 1") is None
 
     @property
     def self_id(self) -> int:
-        return self._meta("self_id", 0)
+        return self.meta("self_id", 0)
 
     def state(self) -> State:
-        return State(self._meta("pts", 0), self._meta("qts", 0), self._meta("seq", 0), self.now())
+        return State(self.meta("pts", 0), self.meta("qts", 0), self.meta("seq", 0), self.now())
 
     def digest(self) -> str:
         """A hash of everything the server stores: equal digests, equal truth."""
-        return database_digest(self._db)
+        return self._db.digest()
 
     # -- loading a dataset -----------------------------------------------------------
 
@@ -182,10 +179,68 @@ class ServerStore:
         """Fill an empty store from ``dataset`` (see ``sync.server.importer``)."""
         import_dataset(self, dataset, messages, rows=rows)
 
+    def insert_peers(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Insert peers as a dataset brings them: rows of (id, name, username, access_hash,
+        flags, about, members, participants, status, status_time), never renamed and with
+        no status pushed yet."""
+        self._db.execute_many("INSERT INTO peers VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 0)", rows)
+
+    def insert_messages(
+        self, rows: Iterable[Sequence[Any]], media_rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Insert messages as a dataset brings them (rows of ``DATASET_COLUMNS``) and their
+        shared-media index rows of (peer, kind, id)."""
+        self._db.execute_many(
+            f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        )
+        self._db.execute_many(
+            "INSERT OR IGNORE INTO media_index (peer, kind, id) VALUES (?, ?, ?)", media_rows
+        )
+
+    def insert_dialogs(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Insert whole ``dialogs`` rows, every column in schema order."""
+        self._db.execute_many(
+            "INSERT INTO dialogs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        )
+
+    def max_shared_message_id(self) -> int:
+        """The newest id of the account-wide sequence (private chats and groups), 0 if none."""
+        row = self._db.one("SELECT max(id) FROM messages WHERE peer < ?", (PeerKind.CHANNEL << 56,))
+        return int(row[0] or 0) if row else 0
+
+    def messages_since(self, date: int) -> list[Message]:
+        """Every message sent at or after ``date``."""
+        rows = self._db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE date >= ?", (date,))
+        return [message_from_row(row) for row in rows]
+
+    def messages_edited_since(self, date: int) -> list[Message]:
+        """Every message last edited at or after ``date``."""
+        rows = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE edit_date >= ?", (date,)
+        )
+        return [message_from_row(row) for row in rows]
+
+    def all_read_marks(self) -> list[tuple[int, int, int]]:
+        """(peer, read inbox max id, read outbox max id) of every chat, in peer order."""
+        return [
+            (int(peer), int(inbox), int(outbox))
+            for peer, inbox, outbox in self._db.execute(
+                "SELECT peer, read_inbox, read_outbox FROM dialogs ORDER BY peer"
+            )
+        ]
+
+    def top_id_before(self, peer_id: int, date: int) -> int:
+        """The newest id among a chat's messages sent before ``date``, 0 if none."""
+        (top,) = self._db.one(
+            "SELECT coalesce(max(id), 0) FROM messages WHERE peer = ? AND date < ?",
+            (peer_id, date),
+        ) or (0,)
+        return int(top)
+
     # -- reading ---------------------------------------------------------------------
 
     def peer(self, peer_id: int) -> Peer | None:
-        row = self._one(
+        row = self._db.one(
             "SELECT id, name, username, access_hash, flags FROM peers WHERE id = ?", (peer_id,)
         )
         return None if row is None else Peer(*row)
@@ -197,7 +252,7 @@ class ServerStore:
         return peer
 
     def _require_dialog(self, peer_id: int) -> None:
-        if self._one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
+        if self._db.one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
             raise StoreError(f"no chat with peer {peer_id}", ErrorCode.PEER_ID_INVALID)
 
     def peers(self, ids: Iterable[int]) -> tuple[Peer, ...]:
@@ -209,14 +264,14 @@ class ServerStore:
     def presences(self, ids: Iterable[int]) -> tuple[Presence, ...]:
         result = []
         for peer_id in sorted(set(ids)):
-            row = self._one("SELECT status, status_time FROM peers WHERE id = ?", (peer_id,))
+            row = self._db.one("SELECT status, status_time FROM peers WHERE id = ?", (peer_id,))
             if row is not None and row[0] is not None:
                 result.append(Presence(peer_id, PresenceStatus(row[0]), row[1]))
         return tuple(result)
 
     def full_peer(self, peer_id: int) -> FullPeer:
         peer = self.require_peer(peer_id)
-        about, members, participants = self._one(
+        about, members, participants = self._db.one(
             "SELECT about, members, participants FROM peers WHERE id = ?", (peer_id,)
         ) or ("", None, None)
         presence = self.presences((peer_id,))
@@ -234,11 +289,13 @@ class ServerStore:
         """The account's contacts: the people (not bots) it has written to in private."""
         if peer.kind is not PeerKind.USER or peer.flags & (_BOT | _SELF):
             return False
-        wrote = self._one("SELECT 1 FROM messages WHERE peer = ? AND out = 1 LIMIT 1", (peer.id,))
+        wrote = self._db.one(
+            "SELECT 1 FROM messages WHERE peer = ? AND out = 1 LIMIT 1", (peer.id,)
+        )
         return wrote is not None
 
     def message(self, peer_id: int, message_id: int) -> Message | None:
-        row = self._one(
+        row = self._db.one(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id = ?",
             (peer_id, message_id),
         )
@@ -248,14 +305,16 @@ class ServerStore:
         if not ids:
             return []
         marks = ", ".join("?" * len(ids))
-        rows = self._execute(
+        rows = self._db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE peer = ? AND id IN ({marks})"  # noqa: S608
             " ORDER BY id DESC",
             (peer_id, *ids),
         )
         return [message_from_row(row) for row in rows]
 
-    def _peers_of(self, messages: Iterable[Message], extra: Iterable[int] = ()) -> tuple[Peer, ...]:
+    def peers_of(self, messages: Iterable[Message], extra: Iterable[int] = ()) -> tuple[Peer, ...]:
+        """The peers a client needs to show ``messages`` (their chats, authors and forward
+        sources) and the peers ``extra``, in ascending id order."""
         ids = set(extra)
         for message in messages:
             ids.add(message.peer)
@@ -271,70 +330,36 @@ class ServerStore:
         """The peers a client needs to show ``update``."""
         message = getattr(update, "message", None)
         if isinstance(message, Message):
-            return self._peers_of((message,))
+            return self.peers_of((message,))
         peer_id = getattr(update, "peer", None)
         if peer_id is None:
             peer_id = getattr(update, "channel", None)
         return self.peers((peer_id,)) if isinstance(peer_id, int) else ()
 
     def history(self, request: GetHistory) -> MessagesSlice:
-        """A page of history under Telegram's offset rules (see ``GetHistory``)."""
+        """A page of history under Telegram's offset rules (``sync.server.history_pages``)."""
         self.require_peer(request.peer)
-        base: list[Any]
-        if request.filter is None:
-            columns, source = MESSAGE_COLUMNS, "messages WHERE peer = ?"
-            base = [request.peer]
-            count_source = source
-        else:
-            columns = JOINED_COLUMNS
-            source = (
-                "media_index i JOIN messages m ON m.peer = i.peer AND m.id = i.id"
-                " WHERE i.peer = ? AND i.kind = ?"
-            )
-            base = [request.peer, request.filter]
-            count_source = "media_index WHERE peer = ? AND kind = ?"
-        id_column = "id" if request.filter is None else "i.id"
-        bounds, bound_args = "", []
-        if request.min_id:
-            bounds += f" AND {id_column} > ?"
-            bound_args.append(request.min_id)
-        if request.max_id:
-            bounds += f" AND {id_column} < ?"
-            bound_args.append(request.max_id)
-        (count,) = self._one(f"SELECT count(*) FROM {count_source}", base) or (0,)  # noqa: S608
-        select = f"SELECT {columns} FROM {source}{bounds}"  # noqa: S608
+        messages, count = history_page(self._db, request)
+        return MessagesSlice(messages, self.peers_of(messages, (request.peer,)), count)
 
-        def older(below: int, skip: int, take: int) -> list[tuple[Any, ...]]:
-            if take <= 0:
-                return []
-            return self._execute(
-                f"{select} AND {id_column} < ? ORDER BY {id_column} DESC LIMIT ? OFFSET ?",
-                (*base, *bound_args, below, take, skip),
-            )
+    def top_message(self, peer_id: int) -> tuple[int, int]:
+        """(id, date) of a chat's newest message; (0, 0) if it has none."""
+        top = self._db.one(
+            "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
+        )
+        return (int(top[0]), int(top[1])) if top is not None else (0, 0)
 
-        limit = request.limit
-        offset_id = request.offset_id or _INT32_MAX
-        if request.add_offset >= 0:
-            rows = older(offset_id, request.add_offset, limit)
-        else:
-            reach = -request.add_offset
-            newer = self._execute(
-                f"{select} AND {id_column} >= ? ORDER BY {id_column} ASC LIMIT ?",
-                (*base, *bound_args, offset_id, reach),
-            )
-            found = len(newer)
-            newer.reverse()
-            rows = newer[max(found - reach, 0) : max(0, min(found - reach + limit, found))]
-            rows += older(offset_id, 0, limit - reach)
-        messages = [message_from_row(row) for row in rows]
-        return MessagesSlice(tuple(messages), self._peers_of(messages, (request.peer,)), count)
+    def unread_count(self, peer_id: int, read_inbox: int) -> int:
+        """The incoming messages of a chat after id ``read_inbox``."""
+        (count,) = self._db.one(
+            "SELECT count(*) FROM messages WHERE peer = ? AND id > ? AND out = 0",
+            (peer_id, read_inbox),
+        ) or (0,)
+        return int(count)
 
     def _dialog(self, row: Sequence[Any]) -> Dialog:
         peer, top_id, _date, read_inbox, read_outbox, pinned, folder, muted, pts = row
-        (unread,) = self._one(
-            "SELECT count(*) FROM messages WHERE peer = ? AND id > ? AND out = 0",
-            (peer, read_inbox),
-        ) or (0,)
+        unread = self.unread_count(peer, read_inbox)
         return Dialog(
             peer, top_id, read_inbox, read_outbox, unread, pinned is not None, folder, muted, pts
         )
@@ -344,7 +369,7 @@ class ServerStore:
     )
 
     def dialog(self, peer_id: int) -> Dialog:
-        row = self._one(f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?", (peer_id,))
+        row = self._db.one(f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?", (peer_id,))
         if row is None:
             raise StoreError(f"no chat with peer {peer_id}", ErrorCode.PEER_ID_INVALID)
         return self._dialog(row)
@@ -362,32 +387,32 @@ class ServerStore:
         if not first_page:
             where += " AND (top_date, top_id, peer) < (?, ?, ?)"
             args = [request.offset_date, request.offset_id, request.offset_peer]
-        rows = self._execute(
+        rows = self._db.execute(
             f"SELECT {self._DIALOG_COLUMNS} FROM dialogs {where}"  # noqa: S608
             " ORDER BY top_date DESC, top_id DESC, peer DESC LIMIT ?",
             (*args, request.limit),
         )
         pinned_rows = []
         if first_page:
-            pinned_rows = self._execute(
+            pinned_rows = self._db.execute(
                 f"SELECT {self._DIALOG_COLUMNS} FROM dialogs"  # noqa: S608
                 " WHERE pinned IS NOT NULL ORDER BY pinned"
             )
         dialogs = tuple(self._dialog(row) for row in (*pinned_rows, *rows))
         tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
         messages = tuple(m for m in tops if m is not None)
-        (count,) = self._one(
+        (count,) = self._db.one(
             "SELECT count(*) FROM dialogs WHERE pinned IS NOT NULL OR top_id > 0"
         ) or (0,)
         pinned = tuple(row[0] for row in pinned_rows)
-        peers = self._peers_of(messages, (d.peer for d in dialogs))
+        peers = self.peers_of(messages, (d.peer for d in dialogs))
         return Dialogs(dialogs, messages, peers, count, pinned, self.state())
 
     def peer_dialogs(self, peer_ids: Iterable[int]) -> PeerDialogs:
         """The dialogs of ``peer_ids`` that exist, as of the current state."""
         dialogs = []
         for peer_id in dict.fromkeys(peer_ids):
-            row = self._one(
+            row = self._db.one(
                 f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?",  # noqa: S608
                 (peer_id,),
             )
@@ -395,33 +420,33 @@ class ServerStore:
                 dialogs.append(self._dialog(row))
         tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
         messages = tuple(m for m in tops if m is not None)
-        peers = self._peers_of(messages, (d.peer for d in dialogs))
+        peers = self.peers_of(messages, (d.peer for d in dialogs))
         return PeerDialogs(tuple(dialogs), messages, peers, self.state())
 
     # -- what the traffic generator looks at -----------------------------------------
 
     def chat_sizes(self) -> list[tuple[int, int]]:
         """(peer, message count) for every chat, in peer order."""
-        return self._execute(
+        return self._db.execute(
             "SELECT d.peer, (SELECT count(*) FROM messages m WHERE m.peer = d.peer)"
             " FROM dialogs d ORDER BY d.peer"
         )
 
     def recent_messages(self, peer_id: int, count: int) -> list[Message]:
         """The newest ``count`` messages of a chat, newest first."""
-        rows = self._execute(
+        rows = self._db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE peer = ? ORDER BY id DESC LIMIT ?",
             (peer_id, count),
         )
         return [message_from_row(row) for row in rows]
 
     def members(self, group_id: int) -> tuple[int, ...]:
-        row = self._one("SELECT members FROM peers WHERE id = ?", (group_id,))
+        row = self._db.one("SELECT members FROM peers WHERE id = ?", (group_id,))
         return tuple(unpack(row[0])) if row and row[0] else ()
 
     def unread_incoming(self, peer_id: int, limit: int) -> list[int]:
         """Ids of the oldest ``limit`` incoming messages after the read inbox mark."""
-        rows = self._execute(
+        rows = self._db.execute(
             "SELECT m.id FROM messages m JOIN dialogs d ON d.peer = m.peer"
             " WHERE m.peer = ? AND m.out = 0 AND m.id > d.read_inbox ORDER BY m.id LIMIT ?",
             (peer_id, limit),
@@ -429,14 +454,14 @@ class ServerStore:
         return [row[0] for row in rows]
 
     def message_count(self, peer_id: int) -> int:
-        (count,) = self._one("SELECT count(*) FROM messages WHERE peer = ?", (peer_id,)) or (0,)
+        (count,) = self._db.one("SELECT count(*) FROM messages WHERE peer = ?", (peer_id,)) or (0,)
         return int(count)
 
     def message_ids_at(self, peer_id: int, positions: Iterable[int]) -> list[int]:
         """The ids at these positions of a chat's history, oldest first (0 is the oldest)."""
         found = []
         for position in sorted(set(positions)):
-            row = self._one(
+            row = self._db.one(
                 "SELECT id FROM messages WHERE peer = ? ORDER BY id LIMIT 1 OFFSET ?",
                 (peer_id, position),
             )
@@ -446,10 +471,24 @@ class ServerStore:
 
     def read_marks(self, peer_id: int) -> tuple[int, int]:
         """(read inbox max id, read outbox max id) of a chat."""
-        row = self._one("SELECT read_inbox, read_outbox FROM dialogs WHERE peer = ?", (peer_id,))
+        row = self._db.one("SELECT read_inbox, read_outbox FROM dialogs WHERE peer = ?", (peer_id,))
         return (row[0], row[1]) if row else (0, 0)
 
     # -- differences -----------------------------------------------------------------
+
+    def peers_changed_since(self, date: int) -> list[int]:
+        """The peers renamed at or after ``date``."""
+        rows = self._db.execute(
+            "SELECT id FROM peers WHERE changed_date >= ? AND changed_date > 0", (date,)
+        )
+        return [int(row[0]) for row in rows]
+
+    def presences_changed_since(self, date: int) -> tuple[Presence, ...]:
+        """The presences of the users whose status changed at or after ``date``."""
+        rows = self._db.execute(
+            "SELECT id FROM peers WHERE status_date >= ? AND status_date > 0", (date,)
+        )
+        return self.presences(int(row[0]) for row in rows)
 
     def difference(self, request: GetDifference, *, force_too_long: bool = False) -> AnyDifference:
         """What happened after the client's state (``sync.server.differences``)."""
@@ -462,49 +501,9 @@ class ServerStore:
 
     # -- writing ---------------------------------------------------------------------
 
-    def _next_pts(self, channel: int | None, points: int) -> int:
-        if channel is None:
-            pts = self._meta("pts", 0) + points
-            self._set_meta("pts", pts)
-            return pts
-        row = self._one("SELECT pts FROM dialogs WHERE peer = ?", (channel,))
-        assert row is not None
-        pts = int(row[0]) + points
-        self._execute("UPDATE dialogs SET pts = ? WHERE peer = ?", (pts, channel))
-        return pts
-
-    def _append(self, channel: int | None, update: Any, date: int) -> None:
-        body = pack(update.to_wire())
-        if channel is None:
-            self._execute(
-                "INSERT INTO update_log VALUES (?, ?, ?, ?)",
-                (update.pts, update.pts_count, date, body),
-            )
-            start = update.pts - self.log_window
-            if start > self._meta("log_start", 0):
-                self._execute("DELETE FROM update_log WHERE pts <= ?", (start,))
-                self._set_meta("log_start", start)
-        else:
-            self._execute(
-                "INSERT INTO channel_log VALUES (?, ?, ?, ?, ?)",
-                (channel, update.pts, update.pts_count, date, body),
-            )
-            start = update.pts - self.log_window
-            self._execute(
-                "UPDATE dialogs SET event_date = ?, log_start = max(log_start, ?) WHERE peer = ?",
-                (date, start, channel),
-            )
-            self._execute(
-                "DELETE FROM channel_log WHERE channel = ? AND pts <= ?", (channel, start)
-            )
-        self._set_meta("date", date)
-
     def _refresh_top(self, peer_id: int) -> None:
-        top = self._one(
-            "SELECT id, date FROM messages WHERE peer = ? ORDER BY id DESC LIMIT 1", (peer_id,)
-        )
-        top_id, top_date = top if top is not None else (0, 0)
-        self._execute(
+        top_id, top_date = self.top_message(peer_id)
+        self._db.execute(
             "UPDATE dialogs SET top_id = ?, top_date = ? WHERE peer = ?",
             (top_id, top_date, peer_id),
         )
@@ -522,7 +521,7 @@ class ServerStore:
 
     def secret_chat_with(self, user_id: int) -> int | None:
         """The secret chat opened with ``user_id``, if there is one."""
-        for (peer_id,) in self._execute(
+        for (peer_id,) in self._db.execute(
             "SELECT id FROM peers WHERE id >= ? AND id < ? ORDER BY id",
             (PeerKind.SECRET << 56, (PeerKind.SECRET + 1) << 56),
         ):
@@ -536,11 +535,11 @@ class ServerStore:
         user = self.require_peer(user_id)
         if user.kind is not PeerKind.USER or user_id == self.self_id:
             raise StoreError(f"no user with id {user_id}", ErrorCode.PEER_ID_INVALID)
-        with self._db:
-            number = self._meta("secret_chats", 0) + 1
-            self._set_meta("secret_chats", number)
+        with self.transaction():
+            number = self.meta("secret_chats", 0) + 1
+            self.set_meta("secret_chats", number)
             peer_id = make_peer_id(PeerKind.SECRET, number)
-            self._execute(
+            self._db.execute(
                 "INSERT INTO peers VALUES (?, ?, NULL, ?, 0, '', ?, NULL, 0, NULL, 0, 0)",
                 (peer_id, user.name, number, pack([user_id])),
             )
@@ -571,20 +570,20 @@ class ServerStore:
             self._require_dialog(peer_id)
         channel = self._channel_of(peer_id)
         date = self.now()
-        with self._db:
-            if secret and self._one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
-                self._execute(
+        with self.transaction():
+            if secret and self._db.one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
+                self._db.execute(
                     "INSERT INTO dialogs VALUES (?, 0, 0, 0, 0, NULL, 0, 0, NULL, 1, NULL, ?)",
                     (peer_id, date),
                 )
             if channel is None and not secret:
-                message_id = self._meta("next_id", 1)
-                self._set_meta("next_id", message_id + 1)
+                message_id = self.meta("next_id", 1)
+                self.set_meta("next_id", message_id + 1)
             else:
-                (message_id,) = self._one(
+                (message_id,) = self._db.one(
                     "SELECT next_id FROM dialogs WHERE peer = ?", (peer_id,)
                 ) or (1,)
-                self._execute(
+                self._db.execute(
                     "UPDATE dialogs SET next_id = ? WHERE peer = ?", (message_id + 1, peer_id)
                 )
             if message_id > _INT32_MAX:
@@ -592,7 +591,7 @@ class ServerStore:
             message = Message(
                 peer_id, message_id, date, out, text, author, tuple(media), reply_to, None, forward
             )
-            self._execute(
+            self._db.execute(
                 f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     peer_id,
@@ -608,34 +607,29 @@ class ServerStore:
                 ),
             )
             for item in media:
-                self._execute(
+                self._db.execute(
                     "INSERT OR IGNORE INTO media_index VALUES (?, ?, ?)",
                     (peer_id, str(item.kind), message_id),
                 )
-            self._execute(
+            self._db.execute(
                 "UPDATE dialogs SET top_id = ?, top_date = ? WHERE peer = ?",
                 (message_id, date, peer_id),
             )
             update: UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage
             if secret:
-                qts = self._meta("qts", 0) + 1
-                self._set_meta("qts", qts)
-                update = UpdateNewEncryptedMessage(message, qts)
-                self._execute(
-                    "INSERT INTO qts_log VALUES (?, ?, ?)", (qts, date, pack(update.to_wire()))
-                )
-                self._set_meta("date", date)
-                point, points = qts, 1
+                update = UpdateNewEncryptedMessage(message, self.logs.next_qts())
+                self.logs.append_secret(update, date)
+                point, points = update.qts, 1
             else:
-                pts = self._next_pts(channel, 1)
+                pts = self.logs.next_pts(channel, 1)
                 if channel is None:
                     update = UpdateNewMessage(message, pts, 1)
                 else:
                     update = UpdateNewChannelMessage(message, pts, 1)
-                self._append(channel, update, date)
+                self.logs.append(channel, update, date)
                 point, points = update.pts, update.pts_count
             if random_id is not None:
-                self._execute(
+                self._db.execute(
                     "INSERT INTO sent_messages VALUES (?, ?, ?, ?, ?, ?)",
                     (random_id, peer_id, message_id, point, points, pack(message.to_wire())),
                 )
@@ -654,18 +648,18 @@ class ServerStore:
         channel = self._channel_of(peer_id)
         date = self.now()
         edited = dataclasses.replace(current, text=text, edit_date=date)
-        with self._db:
-            self._execute(
+        with self.transaction():
+            self._db.execute(
                 "UPDATE messages SET text = ?, edit_date = ? WHERE peer = ? AND id = ?",
                 (text, date, peer_id, message_id),
             )
-            pts = self._next_pts(channel, 1)
+            pts = self.logs.next_pts(channel, 1)
             update: UpdateEditMessage | UpdateEditChannelMessage
             if channel is None:
                 update = UpdateEditMessage(edited, pts, 1)
             else:
                 update = UpdateEditChannelMessage(edited, pts, 1)
-            self._append(channel, update, date)
+            self.logs.append(channel, update, date)
         return update
 
     def delete_messages(
@@ -681,21 +675,21 @@ class ServerStore:
         existing.sort()
         channel = self._channel_of(peer_id)
         date = self.now()
-        with self._db:
+        with self.transaction():
             marks = ", ".join("?" * len(existing))
             for table in ("messages", "media_index"):
-                self._execute(
+                self._db.execute(
                     f"DELETE FROM {table} WHERE peer = ? AND id IN ({marks})",  # noqa: S608
                     (peer_id, *existing),
                 )
             self._refresh_top(peer_id)
-            pts = self._next_pts(channel, len(existing))
+            pts = self.logs.next_pts(channel, len(existing))
             update: UpdateDeleteMessages | UpdateDeleteChannelMessages
             if channel is None:
                 update = UpdateDeleteMessages(peer_id, tuple(existing), pts, len(existing))
             else:
                 update = UpdateDeleteChannelMessages(peer_id, tuple(existing), pts, len(existing))
-            self._append(channel, update, date)
+            self.logs.append(channel, update, date)
         return update
 
     def read_inbox(
@@ -704,31 +698,30 @@ class ServerStore:
         """This account read the chat up to ``max_id``; ``None`` if that changes nothing,
         and in a secret chat, whose read concerns only the device that has it."""
         self._require_dialog(peer_id)
-        top_id, read_inbox = self._one(
+        top_id, read_inbox = self._db.one(
             "SELECT top_id, read_inbox FROM dialogs WHERE peer = ?", (peer_id,)
         ) or (0, 0)
         max_id = min(max_id, top_id)
         if max_id <= read_inbox:
             return None
         if peer_kind(peer_id) is PeerKind.SECRET:
-            with self._db:
-                self._execute("UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id))
+            with self.transaction():
+                self._db.execute(
+                    "UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id)
+                )
             return None
         channel = self._channel_of(peer_id)
         date = self.now()
-        with self._db:
-            self._execute("UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id))
-            (unread,) = self._one(
-                "SELECT count(*) FROM messages WHERE peer = ? AND id > ? AND out = 0",
-                (peer_id, max_id),
-            ) or (0,)
-            pts = self._next_pts(channel, 1)
+        with self.transaction():
+            self._db.execute("UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id))
+            unread = self.unread_count(peer_id, max_id)
+            pts = self.logs.next_pts(channel, 1)
             update: UpdateReadHistoryInbox | UpdateReadChannelInbox
             if channel is None:
                 update = UpdateReadHistoryInbox(peer_id, max_id, unread, pts, 1)
             else:
                 update = UpdateReadChannelInbox(peer_id, max_id, unread, pts, 1)
-            self._append(channel, update, date)
+            self.logs.append(channel, update, date)
         return update
 
     def read_outbox(self, peer_id: int, max_id: int) -> UpdateReadHistoryOutbox | None:
@@ -737,41 +730,41 @@ class ServerStore:
         self._require_dialog(peer_id)
         if self._channel_of(peer_id) is not None:
             raise StoreError("channels have no outbox read marks", ErrorCode.PEER_ID_INVALID)
-        top_id, read_outbox = self._one(
+        top_id, read_outbox = self._db.one(
             "SELECT top_id, read_outbox FROM dialogs WHERE peer = ?", (peer_id,)
         ) or (0, 0)
         max_id = min(max_id, top_id)
         if max_id <= read_outbox:
             return None
         date = self.now()
-        with self._db:
-            self._execute("UPDATE dialogs SET read_outbox = ? WHERE peer = ?", (max_id, peer_id))
-            update = UpdateReadHistoryOutbox(peer_id, max_id, self._next_pts(None, 1), 1)
-            self._append(None, update, date)
+        with self.transaction():
+            self._db.execute("UPDATE dialogs SET read_outbox = ? WHERE peer = ?", (max_id, peer_id))
+            update = UpdateReadHistoryOutbox(peer_id, max_id, self.logs.next_pts(None, 1), 1)
+            self.logs.append(None, update, date)
         return update
 
     def set_presence(self, user_id: int, status: PresenceStatus, timestamp: int) -> Presence:
         if peer_kind(user_id) is not PeerKind.USER or self.peer(user_id) is None:
             raise StoreError(f"no user with id {user_id}", ErrorCode.PEER_ID_INVALID)
         date = self.now()
-        with self._db:
-            self._execute(
+        with self.transaction():
+            self._db.execute(
                 "UPDATE peers SET status = ?, status_time = ?, status_date = ? WHERE id = ?",
                 (str(status), timestamp, date, user_id),
             )
-            self._set_meta("date", date)
+            self.set_meta("date", date)
         return Presence(user_id, status, timestamp)
 
     def rename_peer(self, peer_id: int, name: str) -> tuple[UpdatePeer, int]:
         """Change a peer's name; a seq-ordered update. Returns it and its seq."""
         peer = self.require_peer(peer_id)
         date = self.now()
-        with self._db:
-            self._execute(
+        with self.transaction():
+            self._db.execute(
                 "UPDATE peers SET name = ?, changed_date = ? WHERE id = ?", (name, date, peer_id)
             )
             _start, seq = self.advance_seq(1)
-            self._set_meta("date", date)
+            self.set_meta("date", date)
         renamed = Peer(peer.id, name, peer.username, peer.access_hash, peer.flags)
         return UpdatePeer(renamed), seq
 
@@ -779,9 +772,9 @@ class ServerStore:
         """Take the next ``points`` seq values for one container: (seq_start, seq)."""
         if points < 1:
             raise ValueError("a seq container takes at least one seq point")
-        with self._db:
-            start = self._meta("seq", 0) + 1
-            self._set_meta("seq", start + points - 1)
+        with self.transaction():
+            start = self.meta("seq", 0) + 1
+            self.set_meta("seq", start + points - 1)
         return start, start + points - 1
 
     # -- idempotent sending ----------------------------------------------------------
@@ -789,7 +782,7 @@ class ServerStore:
     def sent_before(self, random_id: int) -> tuple[Message, int, int] | None:
         """The message an earlier send with ``random_id`` stored (as it is now, or as it
         was sent if it has been deleted since), with the pts it took and their count."""
-        row = self._one(
+        row = self._db.one(
             "SELECT peer, id, pts, pts_count, message FROM sent_messages WHERE random_id = ?",
             (random_id,),
         )

@@ -8,7 +8,8 @@ mark that moved past the chat's top at ``log_from`` becomes a read made after th
 The state before the first of them is pts 1 for the account and for every channel: a
 client database seeded at ``log_from`` stores that cursor and catches up by
 getDifference.
-Logs keep the store's ``log_window`` newest points, as live ones do.
+Logs keep the store's ``log_window`` newest points, as live ones do
+(``UpdateLogs.load``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from sync.protocol import (
     UpdateReadHistoryOutbox,
     peer_kind,
 )
-from sync.server.schema import MESSAGE_COLUMNS, message_from_row, pack
 
 if TYPE_CHECKING:
     from sync.server.store import ServerStore
@@ -46,13 +46,9 @@ def import_update_log(store: ServerStore, dataset: DemoDataset, shift: int) -> N
         return
     since = dataset.log_from + shift
     events: list[tuple[int, int, int, int, Any]] = []
-    for row in store._execute(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE date >= ?", (since,)):
-        message = message_from_row(row)
+    for message in store.messages_since(since):
         events.append((message.date, _NEW, message.peer, message.id, message))
-    for row in store._execute(
-        f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE edit_date >= ?", (since,)
-    ):
-        message = message_from_row(row)
+    for message in store.messages_edited_since(since):
         assert message.edit_date is not None
         events.append((message.edit_date, _EDIT, message.peer, message.id, message))
     for peer_id, message_id, when in dataset.deletions:
@@ -60,13 +56,12 @@ def import_update_log(store: ServerStore, dataset: DemoDataset, shift: int) -> N
     events += _reads_since(store, since, max((event[0] for event in events), default=since))
     events.sort(key=lambda event: event[:4])
     account_pts = 1
-    channel_pts: dict[int, tuple[int, int]] = {}
-    account_log: list[tuple[int, int, int, bytes]] = []
-    channel_log: list[tuple[int, int, int, int, bytes]] = []
+    channel_pts: dict[int, int] = {}
+    account_log: list[tuple[Any, int]] = []
+    channel_log: list[tuple[int, Any, int]] = []
     for date, kind, peer, message_id, message in events:
         if peer_kind(peer) is PeerKind.CHANNEL:
-            pts = channel_pts.get(peer, (1, 0))[0] + 1
-            channel_pts[peer] = (pts, date)
+            pts = channel_pts[peer] = channel_pts.get(peer, 1) + 1
             update: Any
             if kind == _NEW:
                 update = UpdateNewChannelMessage(message, pts, 1)
@@ -76,7 +71,7 @@ def import_update_log(store: ServerStore, dataset: DemoDataset, shift: int) -> N
                 update = UpdateReadChannelInbox(peer, message_id, message, pts, 1)
             else:
                 update = UpdateDeleteChannelMessages(peer, (message_id,), pts, 1)
-            channel_log.append((peer, pts, 1, date, pack(update.to_wire())))
+            channel_log.append((peer, update, date))
         else:
             account_pts += 1
             pts = account_pts
@@ -90,23 +85,8 @@ def import_update_log(store: ServerStore, dataset: DemoDataset, shift: int) -> N
                 update = UpdateReadHistoryOutbox(peer, message_id, pts, 1)
             else:
                 update = UpdateDeleteMessages(peer, (message_id,), pts, 1)
-            account_log.append((pts, 1, date, pack(update.to_wire())))
-    window = store.log_window
-    start = max(1, account_pts - window)
-    store._db.executemany(
-        "INSERT INTO update_log VALUES (?, ?, ?, ?)", [e for e in account_log if e[0] > start]
-    )
-    store._set_meta("pts", account_pts)
-    store._set_meta("log_start", start)
-    store._db.executemany(
-        "INSERT INTO channel_log VALUES (?, ?, ?, ?, ?)",
-        [e for e in channel_log if e[1] > channel_pts[e[0]][0] - window],
-    )
-    for channel, (pts, date) in channel_pts.items():
-        store._execute(
-            "UPDATE dialogs SET pts = ?, log_start = ?, event_date = ? WHERE peer = ?",
-            (pts, max(1, pts - window), date, channel),
-        )
+            account_log.append((update, date))
+    store.logs.load(account_log, channel_log)
 
 
 def _reads_since(store: ServerStore, since: int, last: int) -> list[tuple[int, int, int, int, Any]]:
@@ -114,19 +94,12 @@ def _reads_since(store: ServerStore, since: int, last: int) -> list[tuple[int, i
     ``last`` (after every other event): a client seeded at ``since`` has each mark at
     most at the chat's top then, and learns the rest from these updates."""
     reads: list[tuple[int, int, int, int, Any]] = []
-    for peer, read_inbox, read_outbox in store._execute(
-        "SELECT peer, read_inbox, read_outbox FROM dialogs ORDER BY peer"
-    ):
-        (top_then,) = store._one(
-            "SELECT coalesce(max(id), 0) FROM messages WHERE peer = ? AND date < ?",
-            (peer, since),
-        ) or (0,)
+    for peer, read_inbox, read_outbox in store.all_read_marks():
+        top_then = store.top_id_before(peer, since)
         if read_inbox > top_then:
-            (unread,) = store._one(
-                "SELECT count(*) FROM messages WHERE peer = ? AND id > ? AND out = 0",
-                (peer, read_inbox),
-            ) or (0,)
-            reads.append((last, _READ_INBOX, peer, read_inbox, unread))
+            reads.append(
+                (last, _READ_INBOX, peer, read_inbox, store.unread_count(peer, read_inbox))
+            )
         if read_outbox > top_then and peer_kind(peer) is not PeerKind.CHANNEL:
             reads.append((last, _READ_OUTBOX, peer, read_outbox, None))
     return reads

@@ -22,9 +22,18 @@ from spark_tools.cli import main as seed_main
 from spark_tools.cli import seed
 from spark_tools.client_db import ClientSpec
 from spark_tools.progress import Progress
-from sync.protocol import GetDifference, GetHistory
+from sync.protocol import (
+    AnyUpdate,
+    GetDifference,
+    GetHistory,
+    UpdateDeleteChannelMessages,
+    UpdateDeleteMessages,
+    UpdateEditChannelMessage,
+    UpdateEditMessage,
+)
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
+from sync.server.update_logs import UpdateLogs
 
 pytestmark = pytest.mark.spark
 
@@ -107,18 +116,21 @@ def test_the_server_serves_the_generated_rows(server, seeded):
         if m.timestamp >= log_from and m.peer_id.namespace != 2
     }
     assert {(m.peer, m.id) for m in difference.new_messages} == recent
-    bodies = server.call(
-        lambda s: [
-            body
-            for (body,) in s.store._db.execute(
-                "SELECT body FROM update_log UNION ALL SELECT body FROM channel_log"
-            )
-        ]
-    )
-    assert sum(b"delete" in body for body in bodies) == len(dataset.deletions) > 0
+    updates = server.call(lambda s: logged_updates(s.store.logs))
+    deletes = (UpdateDeleteMessages, UpdateDeleteChannelMessages)
+    assert sum(isinstance(u, deletes) for u in updates) == len(dataset.deletions) > 0
     edited = sum(1 for m in dataset.messages if (m.edit_timestamp or 0) >= log_from)
-    edits = sum(b"editMessage" in body or b"editChannelMessage" in body for body in bodies)
+    edits = sum(isinstance(u, UpdateEditMessage | UpdateEditChannelMessage) for u in updates)
     assert edits == edited > 0
+
+
+def logged_updates(logs: UpdateLogs) -> list[AnyUpdate]:
+    """Every update the account's log and the channels' logs hold."""
+    everything = 1 << 30
+    updates = [entry.update for entry in logs.entries(0, everything)]
+    for channel in logs.channels_changed_since(0):
+        updates += [entry.update for entry in logs.channel_entries(channel.channel, 0, everything)]
+    return updates
 
 
 def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp_path):

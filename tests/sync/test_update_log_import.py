@@ -85,7 +85,7 @@ def test_channels_replay_their_own_events():
 def test_a_short_log_window_keeps_only_the_newest_points():
     _, store = imported(log_window=10)
     pts = store.state().pts
-    assert store._meta("log_start", 0) == pts - 10
+    assert store.logs.start == pts - 10
     assert type(store.difference(GetDifference(1, 0, 0))).__name__ == "DifferenceTooLong"
 
 
