@@ -2,7 +2,7 @@
 
 Commands: ``demo`` and ``run`` open the desktop client (``client.app``); ``sync`` and
 ``verify`` run the sync engine headless (``client.sync_commands``); ``storage-demo``
-generates a dataset (``sync.server.generator``), writes it into a fresh Postbox
+generates a dataset (``dataset.generator``), writes it into a fresh Postbox
 database through ordinary transactions, and prints the chat list, a history window, a
 full-text search, a shared-media summary and one live change, with the figures it
 measured (``client.storage_demo``). This module parses the command line and runs the
@@ -27,8 +27,8 @@ from typing import TextIO
 from client.app import add_app_commands
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
+from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from postbox import PostboxError
-from sync.server.generator import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 
 __all__ = [
     "DEFAULT_CHATS",

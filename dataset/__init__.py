@@ -6,7 +6,7 @@ update log), every value a pure function of a seed and a spec. ``account_plan`` 
 the chats, ``message_rows`` draws each message from counter-based hashes
 (``counter_hash``) and words (``vocabulary``), ``account_tables`` derives the per-chat
 tables, ``generator`` assembles a ``DemoDataset`` in this process, and
-``dataset_files`` (with the row format of ``dataset_rows``) writes and reads the
+``files`` (with the row format of ``rows``) writes and reads the
 directory. The mock server (``sync.server``) loads datasets and ``spark_tools`` writes
 large ones on Spark from the same row functions, so both paths agree byte for byte.
 
@@ -16,7 +16,7 @@ use the names exported here.
 
 from dataset.account_plan import DEMO_NOW, AccountPlan, AccountSpec, ChatPlan, plan_account
 from dataset.account_tables import AccountTables, account_tables
-from dataset.dataset_files import (
+from dataset.files import (
     COLUMNS,
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -35,7 +35,6 @@ from dataset.dataset_files import (
     write_dataset_with,
     write_message_part,
 )
-from dataset.dataset_rows import build_message
 from dataset.generator import (
     MAX_DAYS,
     MAX_MESSAGES,
@@ -59,6 +58,7 @@ from dataset.message_rows import (
     iter_slice,
     plan_slices,
 )
+from dataset.rows import build_message
 
 __all__ = [
     "COLUMNS",

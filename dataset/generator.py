@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 from dataset.account_plan import DEMO_NOW, AccountPlan, AccountSpec, plan_account
 from dataset.account_tables import AccountTables, account_tables
-from dataset.dataset_rows import build_message
 from dataset.message_rows import (
     Deletion,
     content,
@@ -41,6 +40,7 @@ from dataset.message_rows import (
     plain_text,
     plan_slices,
 )
+from dataset.rows import build_message
 from dataset.vocabulary import EMOJI, SEARCH_WORD
 from postbox import (
     Media,

@@ -149,7 +149,8 @@ from typing import Any
 
 import msgpack
 
-from dataset.dataset_rows import (
+from dataset.generator import DemoDataset
+from dataset.rows import (
     COLUMNS,
     INT32_MAX,
     INT32_MIN,
@@ -175,7 +176,6 @@ from dataset.dataset_rows import (
     peer_from_row,
     peer_to_row,
 )
-from dataset.generator import DemoDataset
 from postbox import (
     Peer,
     PeerId,

@@ -19,7 +19,6 @@ from dataset import (
     DatasetError,
     DatasetExistsError,
     DemoDataset,
-    dataset_files,
     generate_dataset,
     iter_message_rows,
     message_from_row,
@@ -27,6 +26,9 @@ from dataset import (
     read_dataset,
     read_manifest,
     write_dataset,
+)
+from dataset import (
+    files as dataset_files,
 )
 from postbox import Media, MediaKind, MessageFlags, MessageTags, PeerId, PeerNamespace, StoreMessage
 

@@ -4,7 +4,7 @@ Every row is a plain msgpack array (ints, strings, ``None``, nested arrays) in t
 order of ``COLUMNS``; ``message_to_row`` and ``message_from_row`` convert messages, the
 ``check_*`` functions refuse a malformed row with a ``RowError`` that the reader turns
 into a ``DatasetError`` naming the file and the row. The format itself is described in
-``dataset.dataset_files``.
+``dataset.files``.
 """
 
 from __future__ import annotations
