@@ -50,8 +50,14 @@ __all__ = [
 ]
 
 
-class DatasetError(ValueError):
-    """A dataset directory that is missing, incomplete or breaks the format."""
+class DatasetError(Exception):
+    """The root of the package's errors: a dataset directory that is missing, incomplete
+    or breaks the format.
+
+        DatasetError
+        ├── DatasetExistsError   writing over a directory that holds something
+        └── RowError             one row breaks the format (the caller names where)
+    """
 
 
 class DatasetExistsError(DatasetError, FileExistsError):
@@ -107,7 +113,7 @@ MEDIA_KINDS = {int(kind): kind for kind in MediaKind}
 PRESENCE_STATUSES = {int(status): status for status in PresenceStatus}
 
 
-class RowError(Exception):
+class RowError(DatasetError):
     """A row that breaks the format; the caller adds the file and the row number."""
 
 

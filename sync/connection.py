@@ -14,6 +14,7 @@ import itertools
 import logging
 from typing import Any, TypeVar
 
+from sync.errors import SyncError
 from sync.protocol import (
     DEFAULT_MAX_FRAME_SIZE,
     METHODS,
@@ -38,7 +39,7 @@ log = logging.getLogger("postbox.sync")
 T = TypeVar("T")
 
 
-class ConnectionLostError(ConnectionError):
+class ConnectionLostError(SyncError, ConnectionError):
     """The connection closed before the answer came."""
 
 

@@ -34,6 +34,7 @@ from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
 from sync.engine.timing import Backoff, Timeouts, loop_time
 from sync.engine.validators import ReadStateValidator, TagSummaryValidator
+from sync.errors import SyncError
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
 
@@ -45,7 +46,7 @@ T = TypeVar("T")
 Connector = Callable[[], Awaitable[ServerConnection]]
 
 
-class AuthorizationError(Exception):
+class AuthorizationError(SyncError):
     """The server refused the token: reconnecting will not help."""
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from sync.errors import SyncError
+
 __all__ = [
     "ErrorCode",
     "FrameTooLargeError",
@@ -34,7 +36,7 @@ class ErrorCode(enum.StrEnum):
     INTERNAL = "INTERNAL"
 
 
-class ProtocolError(Exception):
+class ProtocolError(SyncError):
     """A frame or a request that breaks the protocol; answered with an error frame."""
 
     code: ErrorCode = ErrorCode.MALFORMED_FRAME

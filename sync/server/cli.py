@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS, DatasetError
+from sync.errors import ServerDatabaseError
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import MockServer
 
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     except DatasetError as error:
         print(f"postbox-server: error: {error}", file=sys.stderr)
         return 1
-    except OSError as error:
+    except (ServerDatabaseError, OSError) as error:  # the database, or the port
         print(f"postbox-server: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

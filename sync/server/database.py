@@ -13,22 +13,40 @@ from typing import Any
 
 import apsw
 
+from sync.errors import NotAServerDatabaseError, ServerDatabaseError
 from sync.server.schema import database_digest, open_database
 
-__all__ = ["ServerDatabase"]
+__all__ = ["ServerDatabase", "database_error"]
+
+
+def database_error(error: apsw.Error, path: str | Path) -> ServerDatabaseError:
+    """apsw's error on the server database, as one a person can act on."""
+    if isinstance(error, apsw.NotADBError | apsw.CorruptError):
+        return NotAServerDatabaseError(
+            f"{path} is not a database or is damaged ({error}); it was left unchanged"
+        )
+    if isinstance(error, apsw.BusyError | apsw.LockedError):
+        return ServerDatabaseError(f"{path} is locked by another process ({error})")
+    if isinstance(error, apsw.ReadOnlyError | apsw.CantOpenError):
+        return ServerDatabaseError(f"cannot write {path}: check the file and its folder")
+    if isinstance(error, apsw.FullError):
+        return ServerDatabaseError(f"no space left for {path}")
+    return ServerDatabaseError(f"the server database {path} failed: {error}")
 
 
 class ServerDatabase:
     """The open server database at ``path`` (``:memory:`` for none); one thread uses it.
 
-    A file that cannot be opened raises ``OSError``.
+    A file that cannot be opened raises a ``ServerDatabaseError`` saying why.
     """
 
     def __init__(self, path: str | Path) -> None:
         try:
             self._connection = open_database(path)
         except apsw.Error as error:
-            raise OSError(f"cannot open the server database {path}: {error}") from error
+            raise database_error(error, path) from error
+        except OSError as error:  # the file could not even be created
+            raise ServerDatabaseError(f"cannot create {path}: {error.strerror}") from error
 
     def close(self) -> None:
         self._connection.close()

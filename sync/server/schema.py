@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import apsw
 import msgpack
 
+from sync.errors import NotAServerDatabaseError
 from sync.protocol import (
     ForwardHeader,
     Media,
@@ -74,6 +77,11 @@ ADDED_COLUMNS = (("messages", "forward", "BLOB"),)
 JOINED_COLUMNS = ", ".join(f"m.{column}" for column in MESSAGE_COLUMNS.split(", "))
 
 
+#: Marks a file as a postbox-server database ("PBSV").
+APPLICATION_ID = 0x50425356
+#: Tables a server database from before the mark has (so it is claimed, not refused).
+_OUR_TABLES = frozenset({"meta", "peers", "dialogs", "messages", "update_log"})
+
 #: Every table, with the order that makes its rows comparable.
 _TABLE_ORDER = (
     ("meta", "key"),
@@ -90,19 +98,50 @@ _TABLE_ORDER = (
 
 def open_database(path: str | Path) -> apsw.Connection:
     """The server database at ``path`` in WAL mode, with every table and column of this
-    schema (an older file gains the columns added since). apsw errors pass through."""
+    schema (an older file gains the columns added since). A new file is readable by its
+    owner only. Another application's SQLite file is refused before anything in it
+    changes (``NotAServerDatabaseError``); apsw's other errors pass through."""
+    if str(path) != ":memory:":
+        _create_private(Path(path))
     db = apsw.Connection(str(path))
-    db.setbusytimeout(2_000)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    with db:
-        for statement in SCHEMA:
-            db.execute(statement)
-        for table, column, kind in ADDED_COLUMNS:
-            present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-            if column not in present:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    try:
+        db.setbusytimeout(2_000)
+        claim = _check_owner(db, path)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        with db:
+            for statement in SCHEMA:
+                db.execute(statement)
+            for table, column, kind in ADDED_COLUMNS:
+                present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            if claim:
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    except BaseException:
+        db.close()
+        raise
     return db
+
+
+def _check_owner(db: apsw.Connection, path: str | Path) -> bool:
+    """Whether the file is to be marked as ours: it is new, or a server database from
+    before the mark. Anything else is refused."""
+    ((application_id,),) = db.execute("PRAGMA application_id").fetchall()
+    if application_id == APPLICATION_ID:
+        return False
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_schema")}
+    if application_id == 0 and (not tables or tables >= _OUR_TABLES):
+        return True
+    raise NotAServerDatabaseError(
+        f"{path} is a SQLite database but not a postbox-server database; it was left "
+        "unchanged: pass another --db"
+    )
+
+
+def _create_private(path: Path) -> None:
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 def database_digest(db: apsw.Connection) -> str:

@@ -17,12 +17,14 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
+from sync.errors import SyncError
+
 __all__ = ["SimulationError", "StalledError", "VirtualLoop", "run_virtual"]
 
 T = TypeVar("T")
 
 
-class SimulationError(RuntimeError):
+class SimulationError(SyncError):
     """Something inside the simulation tried to leave it (a socket, a thread)."""
 
 

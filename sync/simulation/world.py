@@ -20,6 +20,7 @@ from postbox import Postbox
 from sync.connection import ServerConnection
 from sync.engine import SyncEngine
 from sync.engine.timing import Timeouts
+from sync.errors import SyncError
 from sync.server.server import MockServer, import_into
 from sync.server.service import Service
 from sync.server.store import ServerStore
@@ -34,7 +35,7 @@ TOKEN = "simulation-token"
 TIMEOUTS = Timeouts()
 
 
-class ServerDownError(ConnectionRefusedError):
+class ServerDownError(SyncError, ConnectionRefusedError):
     """The simulated server is restarting: the connection is refused."""
 
 

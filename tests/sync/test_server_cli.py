@@ -138,3 +138,56 @@ def test_a_dataset_directory_is_served_as_generated(tmp_path) -> None:
 
         asyncio.run(check())
     assert any(peer_kind(int(p.id)) is PeerKind.CHANNEL for p in dataset.peers)
+
+
+def _server(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sync.server.cli", "--token", "t", "--peers", "8",
+         "--messages", "100", *argv],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_another_applications_database_is_refused_and_left_unchanged(tmp_path) -> None:
+    import apsw
+
+    notes = tmp_path / "notes.db"
+    db = apsw.Connection(str(notes))
+    db.execute("CREATE TABLE meta (key TEXT, value TEXT)")  # a table name we use too
+    db.execute("INSERT INTO meta VALUES ('owner', 'someone else')")
+    db.close()
+    before = notes.read_bytes()
+    result = _server("--db", str(notes))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"postbox-server: error: {notes} is a SQLite database but not a postbox-server "
+        "database; it was left unchanged: pass another --db"
+    ]
+    assert notes.read_bytes() == before
+    assert not (tmp_path / "notes.db-wal").exists()
+
+
+def test_a_file_that_is_not_a_database_is_refused_in_one_line(tmp_path) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not SQLite at all " * 100)
+    before = garbage.read_bytes()
+    result = _server("--db", str(garbage))
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"postbox-server: error: {garbage} is not a database or is damaged")
+    assert garbage.read_bytes() == before
+
+
+def test_a_new_server_database_is_private_and_marked_as_ours(tmp_path) -> None:
+    import apsw
+
+    from sync.server.schema import APPLICATION_ID
+    from sync.server.store import ServerStore
+
+    path = tmp_path / "server.db"
+    ServerStore(path, clock=lambda: 1_700_000_000).close()
+    assert path.stat().st_mode & 0o777 == 0o600
+    db = apsw.Connection(str(path))
+    assert db.execute("PRAGMA application_id").fetchall() == [(APPLICATION_ID,)]
+    db.close()
+    ServerStore(path, clock=lambda: 1_700_000_000).close()  # and opens again

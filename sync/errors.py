@@ -1,0 +1,42 @@
+"""The errors ``sync`` raises: every failure that leaves the package is a ``SyncError``.
+
+Foreign exceptions (apsw's, msgpack's, the socket's) are translated where they are
+caught, with the original as the cause.
+
+    SyncError
+    ├── ProtocolError                 a frame or request the protocol refuses; has a code
+    │   ├── FramingError              the byte stream is broken      (sync.protocol)
+    │   │   └── FrameTooLargeError
+    │   ├── MalformedFrameError       not a valid frame              (sync.protocol)
+    │   ├── UnknownMethodError                                       (sync.protocol)
+    │   ├── InvalidParamsError        a field out of its type/bounds (sync.protocol)
+    │   ├── RpcError                  the server answered an error   (sync.protocol)
+    │   ├── StoreError                the server's data refuses it   (sync.server.store)
+    │   └── StateWentBackwardsError   an answer older than the cursor (sync.engine)
+    ├── ConnectionLostError           the connection dropped; also a ConnectionError
+    │                                                                (sync.connection)
+    ├── AuthorizationError            the server refused the token   (sync.engine)
+    ├── ServerDatabaseError           the server's database file     (here)
+    │   └── NotAServerDatabaseError   another application's file, or not a database
+    ├── SimulationError               something tried to leave the simulated world
+    │   └── StalledError              nothing ready, no timer set   (sync.simulation)
+    └── ServerDownError               the simulated server restarts; also a
+                                      ConnectionRefusedError        (sync.simulation)
+"""
+
+from __future__ import annotations
+
+__all__ = ["NotAServerDatabaseError", "ServerDatabaseError", "SyncError"]
+
+
+class SyncError(Exception):
+    """The root of every error ``sync`` raises."""
+
+
+class ServerDatabaseError(SyncError):
+    """The server's database file cannot be used: locked, read-only, full, damaged."""
+
+
+class NotAServerDatabaseError(ServerDatabaseError):
+    """The file is another application's SQLite database, or no database at all; it was
+    left as it was."""
