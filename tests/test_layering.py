@@ -149,3 +149,97 @@ def test_other_packages_use_dataset_through_its_exported_names() -> None:
         and (found.source != "dataset" or found.name not in exported)
     ]
     assert strays == []
+
+
+# -- the design's arrows: ui -> client -> sync -> postbox -------------------------------
+
+#: The client modules that start the window: the only ones that may import ``ui``.
+LAUNCHERS = ("client.app", "client.screenshots")
+
+
+def test_ui_reaches_sync_only_through_client() -> None:
+    assert reaching("ui", ("sync", "dataset", "spark_tools")) == []
+
+
+def test_client_imports_ui_only_to_launch_it() -> None:
+    found = reaching("client", ("ui",))
+    assert found
+    assert [line for line in found if not line.startswith(LAUNCHERS)] == []
+
+
+def test_sync_imports_neither_the_client_nor_the_window() -> None:
+    assert reaching("sync", ("client", "ui")) == []
+
+
+def test_the_protocol_and_the_update_rules_stand_alone() -> None:
+    outside_protocol = [
+        str(found)
+        for found in IMPORTS
+        if within(found.module, "sync.protocol")
+        and ours(found.source)
+        and not within(found.source, "sync.protocol")
+        and found.source != "sync.errors"
+    ]
+    assert outside_protocol == []
+    outside_rules = [
+        str(found)
+        for found in IMPORTS
+        if within(found.module, "sync.state")
+        and ours(found.source)
+        and not any(within(found.source, p) for p in ("sync.state", "sync.protocol", "sync.errors"))
+    ]
+    assert outside_rules == []
+
+
+def runtime_imports(path: Path) -> Iterator[str]:
+    """The modules of ours ``path`` imports when it runs (not for type checking only)."""
+    module, package = module_of(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    skipped = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in skipped or not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if ours(alias.name))
+            continue
+        source = node.module or ""
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            source = ".".join([*base, source] if source else base)
+        if not ours(source):
+            continue
+        for alias in node.names:
+            submodule = f"{source}.{alias.name}"
+            is_module = (ROOT / Path(*submodule.split("."))).with_suffix(".py").exists()
+            yield submodule if is_module else source
+
+
+def test_postbox_modules_import_each_other_without_a_cycle() -> None:
+    graph = {
+        module_of(path)[0]: set(runtime_imports(path))
+        for path in sorted((ROOT / "postbox").rglob("*.py"))
+    }
+    for module, targets in graph.items():
+        # Importing a module runs its package's __init__ first: that is not a cycle.
+        graph[module] = {t for t in targets if not within(module, t) and t in graph}
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycles.append([*path[path.index(module) :], module])
+            return
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            visit(target, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert cycles == []
