@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, assert_never
 
 from postbox import Peer as StoredPeer
 from postbox import PeerId, PeerPresence, PeerReadState, StateCursor, StoreMessage
@@ -228,30 +228,33 @@ class AccountMutableState:
         ``in_order``: the update comes in pts order with the messages around it (a
         push), not apart from them (a difference's other updates).
         """
-        if isinstance(
-            update, UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage
-        ):
-            self.add_messages((update.message,))
-        elif isinstance(update, UpdateEditMessage | UpdateEditChannelMessage):
-            self.operations.append(EditMessage(message_from_wire(update.message)))
-        elif isinstance(update, UpdateDeleteMessages):
-            self.operations.append(DeleteMessages(PeerId(update.peer), update.ids))
-        elif isinstance(update, UpdateDeleteChannelMessages):
-            self.operations.append(DeleteMessages(PeerId(update.channel), update.ids))
-        elif isinstance(update, UpdateReadHistoryInbox):
-            still_unread = update.still_unread_count if in_order else None
-            self.operations.append(ReadInbox(PeerId(update.peer), update.max_id, still_unread))
-        elif isinstance(update, UpdateReadChannelInbox):
-            still_unread = update.still_unread_count if in_order else None
-            self.operations.append(ReadInbox(PeerId(update.channel), update.max_id, still_unread))
-        elif isinstance(update, UpdateReadHistoryOutbox):
-            self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
-        elif isinstance(update, UpdateUserStatus):
-            self.merge_presences((update.presence,))
-        elif isinstance(update, UpdatePeer):
-            self.merge_peers((update.peer,))
-        elif isinstance(update, UpdateChannelTooLong):
-            self.channels_to_poll.add(PeerId(update.channel))
+        match update:
+            case UpdateNewMessage() | UpdateNewChannelMessage() | UpdateNewEncryptedMessage():
+                self.add_messages((update.message,))
+            case UpdateEditMessage() | UpdateEditChannelMessage():
+                self.operations.append(EditMessage(message_from_wire(update.message)))
+            case UpdateDeleteMessages():
+                self.operations.append(DeleteMessages(PeerId(update.peer), update.ids))
+            case UpdateDeleteChannelMessages():
+                self.operations.append(DeleteMessages(PeerId(update.channel), update.ids))
+            case UpdateReadHistoryInbox():
+                still_unread = update.still_unread_count if in_order else None
+                self.operations.append(ReadInbox(PeerId(update.peer), update.max_id, still_unread))
+            case UpdateReadChannelInbox():
+                still_unread = update.still_unread_count if in_order else None
+                self.operations.append(
+                    ReadInbox(PeerId(update.channel), update.max_id, still_unread)
+                )
+            case UpdateReadHistoryOutbox():
+                self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
+            case UpdateUserStatus():
+                self.merge_presences((update.presence,))
+            case UpdatePeer():
+                self.merge_peers((update.peer,))
+            case UpdateChannelTooLong():
+                self.channels_to_poll.add(PeerId(update.channel))
+            case _:
+                assert_never(update)
 
 
 def optimized(operations: Sequence[Operation]) -> list[Operation]:
