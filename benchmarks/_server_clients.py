@@ -28,6 +28,7 @@ from sync.protocol import (
     GetHistory,
     MessagesSlice,
     ResultFrame,
+    ShortMessage,
     decode_body,
     encode_frame,
     encode_request,
@@ -298,7 +299,7 @@ async def _push_job(job: PushJob, pipe: Connection) -> PushResult:
                     raise ConnectionLostError(conn.closed_reason or "the connection closed")
                 received += 1
                 last = clock()
-                if updates.TAG == "shortMessage":
+                if isinstance(updates, ShortMessage):
                     short += 1
                 if received >= target:
                     cpu_used.append(time.process_time() - cpu)

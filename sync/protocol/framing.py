@@ -16,6 +16,7 @@ import struct
 from typing import Any
 
 import msgpack
+import msgspec
 
 from sync.protocol.errors import FrameTooLargeError, MalformedFrameError
 
@@ -37,6 +38,7 @@ MAX_DEPTH = 16
 MAX_COLLECTION_LENGTH = 100_000
 
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_ENCODER = msgspec.msgpack.Encoder()
 
 
 def _refuse_extension(code: int, data: bytes) -> Any:
@@ -45,7 +47,7 @@ def _refuse_extension(code: int, data: bytes) -> Any:
 
 def encode_frame(payload: dict[str, Any]) -> bytes:
     """The frame for ``payload``: its msgpack encoding behind a 4-byte length."""
-    body: bytes = msgpack.packb(payload, use_bin_type=True, datetime=False)
+    body = _ENCODER.encode(payload)
     return _LENGTH.pack(len(body)) + body
 
 

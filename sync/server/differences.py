@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sync.protocol import (
+    ANY_UPDATE,
     AnyChannelDifference,
     AnyDifference,
     AnyUpdate,
@@ -40,9 +41,7 @@ from sync.protocol import (
     UpdateNewChannelMessage,
     UpdateNewEncryptedMessage,
     UpdateNewMessage,
-    decode_update,
 )
-from sync.server.schema import unpack
 
 __all__ = ["DIFFERENCE_LIMIT", "DifferenceSource", "channel_difference", "difference"]
 
@@ -82,7 +81,7 @@ class LogEntry:
 
 def _log_entries(store: DifferenceSource, sql: str, args: Sequence[Any]) -> list[LogEntry]:
     return [
-        LogEntry(pts, count, date, decode_update(unpack(body)))
+        LogEntry(pts, count, date, ANY_UPDATE.decode(body))
         for pts, count, date, body in store._execute(sql, args)
     ]
 
@@ -176,7 +175,7 @@ def _qts_updates(
     rows = store._execute(
         "SELECT body FROM qts_log WHERE qts > ? ORDER BY qts LIMIT ?", (after, limit)
     )
-    updates = [decode_update(unpack(body)) for (body,) in rows]
+    updates = [ANY_UPDATE.decode(body) for (body,) in rows]
     return [u for u in updates if isinstance(u, UpdateNewEncryptedMessage)]
 
 
