@@ -3,7 +3,8 @@
 Requests are ``{id, method, params}``; the answer to one is ``{id, result}`` or
 ``{id, error: {code, message}}``; the server pushes ``{push: "updates", updates}``.
 ``parse_request`` validates a request completely before the server acts on it, and
-``parse_server_frame`` does the same for what a client receives.
+``parse_server_frame`` does the same for what a client receives. A client decodes its
+frames with ``decode_server_frame``, straight from the bytes to records.
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
+import msgspec
 from msgspec import Meta
 
 from sync.protocol.errors import (
+    FrameTooLargeError,
     InvalidParamsError,
     MalformedFrameError,
     ProtocolError,
     RpcError,
     UnknownMethodError,
 )
+from sync.protocol.framing import DEFAULT_MAX_FRAME_SIZE, decode_body
 from sync.protocol.schema import (
     Counter,
     Int64,
@@ -33,6 +37,7 @@ from sync.protocol.schema import (
 from sync.protocol.types import (
     ANY_CHANNEL_DIFFERENCE,
     ANY_DIFFERENCE,
+    ANY_UPDATES,
     AnyUpdates,
     Dialog,
     FullPeer,
@@ -79,6 +84,7 @@ __all__ = [
     "encode_push",
     "encode_request",
     "encode_result",
+    "decode_server_frame",
     "method_name",
     "parse_request",
     "parse_server_frame",
@@ -284,7 +290,10 @@ class Method(Generic[P, T]):
     result: WireType[T]
 
     def decode_result(self, value: Any) -> T:
-        """The typed result, from a decoded map."""
+        """The typed result, from a decoded map or from the msgpack bytes
+        ``decode_server_frame`` left undecoded (``msgspec.Raw``)."""
+        if isinstance(value, msgspec.Raw):
+            return self.result.decode_part(value, _RESULT_DEPTH)
         return self.result.from_wire(value)
 
 
@@ -325,8 +334,8 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class ResultFrame:
-    """An answer; ``result`` is an undecoded map until ``Method.decode_result`` decodes it
-    for the method that was called."""
+    """An answer; ``result`` is undecoded (a map, or msgpack bytes as ``msgspec.Raw``)
+    until ``Method.decode_result`` decodes it for the method that was called."""
 
     id: int
     result: Any
@@ -379,6 +388,48 @@ def parse_server_frame(frame: dict[str, Any]) -> ResultFrame | ErrorFrame | Push
     if request_id is None or "result" not in frame:
         raise MalformedFrameError("a frame needs a push, an error, or an id and a result")
     return ResultFrame(request_id, frame["result"])
+
+
+class _ServerFrame(msgspec.Struct, forbid_unknown_fields=True):
+    """A result or a push exactly as a server writes one; parts left undecoded."""
+
+    id: int | None = None
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    push: str | msgspec.UnsetType = msgspec.UNSET
+    updates: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+_SERVER_FRAME = msgspec.msgpack.Decoder(_ServerFrame)
+#: How deep a result or a push's updates sit in their frame (the frame's map is level 1).
+_RESULT_DEPTH = 2
+
+
+def decode_server_frame(
+    body: bytes, max_size: int = DEFAULT_MAX_FRAME_SIZE
+) -> ResultFrame | ErrorFrame | PushFrame:
+    """``parse_server_frame(decode_body(body))``, but with the result left as msgpack bytes
+    for ``Method.decode_result`` and a push's updates decoded straight from the bytes.
+
+    A frame with anything else in it (an error, a key no server writes, an id out of
+    range) takes the general way, ``decode_body`` then ``parse_server_frame``.
+    """
+    if len(body) > max_size:
+        raise FrameTooLargeError(f"frame of {len(body)} bytes exceeds the limit of {max_size}")
+    try:
+        frame = _SERVER_FRAME.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return parse_server_frame(decode_body(body, max_size))
+    if frame.push == "updates" and frame.updates is not msgspec.UNSET:
+        return PushFrame(ANY_UPDATES.decode_part(frame.updates, _RESULT_DEPTH))
+    request_id = frame.id
+    if (
+        frame.push is msgspec.UNSET
+        and frame.result is not msgspec.UNSET
+        and request_id is not None
+        and 0 <= request_id <= MAX_REQUEST_ID
+    ):
+        return ResultFrame(request_id, frame.result)
+    return parse_server_frame(decode_body(body, max_size))
 
 
 def method_name(params: WireRecord) -> str:

@@ -20,6 +20,7 @@ import msgspec
 from msgspec import Meta
 
 from sync.protocol.errors import InvalidParamsError, MalformedFrameError
+from sync.protocol.framing import check_part
 
 __all__ = [
     "INT32_MAX",
@@ -47,6 +48,7 @@ MAX_TEXT = 4096
 MAX_LIST = 10_000
 
 T = TypeVar("T")
+_ENCODER = msgspec.msgpack.Encoder()
 
 #: An integer that fits int64 (msgpack could carry up to 2**64 - 1).
 Int64 = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
@@ -118,6 +120,26 @@ class WireType(Generic[T]):
             raise _invalid_params(error, self.path if path is None else path) from None
         except (msgspec.DecodeError, RecursionError) as error:
             raise MalformedFrameError(f"not valid msgpack: {error}") from None
+
+    def decode_part(self, data: msgspec.Raw, depth: int) -> T:
+        """Decode a part of a frame that sits ``depth`` levels deep in it, with the frame
+        checks of ``decode_body``.
+
+        A record's types refuse extension types, keys other than strings and nesting
+        beyond its own wherever it has a field, but msgspec skips a key no record knows
+        without looking inside. A part that encodes back to the very same bytes has no
+        such key and needs nothing more; any other part is checked as ``decode_body``
+        checks a frame. So is an invalid part, so that a malformed one is a
+        ``MalformedFrameError`` first, as a whole frame's would be.
+        """
+        try:
+            value = self.decode(data)
+        except InvalidParamsError:
+            check_part(memoryview(data), depth)
+            raise
+        if _ENCODER.encode(value) != bytes(data):
+            check_part(memoryview(data), depth)
+        return value
 
 
 _MISSING_FIELD = "Object missing required field `"
