@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 import msgspec
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
 from sync.protocol.errors import (
     FrameTooLargeError,
@@ -394,9 +394,9 @@ class _ServerFrame(msgspec.Struct, forbid_unknown_fields=True):
     """A result or a push exactly as a server writes one; parts left undecoded."""
 
     id: int | None = None
-    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    push: str | msgspec.UnsetType = msgspec.UNSET
-    updates: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    result: msgspec.Raw | UnsetType = UNSET
+    push: str | UnsetType = UNSET
+    updates: msgspec.Raw | UnsetType = UNSET
 
 
 _SERVER_FRAME = msgspec.msgpack.Decoder(_ServerFrame)
@@ -410,8 +410,9 @@ def decode_server_frame(
     """``parse_server_frame(decode_body(body))``, but with the result left as msgpack bytes
     for ``Method.decode_result`` and a push's updates decoded straight from the bytes.
 
-    A frame with anything else in it (an error, a key no server writes, an id out of
-    range) takes the general way, ``decode_body`` then ``parse_server_frame``.
+    A frame with anything else in it (an error, a key no server writes, a push with a
+    result, an id out of range) takes the general way, ``decode_body`` then
+    ``parse_server_frame``.
     """
     if len(body) > max_size:
         raise FrameTooLargeError(f"frame of {len(body)} bytes exceeds the limit of {max_size}")
@@ -419,16 +420,17 @@ def decode_server_frame(
         frame = _SERVER_FRAME.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return parse_server_frame(decode_body(body, max_size))
-    if frame.push == "updates" and frame.updates is not msgspec.UNSET:
-        return PushFrame(ANY_UPDATES.decode_part(frame.updates, _RESULT_DEPTH))
-    request_id = frame.id
+    request_id, result, push, updates = frame.id, frame.result, frame.push, frame.updates
+    if push == "updates" and updates is not UNSET and result is UNSET and request_id is None:
+        return PushFrame(ANY_UPDATES.decode_part(updates, _RESULT_DEPTH))
     if (
-        frame.push is msgspec.UNSET
-        and frame.result is not msgspec.UNSET
+        result is not UNSET
+        and push is UNSET
+        and updates is UNSET
         and request_id is not None
         and 0 <= request_id <= MAX_REQUEST_ID
     ):
-        return ResultFrame(request_id, frame.result)
+        return ResultFrame(request_id, result)
     return parse_server_frame(decode_body(body, max_size))
 
 

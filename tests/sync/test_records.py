@@ -298,9 +298,10 @@ def _nested(depth):
     return value
 
 
+_EXT = msgpack.ExtType(5, b"x")
 #: Values the frame checks refuse anywhere in a frame, even under a key no record knows.
 REFUSED_VALUES = {
-    "extension type": msgpack.ExtType(5, b"x"),
+    "extension type": _EXT,
     "timestamp": msgpack.Timestamp(1, 0),
     "int key": {1: "a"},
     "bytes key in a list": [{b"k": 1}],
@@ -348,8 +349,20 @@ def test_an_extension_type_in_a_known_field_is_malformed_not_invalid():
         _packed({"id": -1, "result": {}}),
         _packed({"id": 3}),
         b"\x81\xa2id" + b"\x91" * 5000 + b"\xc0",
+        _packed({"push": "updates", "updates": {"_": "updatesTooLong"}, "result": _EXT}),
+        _packed({"id": 3, "result": {"_": "differenceTooLong", "pts": 1}, "updates": _EXT}),
     ],
-    ids=["list", "trailing byte", "int key", "unknown push", "bad id", "no result", "deep"],
+    ids=[
+        "list",
+        "trailing byte",
+        "int key",
+        "unknown push",
+        "bad id",
+        "no result",
+        "deep",
+        "push with a bad result",
+        "result with bad updates",
+    ],
 )
 def test_a_broken_envelope_is_malformed(body):
     with pytest.raises(MalformedFrameError):
@@ -389,7 +402,7 @@ def result_frames(draw):
     result["new_messages"] = [message]
     frame = {"id": 3, "result": result}
     if draw(st.booleans()):
-        frame[draw(st.sampled_from(["x", "id", "push"]))] = draw(_ODD_VALUES)
+        frame[draw(st.sampled_from(["x", "id", "push", "updates"]))] = draw(_ODD_VALUES)
     return _packed(frame)
 
 
