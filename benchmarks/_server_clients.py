@@ -28,10 +28,10 @@ from sync.protocol import (
     GetHistory,
     MessagesSlice,
     ResultFrame,
-    decode_body,
+    ShortMessage,
+    decode_server_frame,
     encode_frame,
     encode_request,
-    parse_server_frame,
 )
 
 __all__ = [
@@ -201,7 +201,7 @@ class _RawClient:
         try:
             client.send(1, Auth(TOKEN))
             (body,) = await client.frames()
-            if not isinstance(parse_server_frame(decode_body(body)), ResultFrame):
+            if not isinstance(decode_server_frame(body), ResultFrame):
                 raise AssertionError("auth refused")
         except BaseException:
             await client.close()
@@ -253,7 +253,7 @@ async def _raw_job(job: RawJob, pipe: Connection) -> RequestResult:
                 request_id, offset_id, started = pending.popleft()
                 latencies.append((clock() - started) * 1e3)
                 if request_id % RAW_CHECK_EVERY == 0:
-                    frame = parse_server_frame(decode_body(body))
+                    frame = decode_server_frame(body)
                     if not isinstance(frame, ResultFrame) or frame.id != request_id:
                         raise AssertionError(f"request {request_id}: answered {frame}")
                     check_page(decode_result(frame.result), offset_id)
@@ -298,7 +298,7 @@ async def _push_job(job: PushJob, pipe: Connection) -> PushResult:
                     raise ConnectionLostError(conn.closed_reason or "the connection closed")
                 received += 1
                 last = clock()
-                if updates.TAG == "shortMessage":
+                if isinstance(updates, ShortMessage):
                     short += 1
                 if received >= target:
                     cpu_used.append(time.process_time() - cpu)

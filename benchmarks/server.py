@@ -73,12 +73,12 @@ from sync.protocol import (
     MessagesSlice,
     ResultFrame,
     decode_body,
+    decode_server_frame,
     encode_frame,
     encode_push,
     encode_request,
     encode_result,
     parse_request,
-    parse_server_frame,
 )
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
@@ -206,7 +206,7 @@ def _codec_round_trip(
         request = parse_request(decode_body(body))
         answer = encode_frame(encode_result(request.id, service.handle(session, request)))
         (reply,) = client_decoder.feed(answer)
-        frame = parse_server_frame(decode_body(reply))
+        frame = decode_server_frame(reply)
         assert isinstance(frame, ResultFrame)
         check_page(decode_result(frame.result), offset_id)
 

@@ -21,15 +21,15 @@ from sync.protocol import (
     AnyUpdates,
     ErrorFrame,
     FrameDecoder,
+    MalformedFrameError,
     ProtocolError,
     PushFrame,
     ResultFrame,
     WireRecord,
-    decode_body,
+    decode_server_frame,
     encode_frame,
     encode_request,
     method_name,
-    parse_server_frame,
 )
 
 __all__ = ["ConnectionLostError", "ServerConnection"]
@@ -125,7 +125,7 @@ class ServerConnection:
             self._lost(f"connection error: {error}")
 
     def _dispatch(self, body: bytes) -> None:
-        frame = parse_server_frame(decode_body(body))
+        frame = decode_server_frame(body, self._decoder.max_size)
         if isinstance(frame, PushFrame):
             self.pushes.put_nowait(frame.updates)
             return
@@ -143,5 +143,7 @@ class ServerConnection:
         assert isinstance(frame, ResultFrame)
         try:
             future.set_result(METHODS[name].decode_result(frame.result))
+        except MalformedFrameError:
+            raise  # not a frame a server writes: the connection cannot be trusted
         except ProtocolError as error:
             future.set_exception(error)

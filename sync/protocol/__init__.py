@@ -1,7 +1,8 @@
 """The wire protocol shared by the mock server and the client: frames, records, methods.
 
 No I/O here: ``framing`` cuts bytes into frames, ``schema``, ``types`` and ``methods``
-turn maps into validated records, ``errors`` names what can go wrong.
+turn msgpack bytes or decoded maps into validated records (msgspec Structs), ``errors``
+names what can go wrong.
 """
 
 from sync.protocol import errors, framing, methods, schema, types

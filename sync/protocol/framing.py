@@ -2,7 +2,8 @@
 
 ``encode_frame`` turns a map into bytes. ``FrameDecoder`` takes bytes as they arrive
 and hands back complete frame bodies; ``decode_body`` turns one body into a map,
-with limits on size, nesting and collection lengths, and no extension types.
+with limits on size, nesting and collection lengths, and no extension types;
+``check_part`` applies the same checks to a part of a frame left undecoded.
 
 Two kinds of failure are kept apart: a length over the limit is a ``FramingError``
 (the stream cannot be trusted past it, so the connection closes), while a body that
@@ -16,6 +17,7 @@ import struct
 from typing import Any
 
 import msgpack
+import msgspec
 
 from sync.protocol.errors import FrameTooLargeError, MalformedFrameError
 
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_COLLECTION_LENGTH",
     "MAX_DEPTH",
     "FrameDecoder",
+    "check_part",
     "decode_body",
     "encode_frame",
 ]
@@ -37,6 +40,7 @@ MAX_DEPTH = 16
 MAX_COLLECTION_LENGTH = 100_000
 
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_ENCODER = msgspec.msgpack.Encoder()
 
 
 def _refuse_extension(code: int, data: bytes) -> Any:
@@ -45,7 +49,7 @@ def _refuse_extension(code: int, data: bytes) -> Any:
 
 def encode_frame(payload: dict[str, Any]) -> bytes:
     """The frame for ``payload``: its msgpack encoding behind a 4-byte length."""
-    body: bytes = msgpack.packb(payload, use_bin_type=True, datetime=False)
+    body = _ENCODER.encode(payload)
     return _LENGTH.pack(len(body)) + body
 
 
@@ -53,9 +57,28 @@ def decode_body(body: bytes, max_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str
     """The map in one frame body; ``MalformedFrameError`` for anything else."""
     if len(body) > max_size:
         raise FrameTooLargeError(f"frame of {len(body)} bytes exceeds the limit of {max_size}")
+    value = _unpack(body, max_size)
+    if not isinstance(value, dict):
+        raise MalformedFrameError(f"a frame must hold a map, not {type(value).__name__}")
+    _check_shape(value, 1)
+    return value
+
+
+def check_part(data: bytes | memoryview, depth: int) -> None:
+    """``decode_body``'s checks on one msgpack value that sits ``depth`` levels deep in a
+    frame (the frame's own map is level 1): ``MalformedFrameError`` if it fails them."""
+    value = _unpack(data, DEFAULT_MAX_FRAME_SIZE)
+    kind = type(value)
+    if kind is dict or kind is list:
+        _check_shape(value, depth)
+    elif kind not in _SCALARS:
+        raise MalformedFrameError(f"values of type {kind.__name__} are not allowed")
+
+
+def _unpack(data: bytes | memoryview, max_size: int) -> Any:
     try:
-        value = msgpack.unpackb(
-            body,
+        return msgpack.unpackb(
+            data,
             raw=False,
             strict_map_key=True,
             ext_hook=_refuse_extension,
@@ -72,16 +95,12 @@ def decode_body(body: bytes, max_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str
         raise MalformedFrameError(f"frame body is not valid msgpack: {error}") from None
     except Exception as error:  # noqa: BLE001 - msgpack raises several undocumented types
         raise MalformedFrameError(f"frame body is not valid msgpack: {error!r}") from None
-    if not isinstance(value, dict):
-        raise MalformedFrameError(f"a frame must hold a map, not {type(value).__name__}")
-    _check_shape(value)
-    return value
 
 
-def _check_shape(root: dict[str, Any]) -> None:
+def _check_shape(top: Any, top_depth: int) -> None:
     """Refuse deep nesting, non-string keys and values of types the protocol never sends
     (e.g. msgpack timestamps). Only containers go on the stack; scalars are checked in place."""
-    stack: list[tuple[Any, int]] = [(root, 1)]
+    stack: list[tuple[Any, int]] = [(top, top_depth)]
     scalars = _SCALARS
     while stack:
         container, depth = stack.pop()

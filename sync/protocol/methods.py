@@ -3,31 +3,41 @@
 Requests are ``{id, method, params}``; the answer to one is ``{id, result}`` or
 ``{id, error: {code, message}}``; the server pushes ``{push: "updates", updates}``.
 ``parse_request`` validates a request completely before the server acts on it, and
-``parse_server_frame`` does the same for what a client receives.
+``parse_server_frame`` does the same for what a client receives. A client decodes its
+frames with ``decode_server_frame``, straight from the bytes to records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
 from sync.protocol.errors import (
+    FrameTooLargeError,
     InvalidParamsError,
     MalformedFrameError,
     ProtocolError,
     RpcError,
     UnknownMethodError,
 )
+from sync.protocol.framing import DEFAULT_MAX_FRAME_SIZE, decode_body
 from sync.protocol.schema import (
-    MAX_TEXT,
     Counter,
-    Limit,
+    Int64,
+    ListOf,
     MessageRef,
     PeerRef,
+    Text,
     WireRecord,
+    WireType,
 )
 from sync.protocol.types import (
+    ANY_CHANNEL_DIFFERENCE,
+    ANY_DIFFERENCE,
+    ANY_UPDATES,
     AnyUpdates,
     Dialog,
     FullPeer,
@@ -37,8 +47,6 @@ from sync.protocol.types import (
     Peer,
     Presence,
     State,
-    decode_channel_difference,
-    decode_difference,
     decode_updates,
 )
 
@@ -76,6 +84,7 @@ __all__ = [
     "encode_push",
     "encode_request",
     "encode_result",
+    "decode_server_frame",
     "method_name",
     "parse_request",
     "parse_server_frame",
@@ -96,35 +105,30 @@ T = TypeVar("T")
 # -- parameters -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Auth(WireRecord):
-    token: Annotated[str, Limit(max_len=256)]
+class Auth(WireRecord, frozen=True):
+    token: Annotated[str, Meta(max_length=256)]
 
 
-@dataclass(frozen=True, slots=True)
-class GetState(WireRecord):
+class GetState(WireRecord, frozen=True):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class GetDifference(WireRecord):
+class GetDifference(WireRecord, frozen=True):
     """``pts_total_limit``: the most pts points one answer may cover (then a slice)."""
 
     pts: Counter
     qts: Counter
     date: Counter
-    pts_total_limit: Annotated[int, Limit(low=1, high=100_000)] | None = None
+    pts_total_limit: Annotated[int, Meta(ge=1, le=100_000)] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GetChannelDifference(WireRecord):
+class GetChannelDifference(WireRecord, frozen=True):
     channel: PeerRef
     pts: Counter
-    limit: Annotated[int, Limit(low=1, high=1000)] = 100
+    limit: Annotated[int, Meta(ge=1, le=1000)] = 100
 
 
-@dataclass(frozen=True, slots=True)
-class GetDialogs(WireRecord):
+class GetDialogs(WireRecord, frozen=True):
     """Unpinned dialogs older than the chat-list index (offset_date, offset_id,
     offset_peer), newest first. All zero means from the top, and then the answer starts
     with every pinned dialog (beyond ``limit``), as on Telegram.
@@ -133,18 +137,16 @@ class GetDialogs(WireRecord):
     offset_date: Counter = 0
     offset_id: Counter = 0
     offset_peer: PeerRef = 0
-    limit: Annotated[int, Limit(low=1, high=DIALOGS_LIMIT)] = DIALOGS_LIMIT
+    limit: Annotated[int, Meta(ge=1, le=DIALOGS_LIMIT)] = DIALOGS_LIMIT
 
 
-@dataclass(frozen=True, slots=True)
-class GetPeerDialogs(WireRecord):
+class GetPeerDialogs(WireRecord, frozen=True):
     """The dialogs of some chats, with the state they are as of (to validate read states)."""
 
-    peers: Annotated[tuple[PeerRef, ...], Limit(max_len=100)]
+    peers: Annotated[tuple[PeerRef, ...], Meta(max_length=100)]
 
 
-@dataclass(frozen=True, slots=True)
-class GetHistory(WireRecord):
+class GetHistory(WireRecord, frozen=True):
     """A page of one chat's history, newest first, with Telegram's paging rules.
 
     The candidates are the chat's messages (only those with media of kind ``filter``
@@ -156,64 +158,57 @@ class GetHistory(WireRecord):
 
     peer: PeerRef
     offset_id: Counter = 0
-    add_offset: Annotated[int, Limit(low=-HISTORY_LIMIT, high=1_000_000)] = 0
-    limit: Annotated[int, Limit(low=1, high=HISTORY_LIMIT)] = HISTORY_LIMIT
+    add_offset: Annotated[int, Meta(ge=-HISTORY_LIMIT, le=1_000_000)] = 0
+    limit: Annotated[int, Meta(ge=1, le=HISTORY_LIMIT)] = HISTORY_LIMIT
     max_id: Counter = 0
     min_id: Counter = 0
     filter: MediaKind | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GetPeers(WireRecord):
-    ids: Annotated[tuple[PeerRef, ...], Limit(max_len=200)]
+class GetPeers(WireRecord, frozen=True):
+    ids: Annotated[tuple[PeerRef, ...], Meta(max_length=200)]
 
 
-@dataclass(frozen=True, slots=True)
-class GetFullPeer(WireRecord):
+class GetFullPeer(WireRecord, frozen=True):
     peer: PeerRef
 
 
-@dataclass(frozen=True, slots=True)
-class SendMessage(WireRecord):
+class SendMessage(WireRecord, frozen=True):
     """``random_id`` is the client's key: sending it again returns the same message."""
 
     peer: PeerRef
-    text: Annotated[str, Limit(max_len=MAX_TEXT)]
-    random_id: int
+    text: Text
+    random_id: Int64
     reply_to: MessageRef | None = None
-    media: Annotated[tuple[Media, ...], Limit(max_len=10)] = ()
+    media: Annotated[tuple[Media, ...], Meta(max_length=10)] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class EditMessage(WireRecord):
+class EditMessage(WireRecord, frozen=True):
     peer: PeerRef
     id: MessageRef
-    text: Annotated[str, Limit(max_len=MAX_TEXT)]
+    text: Text
 
 
-@dataclass(frozen=True, slots=True)
-class ForwardMessages(WireRecord):
+class ForwardMessages(WireRecord, frozen=True):
     """Copy messages of ``from_peer`` into ``to_peer`` with a forward header; one
     ``random_id`` per message, the same key as ``SendMessage``'s."""
 
     from_peer: PeerRef
-    ids: Annotated[tuple[MessageRef, ...], Limit(max_len=100)]
+    ids: Annotated[tuple[MessageRef, ...], Meta(max_length=100)]
     to_peer: PeerRef
-    random_ids: Annotated[tuple[int, ...], Limit(max_len=100)]
+    random_ids: Annotated[tuple[Int64, ...], Meta(max_length=100)]
 
 
-@dataclass(frozen=True, slots=True)
-class DeleteMessages(WireRecord):
+class DeleteMessages(WireRecord, frozen=True):
     """``revoke``: for everyone (else only from this account's history). This server holds
     one account, so both remove the messages from the history it serves."""
 
     peer: PeerRef
-    ids: Annotated[tuple[MessageRef, ...], Limit(max_len=100)]
+    ids: Annotated[tuple[MessageRef, ...], Meta(max_length=100)]
     revoke: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ReadHistory(WireRecord):
+class ReadHistory(WireRecord, frozen=True):
     peer: PeerRef
     max_id: Counter
 
@@ -221,52 +216,46 @@ class ReadHistory(WireRecord):
 # -- results ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Authorization(WireRecord):
+class Authorization(WireRecord, frozen=True):
     user: Peer
 
 
-@dataclass(frozen=True, slots=True)
-class Dialogs(WireRecord):
+class Dialogs(WireRecord, frozen=True):
     """A page of the chat list, its top messages and peers; ``count`` is the total."""
 
-    dialogs: tuple[Dialog, ...]
-    messages: tuple[Message, ...]
-    peers: tuple[Peer, ...]
+    dialogs: ListOf[Dialog]
+    messages: ListOf[Message]
+    peers: ListOf[Peer]
     count: PeerRef
-    pinned: tuple[int, ...] = ()
+    pinned: ListOf[Int64] = ()
     #: The account's state the page is as of (its read states and counts).
     state: State | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PeerDialogs(WireRecord):
+class PeerDialogs(WireRecord, frozen=True):
     """The dialogs asked for (unknown peers left out), their top messages and peers, and
     the account's state they are as of; a channel's dialog carries its own pts."""
 
-    dialogs: tuple[Dialog, ...]
-    messages: tuple[Message, ...]
-    peers: tuple[Peer, ...]
+    dialogs: ListOf[Dialog]
+    messages: ListOf[Message]
+    peers: ListOf[Peer]
     state: State
 
 
-@dataclass(frozen=True, slots=True)
-class MessagesSlice(WireRecord):
+class MessagesSlice(WireRecord, frozen=True):
     """A page of history, newest first; ``count`` is the number of candidates."""
 
-    messages: tuple[Message, ...]
-    peers: tuple[Peer, ...]
+    messages: ListOf[Message]
+    peers: ListOf[Peer]
     count: PeerRef
 
 
-@dataclass(frozen=True, slots=True)
-class Peers(WireRecord):
-    peers: tuple[Peer, ...]
-    presences: tuple[Presence, ...] = ()
+class Peers(WireRecord, frozen=True):
+    peers: ListOf[Peer]
+    presences: ListOf[Presence] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SentMessage(WireRecord):
+class SentMessage(WireRecord, frozen=True):
     """The stored message and the counter point it took: the account's pts, the
     channel's own pts in a channel, the account's qts in a secret chat."""
 
@@ -275,18 +264,16 @@ class SentMessage(WireRecord):
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class SentMessages(WireRecord):
+class SentMessages(WireRecord, frozen=True):
     """Messages stored by one request, in the order asked, and the counter points they
     took together: they end at ``pts`` and cover ``pts_count``."""
 
-    messages: Annotated[tuple[Message, ...], Limit(max_len=100)]
+    messages: Annotated[tuple[Message, ...], Meta(max_length=100)]
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class AffectedMessages(WireRecord):
+class AffectedMessages(WireRecord, frozen=True):
     pts: Counter
     pts_count: Counter
 
@@ -296,13 +283,22 @@ class AffectedMessages(WireRecord):
 
 @dataclass(frozen=True, slots=True)
 class Method(Generic[P, T]):
+    """A method: its name, the record of its parameters and the type of its result."""
+
     name: str
     params: type[P]
-    decode_result: Callable[[Any], T]
+    result: WireType[T]
+
+    def decode_result(self, value: Any) -> T:
+        """The typed result, from a decoded map or from the msgpack bytes
+        ``decode_server_frame`` left undecoded (``msgspec.Raw``)."""
+        if isinstance(value, msgspec.Raw):
+            return self.result.decode_part(value, _RESULT_DEPTH)
+        return self.result.from_wire(value)
 
 
-def _record(kind: type[R]) -> Callable[[Any], R]:
-    return lambda value: kind.from_wire(value, "result")
+def _record(kind: type[R]) -> WireType[R]:
+    return WireType(kind, "result")
 
 
 METHODS: dict[str, Method[Any, Any]] = {
@@ -310,8 +306,8 @@ METHODS: dict[str, Method[Any, Any]] = {
     for method in (
         Method("auth", Auth, _record(Authorization)),
         Method("getState", GetState, _record(State)),
-        Method("getDifference", GetDifference, decode_difference),
-        Method("getChannelDifference", GetChannelDifference, decode_channel_difference),
+        Method("getDifference", GetDifference, ANY_DIFFERENCE),
+        Method("getChannelDifference", GetChannelDifference, ANY_CHANNEL_DIFFERENCE),
         Method("getDialogs", GetDialogs, _record(Dialogs)),
         Method("getPeerDialogs", GetPeerDialogs, _record(PeerDialogs)),
         Method("getHistory", GetHistory, _record(MessagesSlice)),
@@ -338,6 +334,9 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class ResultFrame:
+    """An answer; ``result`` is undecoded (a map, or msgpack bytes as ``msgspec.Raw``)
+    until ``Method.decode_result`` decodes it for the method that was called."""
+
     id: int
     result: Any
 
@@ -389,6 +388,50 @@ def parse_server_frame(frame: dict[str, Any]) -> ResultFrame | ErrorFrame | Push
     if request_id is None or "result" not in frame:
         raise MalformedFrameError("a frame needs a push, an error, or an id and a result")
     return ResultFrame(request_id, frame["result"])
+
+
+class _ServerFrame(msgspec.Struct, forbid_unknown_fields=True):
+    """A result or a push exactly as a server writes one; parts left undecoded."""
+
+    id: int | None = None
+    result: msgspec.Raw | UnsetType = UNSET
+    push: str | UnsetType = UNSET
+    updates: msgspec.Raw | UnsetType = UNSET
+
+
+_SERVER_FRAME = msgspec.msgpack.Decoder(_ServerFrame)
+#: How deep a result or a push's updates sit in their frame (the frame's map is level 1).
+_RESULT_DEPTH = 2
+
+
+def decode_server_frame(
+    body: bytes, max_size: int = DEFAULT_MAX_FRAME_SIZE
+) -> ResultFrame | ErrorFrame | PushFrame:
+    """``parse_server_frame(decode_body(body))``, but with the result left as msgpack bytes
+    for ``Method.decode_result`` and a push's updates decoded straight from the bytes.
+
+    A frame with anything else in it (an error, a key no server writes, a push with a
+    result, an id out of range) takes the general way, ``decode_body`` then
+    ``parse_server_frame``.
+    """
+    if len(body) > max_size:
+        raise FrameTooLargeError(f"frame of {len(body)} bytes exceeds the limit of {max_size}")
+    try:
+        frame = _SERVER_FRAME.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return parse_server_frame(decode_body(body, max_size))
+    request_id, result, push, updates = frame.id, frame.result, frame.push, frame.updates
+    if push == "updates" and updates is not UNSET and result is UNSET and request_id is None:
+        return PushFrame(ANY_UPDATES.decode_part(updates, _RESULT_DEPTH))
+    if (
+        result is not UNSET
+        and push is UNSET
+        and updates is UNSET
+        and request_id is not None
+        and 0 <= request_id <= MAX_REQUEST_ID
+    ):
+        return ResultFrame(request_id, result)
+    return parse_server_frame(decode_body(body, max_size))
 
 
 def method_name(params: WireRecord) -> str:

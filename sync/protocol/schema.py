@@ -1,38 +1,42 @@
-"""Wire records: frozen dataclasses that encode to msgpack maps and validate on decode.
+"""Wire records: frozen msgspec Structs that encode to msgpack maps and validate on decode.
 
-A record class lists its fields with type annotations; ``WireRecord`` derives from them,
-once per class, an encoder and a validating decoder. Supported field types: ``int``
-(never ``bool``), ``bool``, ``str``, ``bytes``, ``float``, enums, other records, unions
-of records (told apart by their ``_`` tag), ``X | None``, ``list[X]`` and
-``tuple[X, ...]``. Integers are int64 unless ``Annotated[int, Limit(low=..., high=...)]``
-narrows them; strings and lists have default length limits that ``Limit(max_len=...)``
-changes.
+A record lists its fields with type annotations; msgspec derives from them, once per
+type, an encoder and a validating decoder. Bounds are ``msgspec.Meta`` constraints on
+``Annotated`` types: ``Int64`` for a plain integer, ``PeerRef``, ``MessageRef`` and
+``Counter`` for ids and counters, ``Text`` for a message's text, ``ListOf[X]`` for a list
+(a tuple in Python) of at most ``MAX_LIST`` items. Records that share a union are
+``TaggedRecord``s, told apart on the wire by their ``_`` tag.
 
-A decode error names the path of the offending field, e.g. ``messages[3].date``.
+``WireType`` decodes one type (a record or a union of records) from a decoded map or
+straight from msgpack bytes. A decode error is an ``InvalidParamsError`` that names the
+path of the offending field, e.g. ``params.messages[3].date``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import types
-import typing
-from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, Self, TypeVar
+from typing import Annotated, Any, Generic, Self, TypeVar
 
-from sync.protocol.errors import InvalidParamsError
+import msgspec
+from msgspec import Meta
+
+from sync.protocol.errors import InvalidParamsError, MalformedFrameError
+from sync.protocol.framing import check_part
 
 __all__ = [
     "INT32_MAX",
     "INT64_MAX",
+    "INT64_MIN",
     "MAX_LIST",
     "MAX_TEXT",
-    "WireRecord",
     "Counter",
-    "Limit",
+    "Int64",
+    "ListOf",
     "MessageRef",
     "PeerRef",
-    "decode_union",
+    "TaggedRecord",
+    "Text",
+    "WireRecord",
+    "WireType",
 ]
 
 INT32_MAX = 2**31 - 1
@@ -43,238 +47,128 @@ MAX_TEXT = 4096
 #: Most items in a list field unless it says otherwise.
 MAX_LIST = 10_000
 
-_Decoder = Callable[[Any, str], Any]
-_Encoder = Callable[[Any], Any]
-R = TypeVar("R", bound="WireRecord")
+T = TypeVar("T")
+_ENCODER = msgspec.msgpack.Encoder()
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Limit:
-    """Bounds for a field, given as ``Annotated[int, Limit(low=0)]``; checked on decode."""
-
-    low: int | None = None
-    high: int | None = None
-    max_len: int | None = None
-
-
+#: An integer that fits int64 (msgpack could carry up to 2**64 - 1).
+Int64 = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
 #: A peer id (non-negative int64).
-PeerRef = Annotated[int, Limit(low=0)]
+PeerRef = Annotated[int, Meta(ge=0, le=INT64_MAX)]
 #: A message id (positive int32).
-MessageRef = Annotated[int, Limit(low=1, high=INT32_MAX)]
+MessageRef = Annotated[int, Meta(ge=1, le=INT32_MAX)]
 #: A pts, seq, date or read mark (non-negative int32).
-Counter = Annotated[int, Limit(low=0, high=INT32_MAX)]
+Counter = Annotated[int, Meta(ge=0, le=INT32_MAX)]
+#: A message's text, or any string with no tighter bound.
+Text = Annotated[str, Meta(max_length=MAX_TEXT)]
+#: A list of at most ``MAX_LIST`` items, a tuple once decoded.
+ListOf = Annotated[tuple[T, ...], Meta(max_length=MAX_LIST)]
 
 
-def _fail(path: str, expected: str, value: Any) -> InvalidParamsError:
-    return InvalidParamsError(f"{path}: expected {expected}, got {_describe(value)}")
+class WireRecord(msgspec.Struct, frozen=True, gc=False):
+    """Base of every record on the wire. Keys it does not know are ignored on decode.
 
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"
-
-
-def _int_decoder(low: int | None, high: int | None) -> _Decoder:
-    lowest = INT64_MIN if low is None else low
-    highest = INT64_MAX if high is None else high
-
-    def decode(value: Any, path: str) -> int:
-        if type(value) is not int:
-            raise _fail(path, "an integer", value)
-        if not lowest <= value <= highest:
-            raise InvalidParamsError(f"{path}: {value} is outside {lowest}..{highest}")
-        return value
-
-    return decode
-
-
-def _str_decoder(max_len: int | None) -> _Decoder:
-    longest = MAX_TEXT if max_len is None else max_len
-
-    def decode(value: Any, path: str) -> str:
-        if type(value) is not str:
-            raise _fail(path, "a string", value)
-        if len(value) > longest:
-            raise InvalidParamsError(f"{path}: longer than {longest} characters")
-        return value
-
-    return decode
-
-
-def _simple_decoder(kind: type, expected: str) -> _Decoder:
-    def decode(value: Any, path: str) -> Any:
-        if type(value) is not kind:
-            raise _fail(path, expected, value)
-        return value
-
-    return decode
-
-
-def _float_decoder(value: Any, path: str) -> float:
-    if type(value) not in (float, int):
-        raise _fail(path, "a number", value)
-    return float(value)
-
-
-def _enum_decoder(kind: type[enum.Enum]) -> _Decoder:
-    members = {member.value: member for member in kind}
-    names = ", ".join(repr(value) for value in members)
-
-    def decode(value: Any, path: str) -> Any:
-        try:
-            return members[value]
-        except (KeyError, TypeError):
-            raise _fail(path, f"one of {names}", value) from None
-
-    return decode
-
-
-def _optional_decoder(inner: _Decoder) -> _Decoder:
-    def decode(value: Any, path: str) -> Any:
-        return None if value is None else inner(value, path)
-
-    return decode
-
-
-def _list_decoder(inner: _Decoder, max_len: int | None, as_tuple: bool) -> _Decoder:
-    longest = MAX_LIST if max_len is None else max_len
-
-    def decode(value: Any, path: str) -> Any:
-        if type(value) is not list:
-            raise _fail(path, "a list", value)
-        if len(value) > longest:
-            raise InvalidParamsError(f"{path}: more than {longest} items")
-        items = [inner(item, f"{path}[{i}]") for i, item in enumerate(value)]
-        return tuple(items) if as_tuple else items
-
-    return decode
-
-
-def _record_decoder(kinds: tuple[type[WireRecord], ...]) -> _Decoder:
-    if len(kinds) == 1:
-        kind = kinds[0]
-        return lambda value, path: kind._decode(value, path)
-    by_tag = {kind.TAG: kind for kind in kinds}
-    return lambda value, path: decode_union(by_tag, value, path)
-
-
-def decode_union(by_tag: dict[str, type[R]], value: Any, path: str) -> R:
-    """Decode ``value`` as whichever record its ``_`` tag names among ``by_tag``."""
-    if type(value) is not dict:
-        raise _fail(path, "a map", value)
-    tag = value.get("_")
-    kind = by_tag.get(tag) if isinstance(tag, str) else None
-    if kind is None:
-        raise InvalidParamsError(f"{path}: unknown type {tag!r}; expected one of {sorted(by_tag)}")
-    return kind._decode(value, path)
-
-
-_PLAIN = frozenset({type(None), bool, int, float, str, bytes})
-
-
-def _encode_value(value: Any) -> Any:
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if isinstance(value, WireRecord):
-        return value.to_wire()
-    if kind is tuple or kind is list:
-        return [_encode_value(item) for item in value]
-    if isinstance(value, enum.Enum):
-        return value.value
-    return value
-
-
-def _decoder_for(annotation: Any, limit: Limit = Limit()) -> _Decoder:  # noqa: B008
-    origin = typing.get_origin(annotation)
-    if origin is Annotated:
-        found = [m for m in annotation.__metadata__ if isinstance(m, Limit)]
-        return _decoder_for(annotation.__origin__, found[0] if found else Limit())
-    if origin in (types.UnionType, typing.Union):
-        args = typing.get_args(annotation)
-        non_none = tuple(arg for arg in args if arg is not type(None))
-        if all(isinstance(arg, type) and issubclass(arg, WireRecord) for arg in non_none):
-            inner = _record_decoder(non_none)
-        elif len(non_none) == 1:
-            inner = _decoder_for(non_none[0], limit)
-        else:
-            raise TypeError(f"unsupported union {annotation}")
-        return _optional_decoder(inner) if len(non_none) < len(args) else inner
-    if origin in (list, tuple):
-        args = typing.get_args(annotation)
-        return _list_decoder(_decoder_for(args[0]), limit.max_len, origin is tuple)
-    if annotation is bool:
-        return _simple_decoder(bool, "true or false")
-    if annotation is int:
-        return _int_decoder(limit.low, limit.high)
-    if annotation is str:
-        return _str_decoder(limit.max_len)
-    if annotation is bytes:
-        return _simple_decoder(bytes, "bytes")
-    if annotation is float:
-        return _float_decoder
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return _enum_decoder(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, WireRecord):
-        return _record_decoder((annotation,))
-    raise TypeError(f"unsupported wire field type {annotation!r}")
-
-
-class WireRecord:
-    """Base of every record on the wire. Subclasses are frozen dataclasses with a ``TAG``."""
-
-    __slots__ = ()
-
-    TAG: ClassVar[str] = ""
-    _plan: ClassVar[tuple[tuple[str, _Decoder, bool], ...] | None] = None
-    _names: ClassVar[tuple[str, ...]] = ()
-
-    @classmethod
-    def _build_plan(cls) -> tuple[tuple[str, _Decoder, bool], ...]:
-        hints = typing.get_type_hints(cls, include_extras=True)
-        plan = []
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            plan.append((f.name, _decoder_for(hints[f.name]), required))
-        cls._plan = tuple(plan)
-        return cls._plan
-
-    @classmethod
-    def _decode(cls, value: Any, path: str) -> Self:
-        if type(value) is not dict:
-            raise _fail(path or cls.__name__, "a map", value)
-        plan = cls._plan if cls.__dict__.get("_plan") else cls._build_plan()
-        assert plan is not None
-        prefix = f"{path}." if path else ""
-        arguments: dict[str, Any] = {}
-        for name, decoder, required in plan:
-            if name in value:
-                arguments[name] = decoder(value[name], prefix + name)
-            elif required:
-                raise InvalidParamsError(f"{prefix}{name}: missing")
-        return cls(**arguments)
+    A record holds scalars, tuples and other records and never changes, so it cannot be
+    part of a reference cycle: the garbage collector does not track it (``gc=False``).
+    """
 
     @classmethod
     def from_wire(cls, value: Any, path: str = "") -> Self:
-        """Decode and validate; ``InvalidParamsError`` names the first bad field."""
-        return cls._decode(value, path)
+        """Decode and validate a decoded map; ``InvalidParamsError`` names the first bad
+        field, under ``path``."""
+        try:
+            return msgspec.convert(value, cls)
+        except msgspec.ValidationError as error:
+            raise _invalid_params(error, path, cls.__name__) from None
 
     def to_wire(self) -> dict[str, Any]:
-        """This record as a msgpack-ready map (with ``_`` set to ``TAG`` if it has one)."""
-        names = type(self).__dict__.get("_names") or type(self)._build_names()
-        encoded: dict[str, Any] = {"_": self.TAG} if self.TAG else {}
-        plain = _PLAIN
-        for name in names:
-            value = getattr(self, name)
-            encoded[name] = value if type(value) in plain else _encode_value(value)
+        """This record as a msgpack-ready map (with its ``_`` tag if it has one; lists are
+        tuples)."""
+        encoded: dict[str, Any] = msgspec.to_builtins(self)
         return encoded
 
-    @classmethod
-    def _build_names(cls) -> tuple[str, ...]:
-        names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
-        cls._names = names
-        return names
+
+class TaggedRecord(WireRecord, frozen=True, tag_field="_"):
+    """A record that shares a union with others: subclasses name their ``tag``, which
+    the wire carries as ``_``."""
+
+
+class WireType(Generic[T]):
+    """One wire type (a record or a union of tagged records) and its decoders, made once."""
+
+    __slots__ = ("_decoder", "kind", "path")
+
+    def __init__(self, kind: Any, path: str) -> None:
+        self.kind = kind
+        #: Where a value of this type sits in its frame, for error messages.
+        self.path = path
+        self._decoder: msgspec.msgpack.Decoder[T] = msgspec.msgpack.Decoder(kind)
+
+    def from_wire(self, value: Any, path: str | None = None) -> T:
+        """Decode and validate a decoded map; ``InvalidParamsError`` names the bad field."""
+        try:
+            result: T = msgspec.convert(value, self.kind)
+        except msgspec.ValidationError as error:
+            raise _invalid_params(error, self.path if path is None else path) from None
+        return result
+
+    def decode(self, data: bytes | msgspec.Raw, path: str | None = None) -> T:
+        """Decode and validate msgpack bytes; ``MalformedFrameError`` if they are not one
+        msgpack value, ``InvalidParamsError`` naming the bad field if it is not valid."""
+        try:
+            return self._decoder.decode(data)
+        except msgspec.ValidationError as error:
+            raise _invalid_params(error, self.path if path is None else path) from None
+        except (msgspec.DecodeError, RecursionError) as error:
+            raise MalformedFrameError(f"not valid msgpack: {error}") from None
+
+    def decode_part(self, data: msgspec.Raw, depth: int) -> T:
+        """Decode a part of a frame that sits ``depth`` levels deep in it, with the frame
+        checks of ``decode_body``.
+
+        A record's types refuse extension types, keys other than strings and nesting
+        beyond its own wherever it has a field, but msgspec skips a key no record knows
+        without looking inside. A part that encodes back to the very same bytes has no
+        such key and needs nothing more; any other part is checked as ``decode_body``
+        checks a frame. So is an invalid part, so that a malformed one is a
+        ``MalformedFrameError`` first, as a whole frame's would be.
+        """
+        try:
+            value = self.decode(data)
+        except InvalidParamsError:
+            check_part(memoryview(data), depth)
+            raise
+        if _ENCODER.encode(value) != bytes(data):
+            check_part(memoryview(data), depth)
+        return value
+
+
+_MISSING_FIELD = "Object missing required field `"
+_KEY_IN = "key` in `"
+_LONGEST_MESSAGE = 200
+
+
+def _invalid_params(
+    error: msgspec.ValidationError, path: str, name: str = ""
+) -> InvalidParamsError:
+    """msgspec's "Expected `int`, got `str` - at `$.messages[3].date`" as
+    "messages[3].date: expected `int`, got `str`", under ``path``; an error about the
+    value itself names ``path``, or ``name`` if there is no path."""
+    message, _, where = str(error).partition(" - at `")
+    if where.startswith(_KEY_IN):
+        location = _join(path, where[len(_KEY_IN) : -1]) or name
+        message = "map keys must be strings"
+    elif message.startswith(_MISSING_FIELD):
+        location = _join(path, where[:-1] + "." + message[len(_MISSING_FIELD) : -1])
+        message = "missing"
+    else:
+        location = (_join(path, where[:-1]) if where else path) or name
+        message = message[:1].lower() + message[1:]
+        if len(message) > _LONGEST_MESSAGE:  # it may quote a long value
+            message = message[: _LONGEST_MESSAGE - 3] + "..."
+    return InvalidParamsError(f"{location}: {message}" if location else message)
+
+
+def _join(path: str, where: str) -> str:
+    """``path`` followed by a msgspec location (``$`` being the value at ``path``)."""
+    rest = where.removeprefix("$")
+    return path + rest if path else rest.removeprefix(".")

@@ -15,20 +15,27 @@ covers (``pts_count``): it applies when ``local_pts + pts_count == pts``, is old
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Annotated, Any
 
+from msgspec import Meta
+
 from sync.protocol.schema import (
-    MAX_TEXT,
     Counter,
-    Limit,
+    Int64,
+    ListOf,
     MessageRef,
     PeerRef,
+    TaggedRecord,
+    Text,
     WireRecord,
-    decode_union,
+    WireType,
 )
 
 __all__ = [
+    "ANY_CHANNEL_DIFFERENCE",
+    "ANY_DIFFERENCE",
+    "ANY_UPDATE",
+    "ANY_UPDATES",
     "PEER_ID_MAX",
     "AnyChannelDifference",
     "AnyDifference",
@@ -121,14 +128,13 @@ class PresenceStatus(enum.StrEnum):
 # -- entities -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Peer(WireRecord):
+class Peer(WireRecord, frozen=True):
     """A user, group or channel. ``flags``: 1 verified, 2 bot, 4 broadcast, 8 self."""
 
     id: PeerRef
-    name: Annotated[str, Limit(max_len=256)]
-    username: Annotated[str, Limit(max_len=64)] | None = None
-    access_hash: int = 0
+    name: Annotated[str, Meta(max_length=256)]
+    username: Annotated[str, Meta(max_length=64)] | None = None
+    access_hash: Int64 = 0
     flags: Counter = 0
 
     @property
@@ -136,8 +142,7 @@ class Peer(WireRecord):
         return peer_kind(self.id)
 
 
-@dataclass(frozen=True, slots=True)
-class Presence(WireRecord):
+class Presence(WireRecord, frozen=True):
     """``expires`` for ONLINE, ``was_online`` for OFFLINE (unix seconds); else 0."""
 
     user: PeerRef
@@ -145,31 +150,28 @@ class Presence(WireRecord):
     timestamp: Counter = 0
 
 
-@dataclass(frozen=True, slots=True)
-class FullPeer(WireRecord):
+class FullPeer(WireRecord, frozen=True):
     """What a profile screen shows beyond the peer itself."""
 
     peer: Peer
-    about: Annotated[str, Limit(max_len=MAX_TEXT)] = ""
+    about: Text = ""
     participant_count: PeerRef | None = None
-    members: tuple[PeerRef, ...] = ()
+    members: ListOf[PeerRef] = ()
     pinned_message_id: MessageRef | None = None
     presence: Presence | None = None
     #: A user in the account's contacts (always false for groups and channels).
     contact: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Media(WireRecord):
+class Media(WireRecord, frozen=True):
     kind: MediaKind
-    id: int
+    id: Int64
     size: PeerRef = 0
-    url: Annotated[str, Limit(max_len=2048)] | None = None
-    title: Annotated[str, Limit(max_len=256)] | None = None
+    url: Annotated[str, Meta(max_length=2048)] | None = None
+    title: Annotated[str, Meta(max_length=256)] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ForwardHeader(WireRecord):
+class ForwardHeader(WireRecord, frozen=True):
     """Where a forwarded message first appeared: its first author (a user, or the channel
     of a post) and date; for a channel post also the channel and the post's id there.
     Forwarding a forwarded message keeps its header, as Telegram does."""
@@ -180,24 +182,22 @@ class ForwardHeader(WireRecord):
     channel_post: MessageRef | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Message(WireRecord):
+class Message(WireRecord, frozen=True):
     """A message as the server has it. ``out``: sent by this account."""
 
     peer: PeerRef
     id: MessageRef
     date: Counter
     out: bool
-    text: Annotated[str, Limit(max_len=MAX_TEXT)] = ""
+    text: Text = ""
     author: PeerRef | None = None
-    media: Annotated[tuple[Media, ...], Limit(max_len=10)] = ()
+    media: Annotated[tuple[Media, ...], Meta(max_length=10)] = ()
     reply_to: MessageRef | None = None
     edit_date: Counter | None = None
     forward: ForwardHeader | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class State(WireRecord):
+class State(WireRecord, frozen=True):
     """The account's position in its update stream.
 
     ``date`` is the server's date of the last *final* difference (or getState): peers,
@@ -212,16 +212,14 @@ class State(WireRecord):
     date: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelPts(WireRecord):
+class ChannelPts(WireRecord, frozen=True):
     """A channel's current pts, as a hint that it may have news."""
 
     channel: PeerRef
     pts: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class Dialog(WireRecord):
+class Dialog(WireRecord, frozen=True):
     """One chat-list entry. ``pts`` is the channel's own pts (channels only)."""
 
     peer: PeerRef
@@ -230,7 +228,7 @@ class Dialog(WireRecord):
     read_outbox_max_id: Counter
     unread_count: Counter
     pinned: bool = False
-    folder: Annotated[int, Limit(low=0, high=1)] = 0
+    folder: Annotated[int, Meta(ge=0, le=1)] = 0
     muted_until: Counter = 0
     pts: Counter | None = None
 
@@ -238,36 +236,28 @@ class Dialog(WireRecord):
 # -- updates ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateNewMessage(WireRecord):
-    TAG = "newMessage"
+class UpdateNewMessage(TaggedRecord, frozen=True, tag="newMessage"):
     message: Message
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateEditMessage(WireRecord):
-    TAG = "editMessage"
+class UpdateEditMessage(TaggedRecord, frozen=True, tag="editMessage"):
     message: Message
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateDeleteMessages(WireRecord):
-    TAG = "deleteMessages"
+class UpdateDeleteMessages(TaggedRecord, frozen=True, tag="deleteMessages"):
     peer: PeerRef
-    ids: Annotated[tuple[MessageRef, ...], Limit(max_len=1000)]
+    ids: Annotated[tuple[MessageRef, ...], Meta(max_length=1000)]
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateReadHistoryInbox(WireRecord):
+class UpdateReadHistoryInbox(TaggedRecord, frozen=True, tag="readHistoryInbox"):
     """This account read the chat up to ``max_id`` (here or on another connection)."""
 
-    TAG = "readHistoryInbox"
     peer: PeerRef
     max_id: Counter
     still_unread_count: Counter
@@ -275,45 +265,35 @@ class UpdateReadHistoryInbox(WireRecord):
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateReadHistoryOutbox(WireRecord):
+class UpdateReadHistoryOutbox(TaggedRecord, frozen=True, tag="readHistoryOutbox"):
     """The other side read this account's messages up to ``max_id``."""
 
-    TAG = "readHistoryOutbox"
     peer: PeerRef
     max_id: Counter
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateNewChannelMessage(WireRecord):
-    TAG = "newChannelMessage"
+class UpdateNewChannelMessage(TaggedRecord, frozen=True, tag="newChannelMessage"):
     message: Message
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateEditChannelMessage(WireRecord):
-    TAG = "editChannelMessage"
+class UpdateEditChannelMessage(TaggedRecord, frozen=True, tag="editChannelMessage"):
     message: Message
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateDeleteChannelMessages(WireRecord):
-    TAG = "deleteChannelMessages"
+class UpdateDeleteChannelMessages(TaggedRecord, frozen=True, tag="deleteChannelMessages"):
     channel: PeerRef
-    ids: Annotated[tuple[MessageRef, ...], Limit(max_len=1000)]
+    ids: Annotated[tuple[MessageRef, ...], Meta(max_length=1000)]
     pts: Counter
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateReadChannelInbox(WireRecord):
-    TAG = "readChannelInbox"
+class UpdateReadChannelInbox(TaggedRecord, frozen=True, tag="readChannelInbox"):
     channel: PeerRef
     max_id: Counter
     still_unread_count: Counter
@@ -321,37 +301,29 @@ class UpdateReadChannelInbox(WireRecord):
     pts_count: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateNewEncryptedMessage(WireRecord):
+class UpdateNewEncryptedMessage(TaggedRecord, frozen=True, tag="newEncryptedMessage"):
     """A new message in a secret chat: ordered by the account's qts, one point each."""
 
-    TAG = "newEncryptedMessage"
     message: Message
     qts: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateChannelTooLong(WireRecord):
+class UpdateChannelTooLong(TaggedRecord, frozen=True, tag="channelTooLong"):
     """The channel has more news than a push can carry: ask getChannelDifference."""
 
-    TAG = "channelTooLong"
     channel: PeerRef
     pts: Counter | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateUserStatus(WireRecord):
+class UpdateUserStatus(TaggedRecord, frozen=True, tag="userStatus"):
     """A presence change; it moves no counter."""
 
-    TAG = "userStatus"
     presence: Presence
 
 
-@dataclass(frozen=True, slots=True)
-class UpdatePeer(WireRecord):
+class UpdatePeer(TaggedRecord, frozen=True, tag="peer"):
     """A peer's name, username or flags changed; travels in a container with a seq."""
 
-    TAG = "peer"
     peer: Peer
 
 
@@ -370,60 +342,39 @@ AnyUpdate = (
     | UpdateUserStatus
     | UpdatePeer
 )
-_UPDATES: dict[str, type[Any]] = {
-    kind.TAG: kind
-    for kind in (
-        UpdateNewMessage,
-        UpdateEditMessage,
-        UpdateDeleteMessages,
-        UpdateReadHistoryInbox,
-        UpdateReadHistoryOutbox,
-        UpdateNewChannelMessage,
-        UpdateEditChannelMessage,
-        UpdateDeleteChannelMessages,
-        UpdateReadChannelInbox,
-        UpdateNewEncryptedMessage,
-        UpdateChannelTooLong,
-        UpdateUserStatus,
-        UpdatePeer,
-    )
-}
+#: Any update, as the update logs and the lists of a difference hold it.
+ANY_UPDATE: WireType[AnyUpdate] = WireType(AnyUpdate, "update")
 
 
 def decode_update(value: Any, path: str = "update") -> AnyUpdate:
-    result: AnyUpdate = decode_union(_UPDATES, value, path)
-    return result
+    return ANY_UPDATE.from_wire(value, path)
 
 
 # -- pushed containers --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Updates(WireRecord):
+class Updates(TaggedRecord, frozen=True, tag="updates"):
     """A batch of updates with the peers they mention.
 
     ``seq == 0``: the batch carries no seq-ordered update. Otherwise it covers
     ``seq_start..seq`` and applies when ``local_seq + 1 == seq_start``.
     """
 
-    TAG = "updates"
-    updates: Annotated[tuple[AnyUpdate, ...], Limit(max_len=1000)]
-    peers: Annotated[tuple[Peer, ...], Limit(max_len=1000)] = ()
+    updates: Annotated[tuple[AnyUpdate, ...], Meta(max_length=1000)]
+    peers: Annotated[tuple[Peer, ...], Meta(max_length=1000)] = ()
     date: Counter = 0
     seq_start: Counter = 0
     seq: Counter = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ShortMessage(WireRecord):
+class ShortMessage(TaggedRecord, frozen=True, tag="shortMessage"):
     """A plain text message in a private chat (no media, not a forward), in the compact
     form."""
 
-    TAG = "shortMessage"
     id: MessageRef
     user: PeerRef
     out: bool
-    text: Annotated[str, Limit(max_len=MAX_TEXT)]
+    text: Text
     date: Counter
     pts: Counter
     pts_count: Counter
@@ -438,38 +389,30 @@ class ShortMessage(WireRecord):
         return UpdateNewMessage(message, self.pts, self.pts_count)
 
 
-@dataclass(frozen=True, slots=True)
-class UpdatesTooLong(WireRecord):
+class UpdatesTooLong(TaggedRecord, frozen=True, tag="updatesTooLong"):
     """Too much happened to push: the client must call getDifference."""
-
-    TAG = "updatesTooLong"
 
 
 AnyUpdates = Updates | ShortMessage | UpdatesTooLong
-_CONTAINERS: dict[str, type[Any]] = {
-    kind.TAG: kind for kind in (Updates, ShortMessage, UpdatesTooLong)
-}
+#: What a push carries.
+ANY_UPDATES: WireType[AnyUpdates] = WireType(AnyUpdates, "updates")
 
 
 def decode_updates(value: Any, path: str = "updates") -> AnyUpdates:
-    result: AnyUpdates = decode_union(_CONTAINERS, value, path)
-    return result
+    return ANY_UPDATES.from_wire(value, path)
 
 
 # -- difference results ---------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class DifferenceEmpty(WireRecord):
+class DifferenceEmpty(TaggedRecord, frozen=True, tag="differenceEmpty"):
     """Nothing happened since the client's state."""
 
-    TAG = "differenceEmpty"
     date: Counter
     seq: Counter
 
 
-@dataclass(frozen=True, slots=True)
-class Difference(WireRecord):
+class Difference(TaggedRecord, frozen=True, tag="difference"):
     """Everything since the client's state; ``state`` is where it leaves the client.
 
     ``new_messages`` come first, then ``other_updates`` in pts order.
@@ -479,83 +422,66 @@ class Difference(WireRecord):
     pts, then getChannelDifference).
     """
 
-    TAG = "difference"
-    new_messages: tuple[Message, ...]
-    other_updates: tuple[AnyUpdate, ...]
-    peers: tuple[Peer, ...]
+    new_messages: ListOf[Message]
+    other_updates: ListOf[AnyUpdate]
+    peers: ListOf[Peer]
     state: State
-    presences: tuple[Presence, ...] = ()
-    channels: tuple[ChannelPts, ...] = ()
-    new_encrypted_messages: tuple[Message, ...] = ()
+    presences: ListOf[Presence] = ()
+    channels: ListOf[ChannelPts] = ()
+    new_encrypted_messages: ListOf[Message] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class DifferenceSlice(WireRecord):
+class DifferenceSlice(TaggedRecord, frozen=True, tag="differenceSlice"):
     """Part of the difference: apply it, move to ``intermediate_state`` and ask again."""
 
-    TAG = "differenceSlice"
-    new_messages: tuple[Message, ...]
-    other_updates: tuple[AnyUpdate, ...]
-    peers: tuple[Peer, ...]
+    new_messages: ListOf[Message]
+    other_updates: ListOf[AnyUpdate]
+    peers: ListOf[Peer]
     intermediate_state: State
-    new_encrypted_messages: tuple[Message, ...] = ()
+    new_encrypted_messages: ListOf[Message] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class DifferenceTooLong(WireRecord):
+class DifferenceTooLong(TaggedRecord, frozen=True, tag="differenceTooLong"):
     """The pts gap is older than the server keeps: reset to ``pts`` and reload history.
     The qts stream is kept whole: ask again from the new pts and the old qts."""
 
-    TAG = "differenceTooLong"
     pts: Counter
 
 
 AnyDifference = DifferenceEmpty | Difference | DifferenceSlice | DifferenceTooLong
-_DIFFERENCES: dict[str, type[Any]] = {
-    kind.TAG: kind for kind in (DifferenceEmpty, Difference, DifferenceSlice, DifferenceTooLong)
-}
+ANY_DIFFERENCE: WireType[AnyDifference] = WireType(AnyDifference, "result")
 
 
 def decode_difference(value: Any, path: str = "result") -> AnyDifference:
-    result: AnyDifference = decode_union(_DIFFERENCES, value, path)
-    return result
+    return ANY_DIFFERENCE.from_wire(value, path)
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelDifferenceEmpty(WireRecord):
-    TAG = "channelDifferenceEmpty"
+class ChannelDifferenceEmpty(TaggedRecord, frozen=True, tag="channelDifferenceEmpty"):
     pts: Counter
     final: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelDifference(WireRecord):
+class ChannelDifference(TaggedRecord, frozen=True, tag="channelDifference"):
     """Channel news after the requested pts up to ``pts``; ask again unless ``final``."""
 
-    TAG = "channelDifference"
-    new_messages: tuple[Message, ...]
-    other_updates: tuple[AnyUpdate, ...]
-    peers: tuple[Peer, ...]
+    new_messages: ListOf[Message]
+    other_updates: ListOf[AnyUpdate]
+    peers: ListOf[Peer]
     pts: Counter
     final: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelDifferenceTooLong(WireRecord):
+class ChannelDifferenceTooLong(TaggedRecord, frozen=True, tag="channelDifferenceTooLong"):
     """Too far behind: here are the dialog and the newest messages; the rest is a hole."""
 
-    TAG = "channelDifferenceTooLong"
     dialog: Dialog
-    messages: tuple[Message, ...]
-    peers: tuple[Peer, ...]
+    messages: ListOf[Message]
+    peers: ListOf[Peer]
 
 
 AnyChannelDifference = ChannelDifferenceEmpty | ChannelDifference | ChannelDifferenceTooLong
-_CHANNEL_DIFFERENCES: dict[str, type[Any]] = {
-    kind.TAG: kind for kind in (ChannelDifferenceEmpty, ChannelDifference, ChannelDifferenceTooLong)
-}
+ANY_CHANNEL_DIFFERENCE: WireType[AnyChannelDifference] = WireType(AnyChannelDifference, "result")
 
 
 def decode_channel_difference(value: Any, path: str = "result") -> AnyChannelDifference:
-    result: AnyChannelDifference = decode_union(_CHANNEL_DIFFERENCES, value, path)
-    return result
+    return ANY_CHANNEL_DIFFERENCE.from_wire(value, path)

@@ -16,12 +16,12 @@ All methods run on one thread (the server's event loop).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import apsw
+import msgspec
 
 from dataset import DemoDataset
 from postbox import StoreMessage
@@ -647,7 +647,7 @@ class ServerStore:
             )
         channel = self._channel_of(peer_id)
         date = self.now()
-        edited = dataclasses.replace(current, text=text, edit_date=date)
+        edited = msgspec.structs.replace(current, text=text, edit_date=date)
         with self.transaction():
             self._db.execute(
                 "UPDATE messages SET text = ?, edit_date = ? WHERE peer = ? AND id = ?",

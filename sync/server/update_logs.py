@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.protocol import AnyUpdate, ChannelPts, UpdateNewEncryptedMessage, decode_update
+from sync.protocol import ANY_UPDATE, AnyUpdate, ChannelPts, UpdateNewEncryptedMessage
 from sync.server.database import ServerDatabase
-from sync.server.schema import pack, unpack
+from sync.server.schema import pack
 
 __all__ = ["LogEntry", "UpdateLogs"]
 
@@ -163,7 +163,7 @@ class UpdateLogs:
 
     def _entries(self, sql: str, bindings: Sequence[Any]) -> list[LogEntry]:
         return [
-            LogEntry(pts, count, date, decode_update(unpack(body)))
+            LogEntry(pts, count, date, ANY_UPDATE.decode(body))
             for pts, count, date, body in self._db.execute(sql, bindings)
         ]
 
@@ -172,7 +172,7 @@ class UpdateLogs:
         rows = self._db.execute(
             "SELECT body FROM qts_log WHERE qts > ? ORDER BY qts LIMIT ?", (after, limit)
         )
-        updates = [decode_update(unpack(body)) for (body,) in rows]
+        updates = [ANY_UPDATE.decode(body) for (body,) in rows]
         return [u for u in updates if isinstance(u, UpdateNewEncryptedMessage)]
 
     def channels_changed_since(self, date: int) -> tuple[ChannelPts, ...]:

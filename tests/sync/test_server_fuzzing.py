@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections import Counter
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,7 +103,7 @@ _SCALARS = st.one_of(
     st.binary(max_size=20),
 )
 _FIELD_NAMES = sorted(
-    {field.name for method in METHODS.values() for field in dataclasses.fields(method.params)}
+    {field.name for method in METHODS.values() for field in msgspec.structs.fields(method.params)}
     | {"id", "method", "params", "_"}
 )
 _STR_KEYS = st.text(max_size=10) | st.sampled_from(_FIELD_NAMES)
@@ -184,11 +184,9 @@ def _field_values(name: str, account: Account) -> st.SearchStrategy[Any]:
 
 
 def _params(name: str, account: Account) -> st.SearchStrategy[Any]:
-    params_fields = dataclasses.fields(METHODS[name].params)
+    params_fields = msgspec.structs.fields(METHODS[name].params)
     required = {
-        field.name: _field_values(field.name, account)
-        for field in params_fields
-        if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+        field.name: _field_values(field.name, account) for field in params_fields if field.required
     }
     optional = {
         field.name: _field_values(field.name, account)
