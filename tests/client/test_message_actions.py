@@ -90,12 +90,12 @@ def wait_until(account: Account, predicate: Callable[[], bool]) -> None:
 
 def chat_of(server: EmbeddedServer, kind: PeerKind) -> int:
     """The busiest chat of a kind."""
-    sizes = server.call(lambda s: s.store.chat_sizes())
+    sizes = server.call(lambda s: s.service.store.chat_sizes())
     return max((n, p) for p, n in sizes if peer_kind(p) is kind)[1]
 
 
 def newest(server: EmbeddedServer, peer: int, count: int = 1) -> list[Message]:
-    return server.call(lambda s: s.store.recent_messages(peer, count))
+    return server.call(lambda s: s.service.store.recent_messages(peer, count))
 
 
 def stored(account: Account, peer: int, id_: int):  # type: ignore[no-untyped-def]
@@ -136,7 +136,7 @@ def test_delete_for_everyone_leaves_the_server_and_the_other_device(
         assert gone.result() == 1
         assert stored(here, group, target.id) is None  # at once, before the server answers
         wait_until(there, lambda: stored(there, group, target.id) is None)
-        assert server.call(lambda s: s.store.message(group, target.id)) is None
+        assert server.call(lambda s: s.service.store.message(group, target.id)) is None
         for account in (here, there):
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
     verify_agrees(server, tmp_path / "a.db", capsys)
@@ -196,7 +196,7 @@ def test_a_forward_made_offline_is_delivered_once_after_a_restart(server, tmp_pa
     with synced(server, db, group):
         pass
     source = newest(server, group)[0]
-    before = server.call(lambda s: s.store.message_count(user))
+    before = server.call(lambda s: s.service.store.message_count(user))
     offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)  # not syncing
     try:
         offline.forward_messages(
@@ -204,11 +204,13 @@ def test_a_forward_made_offline_is_delivered_once_after_a_restart(server, tmp_pa
         ).result()
     finally:
         offline.close()
-    assert server.call(lambda s: s.store.message_count(user)) == before
+    assert server.call(lambda s: s.service.store.message_count(user)) == before
     with synced(server, db, user) as account:
-        wait_until(account, lambda: server.call(lambda s: s.store.message_count(user)) > before)
+        wait_until(
+            account, lambda: server.call(lambda s: s.service.store.message_count(user)) > before
+        )
         assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-    assert server.call(lambda s: s.store.message_count(user)) == before + 1
+    assert server.call(lambda s: s.service.store.message_count(user)) == before + 1
     assert newest(server, user)[0].forward is not None
     verify_agrees(server, db, capsys)
 
@@ -236,7 +238,7 @@ def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, ca
     with synced(server, db, group):
         pass
     source = newest(server, group)[0]
-    before = server.call(lambda s: s.store.message_count(user))
+    before = server.call(lambda s: s.service.store.message_count(user))
     offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
     try:
         (pending,) = offline.forward_messages(
@@ -244,10 +246,10 @@ def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, ca
         ).result()
     finally:
         offline.close()
-    server.call(lambda s: s.store.delete_messages(group, (source.id,)))
+    server.call(lambda s: s.service.store.delete_messages(group, (source.id,)))
     with synced(server, db, user, group) as account:
         wait_until(account, lambda: account.postbox.run(lambda tx: tx.get_message(pending)) is None)
         status = account.status()
         assert status is not None and status.counters["given_up"] == 1
-    assert server.call(lambda s: s.store.message_count(user)) == before
+    assert server.call(lambda s: s.service.store.message_count(user)) == before
     verify_agrees(server, db, capsys)

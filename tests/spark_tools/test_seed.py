@@ -102,12 +102,12 @@ def test_the_server_serves_the_generated_rows(server, seeded):
     dataset = read_dataset(seeded / "spark3")
     busiest = dataset.busiest_peer_id()
     generated = [m for m in dataset.messages if m.peer_id == busiest]
-    page = server.call(lambda s: s.store.history(GetHistory(int(busiest), limit=100)))
+    page = server.call(lambda s: s.service.store.history(GetHistory(int(busiest), limit=100)))
     assert [m.id for m in page.messages] == [m.id for m in reversed(generated)][:100]
     assert [m.date for m in page.messages][:5] == [m.timestamp for m in reversed(generated)][:5]
     assert page.count == len(generated)
     difference = server.call(
-        lambda s: s.store.difference(GetDifference(1, 0, 0, pts_total_limit=100_000))
+        lambda s: s.service.store.difference(GetDifference(1, 0, 0, pts_total_limit=100_000))
     )
     log_from = SPEC.log_from
     recent = {
@@ -116,7 +116,7 @@ def test_the_server_serves_the_generated_rows(server, seeded):
         if m.timestamp >= log_from and m.peer_id.namespace != 2
     }
     assert {(m.peer, m.id) for m in difference.new_messages} == recent
-    updates = server.call(lambda s: logged_updates(s.store.logs))
+    updates = server.call(lambda s: logged_updates(s.service.store.logs))
     deletes = (UpdateDeleteMessages, UpdateDeleteChannelMessages)
     assert sum(isinstance(u, deletes) for u in updates) == len(dataset.deletions) > 0
     edited = sum(1 for m in dataset.messages if (m.edit_timestamp or 0) >= log_from)
@@ -189,7 +189,7 @@ def test_sync_then_verify_converges(server, seeded, tmp_path, capsys):
     assert chat_main(["sync", *common, "--until-idle", "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["counters"]["too_long"] == 0
-    assert summary["cursor"]["pts"] == server.call(lambda s: s.store.state().pts) > 1
+    assert summary["cursor"]["pts"] == server.call(lambda s: s.service.store.state().pts) > 1
     assert chat_main(["verify", *common]) == 0, capsys.readouterr().out
     assert json.loads(capsys.readouterr().out)["ok"] is True
 

@@ -35,7 +35,7 @@ async def exercise(seed: int, tmp_path, faults: FaultConfig) -> None:
         token=TOKEN, peers=20, messages=600, seed=seed, faults=faults, log_window=400
     )
     with EmbeddedServer(config) as server:
-        chats = server.call(lambda s: [p for p, n in s.store.chat_sizes() if n])
+        chats = server.call(lambda s: [p for p, n in s.service.store.chat_sizes() if n])
         opened = rng.sample(chats, 3)
         async with running_engine(server, tmp_path / "client.db", open_peers=opened) as (
             engine,

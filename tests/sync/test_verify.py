@@ -89,9 +89,9 @@ def dialogs(server: EmbeddedServer) -> list[Dialog]:
     """Every chat, pinned first, then newest first (the server's chat-list order)."""
     result: list[Dialog] = []
     dates: dict[int, int] = {}
-    for peer, _ in server.call(lambda s: s.store.chat_sizes()):
-        dialog = server.call(lambda s, peer=peer: s.store.dialog(peer))
-        top = server.call(lambda s, d=dialog: s.store.message(d.peer, d.top_message))
+    for peer, _ in server.call(lambda s: s.service.store.chat_sizes()):
+        dialog = server.call(lambda s, peer=peer: s.service.store.dialog(peer))
+        top = server.call(lambda s, d=dialog: s.service.store.message(d.peer, d.top_message))
         dates[peer] = top.date if top else 0
         result.append(dialog)
     result.sort(key=lambda d: (not d.pinned, -dates[d.peer], -d.top_message, -d.peer))
@@ -100,7 +100,7 @@ def dialogs(server: EmbeddedServer) -> list[Dialog]:
 
 def history(server: EmbeddedServer, peer: int) -> list[Message]:
     """A chat's messages, newest first."""
-    return server.call(lambda s: s.store.recent_messages(peer, 10**6))
+    return server.call(lambda s: s.service.store.recent_messages(peer, 10**6))
 
 
 def root_unpinned(server: EmbeddedServer) -> list[Dialog]:
@@ -280,7 +280,7 @@ def test_a_lost_chat_is_excused_only_inside_the_chat_list_hole(
 
 
 def test_pinned_chats_and_their_order(server: EmbeddedServer, db: Path) -> None:
-    first_page = server.call(lambda s: s.store.dialogs(GetDialogs()))
+    first_page = server.call(lambda s: s.service.store.dialogs(GetDialogs()))
     archived = {d.peer for d in first_page.dialogs if d.folder}
     pinned = [p for p in first_page.pinned if p not in archived]
     assert pinned, "the generated account should have pinned chats"
@@ -347,7 +347,7 @@ def test_a_chat_the_server_does_not_have(server: EmbeddedServer, db: Path) -> No
 @pytest.mark.parametrize("field", ["name", "username"])
 def test_a_stale_name_or_username(server: EmbeddedServer, db: Path, field: str) -> None:
     peer = root_unpinned(server)[1].peer
-    record = server.call(lambda s: s.store.peer(peer))
+    record = server.call(lambda s: s.service.store.peer(peer))
 
     def rename(tx: Transaction) -> None:
         stored = tx.get_peer(PeerId(peer))
@@ -416,7 +416,7 @@ def test_contacts_the_client_claims(server: EmbeddedServer, db: Path) -> None:
 
 
 def test_the_cursor_and_channel_pts(server: EmbeddedServer, db: Path) -> None:
-    state = server.call(lambda s: s.store.state())
+    state = server.call(lambda s: s.service.store.state())
     channel = next(d for d in dialogs(server) if d.pts is not None)
 
     def move(tx: Transaction) -> None:
