@@ -4,6 +4,7 @@ outgoing message reaches the server exactly once."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import subprocess
@@ -31,8 +32,8 @@ def queue_sends(db, peers: list[int], texts: list[str]) -> None:
     try:
         for peer, text in zip(peers, texts, strict=True):
             postbox.run(
-                lambda tx, p=peer, t=text: enqueue_send(
-                    tx, PeerId(p), t, timestamp=int(time.time())
+                functools.partial(
+                    enqueue_send, peer_id=PeerId(peer), text=text, timestamp=int(time.time())
                 )
             )
     finally:

@@ -93,7 +93,8 @@ def test_reads_and_edits_reach_the_server(tmp_path) -> None:
 
         asyncio.run(run())
         assert server.call(lambda s: s.service.store.read_marks(int(peer)))[0] == top
-        assert server.call(lambda s: s.service.store.message(int(peer), own).text) == "fixed"
+        fixed = server.call(lambda s: s.service.store.message(int(peer), own))
+        assert fixed is not None and fixed.text == "fixed"
 
 
 def test_a_reply_reaches_the_server_with_its_reference(tmp_path) -> None:
@@ -248,7 +249,7 @@ def test_events_report_new_incoming_messages(tmp_path) -> None:
         async def run() -> None:
             async with running_engine(server, tmp_path / "c.db") as (engine, _postbox):
                 await wait_quiescent(engine)
-                seen = []
+                seen: list[MessageId] = []
                 engine.state_manager.add_event_listener(lambda e: seen.extend(e.added_incoming))
                 server.call(lambda s: s.service.generate(40))
                 await wait_quiescent(engine)
@@ -285,7 +286,8 @@ def test_the_worker_runs_the_engine_on_its_own_thread(tmp_path) -> None:
         try:
             assert worker.call(lambda engine: engine.wait_idle(timeout=20))
             state = server.call(lambda s: s.service.store.state())
-            assert postbox.run(lambda tx: tx.get_state()).pts == state.pts
+            cursor = postbox.run(lambda tx: tx.get_state())
+            assert cursor is not None and cursor.pts == state.pts
         finally:
             worker.stop()
             postbox.close()

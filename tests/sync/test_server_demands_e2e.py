@@ -5,11 +5,12 @@ messages the client never stored, and answers that are lost."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, replace
 
 import pytest
 
-from postbox import PeerId
+from postbox import PeerId, Transaction
 from sync.protocol import GetDialogs, State
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import EmbeddedServer, MockServer
@@ -68,7 +69,10 @@ async def exercise(tmp_path, faults: FaultConfig, rounds: int = 12, idle: float 
             dialogs = server.call(lambda s: s.service.store.dialogs(GetDialogs(limit=100)).dialogs)
             mismatches = []
             for dialog in dialogs:
-                local = postbox.run(lambda tx, p=dialog.peer: tx.get_read_state(PeerId(p)))
+                read_state = functools.partial(
+                    Transaction.get_read_state, peer_id=PeerId(dialog.peer)
+                )
+                local = postbox.run(read_state)
                 count = 0 if local is None else local.count
                 if count != dialog.unread_count:
                     mismatches.append((dialog.peer, count, dialog.unread_count))

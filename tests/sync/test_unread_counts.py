@@ -118,6 +118,8 @@ def test_a_read_on_another_device_sets_the_servers_count(tmp_path) -> None:
                 assert 0 < expected < counts[peer]
                 assert local_unread(postbox, [peer]) == {peer: expected}
                 state = postbox.run(lambda tx: tx.get_read_state(PeerId(peer)))
-                assert state is not None and state.get(0).max_incoming_read_id == middle
+                assert state is not None
+                cloud = state.get(0)
+                assert cloud is not None and cloud.max_incoming_read_id == middle
 
         asyncio.run(run())
