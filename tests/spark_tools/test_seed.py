@@ -41,7 +41,8 @@ SPEC = AccountSpec(
     seed=4, users=14, groups=4, channels=3, messages=4_000, days=12, log_days=2,
     edit_share=0.05, delete_share=0.08,
 )  # fmt: skip
-CLIENT = ClientSpec(dialogs=10, active_chats=4, window=50)
+DIALOGS = 10
+CLIENT = ClientSpec(dialogs=DIALOGS, active_chats=4, window=50)
 TOKEN = "seed-token"
 
 
@@ -110,6 +111,7 @@ def test_the_server_serves_the_generated_rows(server, seeded):
         lambda s: s.service.store.difference(GetDifference(1, 0, 0, pts_total_limit=100_000))
     )
     log_from = SPEC.log_from
+    assert log_from is not None
     recent = {
         (int(m.peer_id), m.id)
         for m in dataset.messages
@@ -137,16 +139,17 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
     path = tmp_path / "copy.db"
     path.write_bytes((seeded / "client.db").read_bytes())
     log_from = SPEC.log_from
+    assert log_from is not None
     with Postbox(path) as postbox:
         entries = postbox.run(lambda tx: tx.get_chat_list(PeerGroupId.ROOT))
-        assert len(entries) >= CLIENT.dialogs
+        assert len(entries) >= DIALOGS
         chat_list_key = ChatListViewKey(PeerGroupId.ROOT, count=5)
         subscription = postbox.combined_view([chat_list_key])
-        chat_list = subscription.ready.result(timeout=10).views[chat_list_key]
+        chat_list = subscription.ready.result(timeout=10)[chat_list_key]
         subscription.dispose()
         assert len(chat_list.entries) >= 5 and chat_list.has_earlier
         state = postbox.run(lambda tx: tx.get_state())
-        assert (state.pts, state.date) == (1, log_from)
+        assert state is not None and (state.pts, state.date) == (1, log_from)
         holes = postbox.run(lambda tx: tx.get_chat_list_holes(PeerGroupId.ROOT))
         assert holes and holes[0].index.timestamp < log_from
 
@@ -173,7 +176,7 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
         busiest = max(stored, key=lambda peer_id: len(stored[peer_id][0]))
         history_key = MessageHistoryViewKey(busiest, HistoryAnchor.upper_bound(), 10)
         subscription = postbox.combined_view([history_key])
-        history = subscription.ready.result(timeout=10).views[history_key]
+        history = subscription.ready.result(timeout=10)[history_key]
         subscription.dispose()
         newest = stored[busiest][0][-10:]
         assert [m.id for m in history.entries][-10:] == [m.id for m in newest]
