@@ -16,7 +16,9 @@ TOKEN = "acct"
 def test_an_account_syncs_and_sends(tmp_path) -> None:
     with EmbeddedServer(ServerConfig(token=TOKEN, peers=10, messages=200, seed=6)) as server:
         user = server.call(
-            lambda s: next(p for p, n in s.store.chat_sizes() if p >> 56 == PeerNamespace.USER)
+            lambda s: next(
+                p for p, n in s.service.store.chat_sizes() if p >> 56 == PeerNamespace.USER
+            )
         )
         with Account(tmp_path / "a.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST) as account:
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=20))
@@ -29,5 +31,5 @@ def test_an_account_syncs_and_sends(tmp_path) -> None:
             assert status is not None and status.counters["sent"] == 1
             with pytest.raises(ValueError, match="needs some text"):
                 account.send_message(PeerId(user), "  ")
-        texts = server.call(lambda s: [m.text for m in s.store.recent_messages(user, 5)])
+        texts = server.call(lambda s: [m.text for m in s.service.store.recent_messages(user, 5)])
         assert "from the account" in texts

@@ -11,6 +11,7 @@ import pytest
 
 from client import EngineContactList, EngineData, EngineDataItem, EngineDataMap, Item
 from postbox import (
+    AnyViewKey,
     BasicPeerView,
     BasicPeerViewKey,
     CachedPeerData,
@@ -24,7 +25,6 @@ from postbox import (
     PeerPresence,
     Postbox,
     PostboxError,
-    PostboxViewKey,
     PresenceStatus,
     StateCursor,
     StoreMessage,
@@ -69,7 +69,7 @@ class PeerName(EngineDataItem[str | None]):
 
     peer_id: PeerId
 
-    def keys(self) -> tuple[PostboxViewKey, ...]:
+    def keys(self) -> tuple[AnyViewKey, ...]:
         return (BasicPeerViewKey(self.peer_id),)
 
     def extract(self, view: CombinedView) -> str | None:

@@ -9,6 +9,7 @@ checked is what the server then stores, what the other device receives, and that
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -16,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+import postbox
 from client.account import Account
 from client.cli import main
 from postbox import (
+    AnyViewKey,
     ChatListViewKey,
     ForwardInfo,
     HistoryAnchor,
@@ -29,7 +32,7 @@ from postbox import (
     PeerGroupId,
     PeerId,
     PeerNamespace,
-    PostboxViewKey,
+    Transaction,
 )
 from sync.protocol import ForwardHeader, Message, PeerKind, peer_kind
 from sync.server.config import ServerConfig
@@ -51,7 +54,7 @@ def synced(server: EmbeddedServer, db: Path, *chats: int) -> Iterator[Account]:
     """A syncing account whose chat list and the history of ``chats`` are on screen, so
     their holes are filled, as the app would; once idle."""
     with Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST) as account:
-        keys: list[PostboxViewKey] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
+        keys: list[AnyViewKey] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
         keys += [
             MessageHistoryViewKey(PeerId(peer), HistoryAnchor.upper_bound(), 50) for peer in chats
         ]
@@ -90,15 +93,15 @@ def wait_until(account: Account, predicate: Callable[[], bool]) -> None:
 
 def chat_of(server: EmbeddedServer, kind: PeerKind) -> int:
     """The busiest chat of a kind."""
-    sizes = server.call(lambda s: s.store.chat_sizes())
+    sizes = server.call(lambda s: s.service.store.chat_sizes())
     return max((n, p) for p, n in sizes if peer_kind(p) is kind)[1]
 
 
 def newest(server: EmbeddedServer, peer: int, count: int = 1) -> list[Message]:
-    return server.call(lambda s: s.store.recent_messages(peer, count))
+    return server.call(lambda s: s.service.store.recent_messages(peer, count))
 
 
-def stored(account: Account, peer: int, id_: int):  # type: ignore[no-untyped-def]
+def stored(account: Account, peer: int, id_: int) -> postbox.Message | None:
     return account.postbox.run(lambda tx: tx.get_message(MessageId(PeerId(peer), CLOUD, id_)))
 
 
@@ -136,7 +139,7 @@ def test_delete_for_everyone_leaves_the_server_and_the_other_device(
         assert gone.result() == 1
         assert stored(here, group, target.id) is None  # at once, before the server answers
         wait_until(there, lambda: stored(there, group, target.id) is None)
-        assert server.call(lambda s: s.store.message(group, target.id)) is None
+        assert server.call(lambda s: s.service.store.message(group, target.id)) is None
         for account in (here, there):
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
     verify_agrees(server, tmp_path / "a.db", capsys)
@@ -151,6 +154,7 @@ def test_a_forward_appears_in_the_target_chat_saying_where_it_came_from(
     user = chat_of(server, PeerKind.USER)
     post = newest(server, channel)[0]
     said = next(m for m in newest(server, group, 10) if not m.out and m.author is not None)
+    assert said.author is not None
     with (
         synced(server, tmp_path / "a.db", channel, group, user) as here,
         synced(server, tmp_path / "b.db", user) as there,
@@ -159,7 +163,10 @@ def test_a_forward_appears_in_the_target_chat_saying_where_it_came_from(
             MessageId(PeerId(channel), CLOUD, post.id),
             MessageId(PeerId(group), CLOUD, said.id),
         ]
-        assert all(here.postbox.run(lambda tx, s=s: tx.get_message(s)) for s in sources)
+        assert all(
+            here.postbox.run(functools.partial(Transaction.get_message, message_id=s))
+            for s in sources
+        )
         with held(server):  # the copies stay pending while they are looked at
             pending = here.forward_messages(PeerId(user), sources[:1]).result()
             pending += here.forward_messages(PeerId(user), sources[1:]).result()
@@ -180,7 +187,11 @@ def test_a_forward_appears_in_the_target_chat_saying_where_it_came_from(
         assert second.out and second.id > first.id
         # Here the pending copies became the server's; the other device got them pushed.
         for account in (here, there):
-            wait_until(account, lambda a=account: stored(a, user, second.id) is not None)
+
+            def second_arrived(a: Account = account) -> bool:
+                return stored(a, user, second.id) is not None
+
+            wait_until(account, second_arrived)
             message = stored(account, user, first.id)
             assert message is not None and message.forward_info == copy.forward_info
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
@@ -196,7 +207,7 @@ def test_a_forward_made_offline_is_delivered_once_after_a_restart(server, tmp_pa
     with synced(server, db, group):
         pass
     source = newest(server, group)[0]
-    before = server.call(lambda s: s.store.message_count(user))
+    before = server.call(lambda s: s.service.store.message_count(user))
     offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)  # not syncing
     try:
         offline.forward_messages(
@@ -204,11 +215,13 @@ def test_a_forward_made_offline_is_delivered_once_after_a_restart(server, tmp_pa
         ).result()
     finally:
         offline.close()
-    assert server.call(lambda s: s.store.message_count(user)) == before
+    assert server.call(lambda s: s.service.store.message_count(user)) == before
     with synced(server, db, user) as account:
-        wait_until(account, lambda: server.call(lambda s: s.store.message_count(user)) > before)
+        wait_until(
+            account, lambda: server.call(lambda s: s.service.store.message_count(user)) > before
+        )
         assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-    assert server.call(lambda s: s.store.message_count(user)) == before + 1
+    assert server.call(lambda s: s.service.store.message_count(user)) == before + 1
     assert newest(server, user)[0].forward is not None
     verify_agrees(server, db, capsys)
 
@@ -236,7 +249,7 @@ def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, ca
     with synced(server, db, group):
         pass
     source = newest(server, group)[0]
-    before = server.call(lambda s: s.store.message_count(user))
+    before = server.call(lambda s: s.service.store.message_count(user))
     offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
     try:
         (pending,) = offline.forward_messages(
@@ -244,10 +257,10 @@ def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, ca
         ).result()
     finally:
         offline.close()
-    server.call(lambda s: s.store.delete_messages(group, (source.id,)))
+    server.call(lambda s: s.service.store.delete_messages(group, (source.id,)))
     with synced(server, db, user, group) as account:
         wait_until(account, lambda: account.postbox.run(lambda tx: tx.get_message(pending)) is None)
         status = account.status()
         assert status is not None and status.counters["given_up"] == 1
-    assert server.call(lambda s: s.store.message_count(user)) == before
+    assert server.call(lambda s: s.service.store.message_count(user)) == before
     verify_agrees(server, db, capsys)

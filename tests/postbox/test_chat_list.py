@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from postbox import (
+    ChangeRecord,
     ChatListEntryKey,
     ChatListHole,
     ChatListInclusion,
@@ -51,13 +52,15 @@ def test_newest_top_message_first(listed: Postbox) -> None:
 
 
 def test_a_new_message_moves_a_chat_to_the_top(listed: Postbox) -> None:
-    records = []
+    records: list[ChangeRecord] = []
     listed.add_commit_listener(records.append)
     listed.run(lambda tx: tx.add_messages([StoreMessage(peers[0], 0, 99, 1000)]))
     assert list_peers(listed)[0] == peers[0]
     kinds = [op.kind for op in records[0].chat_list_operations[ROOT]]
     assert kinds == [ChatListOperationKind.REMOVE_ENTRY, ChatListOperationKind.INSERT_ENTRY]
-    group, index = records[0].updated_chat_list_positions[peers[0]]
+    position = records[0].updated_chat_list_positions[peers[0]]
+    assert position is not None
+    group, index = position
     assert index.message_index == MessageIndex(MessageId(peers[0], 0, 99), 1000)
 
 
@@ -126,7 +129,7 @@ def test_chat_list_holes(postbox: Postbox) -> None:
     assert postbox.run(lambda tx: tx.get_chat_list_holes(ROOT)) == [ChatListHole.top()]
     assert postbox.run(lambda tx: tx.get_chat_list_holes(ARCHIVE)) == [ChatListHole.top()]
     lower = ChatListHole(MessageIndex(MessageId(peers[0], 0, 5), 300))
-    records = []
+    records: list[ChangeRecord] = []
     postbox.add_commit_listener(records.append)
 
     def page(tx: Transaction) -> None:
@@ -166,7 +169,7 @@ def test_pins_inside_one_transaction_see_each_other(listed: Postbox) -> None:
 
 
 def test_a_change_read_and_undone_leaves_the_chat_where_it_was(listed: Postbox) -> None:
-    records = []
+    records: list[ChangeRecord] = []
     listed.add_commit_listener(records.append)
 
     def change_read_undo(tx: Transaction) -> None:

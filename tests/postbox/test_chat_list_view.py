@@ -30,7 +30,7 @@ from postbox import (
     StoreMessage,
     Transaction,
 )
-from postbox.view_keys import ChatListHolesViewKey, ChatListViewKey, PostboxViewKey
+from postbox.view_keys import AnyViewKey, ChatListHolesViewKey, ChatListViewKey
 from postbox.views.chat_list_view import (
     ChatListHoleEntry,
     ChatListMessageEntry,
@@ -64,7 +64,7 @@ class Recorder:
         assert isinstance(snapshot, ChatListView)
         return snapshot
 
-    def update_types(self, key: PostboxViewKey) -> frozenset[ViewUpdateType]:
+    def update_types(self, key: AnyViewKey) -> frozenset[ViewUpdateType]:
         return self.snapshots[-1].update_types[key]
 
 

@@ -13,7 +13,6 @@ import random
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import apsw
@@ -22,6 +21,7 @@ import pytest
 
 from postbox import (
     MAX_MESSAGE_ID,
+    AnyViewKey,
     CachedPeerData,
     ChannelState,
     ChatListInclusion,
@@ -126,7 +126,7 @@ def _read_everything(postbox: Postbox) -> None:
                 tx.get_operation_log_entries(peer, tag)
 
     postbox.run(read)
-    keys = [ChatListViewKey(PeerGroupId.ROOT, count=50)]
+    keys: list[AnyViewKey] = [ChatListViewKey(PeerGroupId.ROOT, count=50)]
     keys += [MessageHistoryViewKey(p, HistoryAnchor.upper_bound(), 20) for p in PEERS]
     postbox.combined_view(keys, lambda _snapshot: None).ready.result(timeout=30)
 
@@ -144,7 +144,8 @@ def _damage(rng: random.Random, value: bytes) -> bytes:
         None, 66, -1, 2**64 - 1, "x", b"\x00", [], {}, [1, 2], [66, "x", None, 3.5],
         {"a": 1}, [[1, 2, 3]], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
     ]  # fmt: skip
-    return msgpack.packb(rng.choice(shapes), use_bin_type=True)
+    packed: bytes = msgpack.packb(rng.choice(shapes), use_bin_type=True)
+    return packed
 
 
 def _stored_values(path: Path) -> list[tuple[str, bytes | int, bytes]]:
@@ -191,9 +192,8 @@ def test_damaged_stored_values_give_only_typed_errors(filled: Path, tmp_path: Pa
         db = apsw.Connection(str(path))
         db.execute(f"UPDATE {table} SET value = ? WHERE key = ?", (damaged, key))  # noqa: S608
         db.close()
-        attempt: Callable[[], None] = lambda p=path: _open_and_read(p)  # noqa: E731
         try:
-            attempt()
+            _open_and_read(path)
             outcomes["read"] += 1
         except PostboxError:
             outcomes["refused"] += 1

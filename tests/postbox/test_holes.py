@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from postbox import (
     MAX_MESSAGE_ID,
+    ChangeRecord,
     ClosedRange,
+    HoleKey,
     HoleOperationKind,
     InvalidArgumentError,
     MessageHistoryHoleSpace,
@@ -18,6 +22,7 @@ from postbox import (
     PeerNamespace,
     Postbox,
     StoreMessage,
+    Transaction,
 )
 from postbox.holes import add_range, normalize, remove_range
 
@@ -129,7 +134,8 @@ def test_which_chats_start_as_a_hole_is_the_seed_configurations_choice(tmp_path)
 def test_removing_everywhere_also_fills_every_tag_space(postbox: Postbox, alice: PeerId) -> None:
     postbox.run(lambda tx: tx.remove_hole(alice, 0, EVERYWHERE, 100, 200))
     for space in [EVERYWHERE, *ALL_TAG_SPACES]:
-        assert postbox.run(lambda tx, s=space: tx.get_holes(alice, 0, s)) == [
+        holes = functools.partial(Transaction.get_holes, peer_id=alice, namespace=0, space=space)
+        assert postbox.run(holes) == [
             ClosedRange(1, 99),
             ClosedRange(201, MAX_MESSAGE_ID),
         ]
@@ -145,10 +151,10 @@ def test_tag_space_changes_stay_in_their_space(postbox: Postbox, alice: PeerId) 
 
 def test_add_merges_in_the_table_and_reports_operations(postbox: Postbox, alice: PeerId) -> None:
     postbox.run(lambda tx: tx.remove_hole(alice, 0, EVERYWHERE, 1, MAX_MESSAGE_ID))
-    records = []
+    records: list[ChangeRecord] = []
     postbox.add_commit_listener(records.append)
 
-    def add(tx) -> None:  # type: ignore[no-untyped-def]
+    def add(tx: Transaction) -> None:
         tx.add_hole(alice, 0, EVERYWHERE, 10, 19)
         tx.add_hole(alice, 0, EVERYWHERE, 30, 39)
         tx.add_hole(alice, 0, EVERYWHERE, 20, 29)
@@ -159,12 +165,13 @@ def test_add_merges_in_the_table_and_reports_operations(postbox: Postbox, alice:
     [record] = records
     operations = record.hole_operations
     assert set(operations) == {(alice, 0, space) for space in [EVERYWHERE, *ALL_TAG_SPACES]}
-    assert [op.kind for op in operations[(alice, 0, EVERYWHERE)]] == [HoleOperationKind.INSERT] * 3
+    everywhere = operations[HoleKey(alice, 0, EVERYWHERE)]
+    assert [op.kind for op in everywhere] == [HoleOperationKind.INSERT] * 3
 
 
 def test_operations_that_change_nothing_are_not_recorded(postbox: Postbox, alice: PeerId) -> None:
     postbox.run(lambda tx: tx.update_peers([Peer(alice, "Alice")]))
-    records = []
+    records: list[ChangeRecord] = []
     postbox.add_commit_listener(records.append)
     postbox.run(lambda tx: tx.add_hole(alice, 0, EVERYWHERE, 5, 50))  # already a hole
     assert records == []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from postbox import InvalidArgumentError, PeerId, Postbox, Transaction
+from postbox import ChangeRecord, InvalidArgumentError, PeerId, Postbox, Transaction
 
 SEND = 1
 READ = 2
@@ -52,7 +52,7 @@ def test_order_and_indices_survive_reopen(db_path: Path, alice: PeerId, bob: Pee
 
 def test_update_and_remove_are_recorded(postbox: Postbox, alice: PeerId) -> None:
     entry = postbox.run(lambda tx: tx.add_operation_log_entry(alice, SEND, "draft"))
-    records = []
+    records: list[ChangeRecord] = []
     postbox.add_commit_listener(records.append)
     assert postbox.run(
         lambda tx: tx.update_operation_log_entry(alice, SEND, entry.tag_local_index, "final")

@@ -151,7 +151,7 @@ class PostboxMachine(RuleBasedStateMachine):
         steps: list[Step] = [call("update_chat_list_inclusion", peer_id, inclusion), ReadBack()]
         undo = [call("update_chat_list_inclusion", peer_id, self.model.inclusions.get(peer_id))]
         free = [i for i in range(1, MAX_ID + 1) if (peer_id, CLOUD, i) not in self.model.messages]
-        if free and data.draw(st.booleans()):
+        if bool(free) and data.draw(st.booleans()):
             message = data.draw(store_message(peer_id, CLOUD, data.draw(st.sampled_from(free))))
             steps.insert(1, call("add_messages", (message,)))
             undo.append(call("delete_messages", (MessageId(peer_id, CLOUD, message.id),)))

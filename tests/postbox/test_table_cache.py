@@ -76,7 +76,7 @@ def test_cached_reads_match_a_dict(
 def test_integer_keyed_tables_use_the_same_cache(tmp_path: Path) -> None:
     box = ValueBox(str(tmp_path / "ints.db"))
     try:
-        table = Table(box, "ints", KeyType.INT64)
+        table: Table[int] = Table(box, "ints", KeyType.INT64)
         box.begin()
         for key in [-5, 3, -(2**63), 2**62]:
             table._set(key, str(key).encode())

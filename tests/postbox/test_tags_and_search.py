@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from postbox import (
+    ChangeRecord,
     InvalidSearchQueryError,
     MessageHistoryTagSummary,
     MessageId,
@@ -49,7 +50,7 @@ def test_edits_and_deletes_update_tags_and_summaries(postbox: Postbox, alice: Pe
     postbox.run(
         lambda tx: tx.add_messages([StoreMessage(alice, 0, i, i, tags=PHOTO) for i in (1, 2, 3)])
     )
-    records = []
+    records: list[ChangeRecord] = []
     postbox.add_commit_listener(records.append)
     postbox.run(
         lambda tx: tx.update_message(

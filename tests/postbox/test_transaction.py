@@ -141,7 +141,8 @@ def test_duplicate_ids_are_ignored(postbox: Postbox, alice: PeerId) -> None:
         MessageIndex(MessageId(alice, 0, 6), 60),
     ]
     assert [type(op) for op in records[0].message_operations[alice]] == [InsertMessage]
-    assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 5))).text == "original"
+    message = postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 5)))
+    assert message is not None and message.text == "original"
 
 
 def test_local_ids_are_assigned_and_unsent_messages_are_queued(
@@ -186,7 +187,8 @@ def test_updating_onto_an_existing_id_keeps_the_stored_message(
     )
     assert index == MessageIndex(MessageId(alice, 0, 900), 101)
     assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 1, 1))) is None
-    assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 900))).text == "server"
+    message = postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 900)))
+    assert message is not None and message.text == "server"
 
 
 def test_invalid_input_is_refused_and_changes_nothing(postbox: Postbox, alice: PeerId) -> None:
@@ -241,7 +243,8 @@ def test_data_survives_reopen(db_path: Path, alice: PeerId) -> None:
         postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, text="persisted")]))
         version = postbox.transaction_state_version
     with Postbox(db_path) as postbox:
-        assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1))).text == "persisted"
+        message = postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1)))
+        assert message is not None and message.text == "persisted"
         assert postbox.transaction_state_version == version
 
 

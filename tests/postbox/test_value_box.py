@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from postbox import (
     SchemaVersionError,
     StorageFullError,
     StoreMessage,
+    Transaction,
 )
 from postbox import schema as schema_module
 from postbox.errors import translate_sqlite_error
@@ -32,7 +35,7 @@ from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
 
 @pytest.fixture
-def box(db_path: Path) -> ValueBox:
+def box(db_path: Path) -> Iterator[ValueBox]:
     value_box = ValueBox(str(db_path))
     yield value_box
     value_box.close()
@@ -47,7 +50,8 @@ def test_pragmas_are_set_one_by_one_and_read_back(box: ValueBox) -> None:
 def test_tables_are_without_rowid_blob_tables_or_integer_tables(box: ValueBox) -> None:
     box.ensure_table(ValueBoxTable("binary"))
     box.ensure_table(ValueBoxTable("numbers", KeyType.INT64))
-    sql = dict(box.execute_raw("SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
+    rows = box.execute_raw("SELECT name, sql FROM sqlite_schema WHERE type = 'table'")
+    sql = {name: text for name, text in rows}
     assert "WITHOUT ROWID" in str(sql["t_binary"])
     assert "key BLOB PRIMARY KEY" in str(sql["t_binary"])
     assert "key INTEGER PRIMARY KEY" in str(sql["t_numbers"])
@@ -157,14 +161,16 @@ def test_locked_database(db_path: Path, alice: PeerId) -> None:
 def test_full_disk_rolls_back_and_keeps_data(db_path: Path, alice: PeerId) -> None:
     with Postbox(db_path) as postbox:
         postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, text="kept")]))
-        pages = postbox._box.pragma("page_count")  # type: ignore[union-attr]
-        postbox._box.pragma("max_page_count", str(pages))  # type: ignore[union-attr]
+        assert postbox._box is not None
+        pages = postbox._box.pragma("page_count")
+        postbox._box.pragma("max_page_count", str(pages))
         big = [StoreMessage(alice, 0, i, 10 + i, text="x" * 500) for i in range(2, 2000)]
         with pytest.raises(StorageFullError, match="no space left"):
             postbox.run(lambda tx: tx.add_messages(big))
         assert postbox.run(lambda tx: tx.message_count(alice, 0)) == 1
         assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 2))) is None
-        assert postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1))).text == "kept"
+        kept = postbox.run(lambda tx: tx.get_message(MessageId(alice, 0, 1)))
+        assert kept is not None and kept.text == "kept"
 
 
 def test_newer_schema_is_refused(db_path: Path) -> None:
@@ -218,7 +224,7 @@ def test_reads_leave_no_snapshot_open_so_the_wal_folds_back(
     messages = [StoreMessage(alice, 0, i, 10 + i, text="x" * 200) for i in range(1, 3000)]
     postbox.run(lambda tx: tx.add_messages(messages))
     for i in range(1, 50):
-        postbox.run(lambda tx, i=i: tx.get_message(MessageId(alice, 0, i)))
+        postbox.run(functools.partial(Transaction.get_message, message_id=MessageId(alice, 0, i)))
     postbox.run(lambda tx: tx.message_count(alice, 0))
     postbox.run(lambda tx: tx.update_peers([Peer(alice, "last write")]))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 import sys
@@ -26,8 +27,10 @@ from postbox import (
     PresenceStatus,
     StateCursor,
     StoreMessage,
+    Transaction,
 )
 from postbox.view_keys import (
+    AnyViewKey,
     BasicPeerViewKey,
     ContactsViewKey,
     OperationLogViewKey,
@@ -70,10 +73,10 @@ def test_initial_snapshot_then_generic_updates(postbox: Postbox, alice: PeerId) 
     key = PeerViewKey(alice)
     subscription = postbox.combined_view([key], callback=recorder)
     initial = subscription.ready.result()
-    assert initial[key].peer is None  # type: ignore[attr-defined]
+    assert initial[key].peer is None
     assert initial.update_types[key] == {ViewUpdateType.INITIAL}
 
-    def change(tx) -> None:  # type: ignore[no-untyped-def]
+    def change(tx: Transaction) -> None:
         tx.update_peers([Peer(alice, "Alice")])
         tx.update_cached_peer_data(alice, CachedPeerData(about="hi"))
         tx.update_peer_presences({alice: PeerPresence(PresenceStatus.ONLINE, 99)})
@@ -84,11 +87,12 @@ def test_initial_snapshot_then_generic_updates(postbox: Postbox, alice: PeerId) 
     postbox.run(change)
     assert recorder.count == 2  # one snapshot for the whole commit
     view = recorder.last[key]
-    assert view.peer == Peer(alice, "Alice")  # type: ignore[attr-defined]
-    assert view.cached_data == CachedPeerData(about="hi")  # type: ignore[attr-defined]
-    assert view.presence == PeerPresence(PresenceStatus.ONLINE, 99)  # type: ignore[attr-defined]
-    assert view.notification_settings.muted_until == 5  # type: ignore[attr-defined]
-    assert view.is_contact and view.group_id == 0  # type: ignore[attr-defined]
+    assert view.peer == Peer(alice, "Alice")
+    assert view.cached_data == CachedPeerData(about="hi")
+    assert view.presence == PeerPresence(PresenceStatus.ONLINE, 99)
+    assert view.notification_settings is not None
+    assert view.notification_settings.muted_until == 5
+    assert view.is_contact and view.group_id == 0
     assert recorder.last.update_types[key] == {ViewUpdateType.GENERIC}
     subscription.dispose()
 
@@ -100,14 +104,14 @@ def test_opt_in_components_are_not_loaded_or_watched(postbox: Postbox, alice: Pe
     postbox.run(lambda tx: tx.update_peer_presences({alice: PeerPresence(PresenceStatus.ONLINE)}))
     assert recorder.count == 1
     postbox.run(lambda tx: tx.update_peers([Peer(alice, "A")]))
-    assert recorder.count == 2 and recorder.last[key].presence is None  # type: ignore[attr-defined]
+    assert recorder.count == 2 and recorder.last[key].presence is None
 
 
 def test_a_commit_for_one_peer_does_not_touch_views_of_another(
     postbox: Postbox, alice: PeerId, bob: PeerId
 ) -> None:
     bob_views = Recorder()
-    keys: list[PostboxViewKey] = [
+    keys: list[AnyViewKey] = [
         PeerViewKey(bob),
         BasicPeerViewKey(bob),
         ReadStateViewKey(bob),
@@ -118,7 +122,7 @@ def test_a_commit_for_one_peer_does_not_touch_views_of_another(
     postbox.combined_view(keys, callback=bob_views).ready.result()
     replays = postbox.tracker.replays
 
-    def alice_only(tx) -> None:  # type: ignore[no-untyped-def]
+    def alice_only(tx: Transaction) -> None:
         tx.update_peers([Peer(alice, "Alice")])
         tx.add_messages([StoreMessage(alice, 0, 1, 10, flags=1, tags=MessageTags.PHOTO)])
         tx.update_peer_presences({alice: PeerPresence(PresenceStatus.ONLINE)})
@@ -142,7 +146,7 @@ def test_unchanged_reloads_do_not_emit(postbox: Postbox, alice: PeerId) -> None:
 
 
 def test_simple_views_follow_their_tables(postbox: Postbox, alice: PeerId, bob: PeerId) -> None:
-    keys: list[PostboxViewKey] = [
+    keys: list[AnyViewKey] = [
         StateViewKey(),
         ContactsViewKey(),
         PreferencesViewKey(frozenset({"theme"})),
@@ -155,7 +159,7 @@ def test_simple_views_follow_their_tables(postbox: Postbox, alice: PeerId, bob: 
     recorder = Recorder()
     postbox.combined_view(keys, callback=recorder).ready.result()
 
-    def change(tx) -> None:  # type: ignore[no-untyped-def]
+    def change(tx: Transaction) -> None:
         tx.set_state(StateCursor(1, 2, 3, 4))
         tx.update_peers([Peer(bob, "Bob")])
         tx.replace_contact_peer_ids([bob])
@@ -173,21 +177,21 @@ def test_simple_views_follow_their_tables(postbox: Postbox, alice: PeerId, bob: 
     postbox.run(change)
     views = recorder.last
     assert set(views.update_types) == set(keys)
-    assert views[StateViewKey()].state == StateCursor(1, 2, 3, 4)  # type: ignore[attr-defined]
-    assert dict(views[ContactsViewKey()].peers) == {bob: Peer(bob, "Bob")}  # type: ignore[attr-defined]
-    assert dict(views[PreferencesViewKey(frozenset({"theme"}))].values) == {"theme": "night"}  # type: ignore[attr-defined]
-    assert [e.contents for e in views[OperationLogViewKey(1)].entries] == ["send"]  # type: ignore[attr-defined]
-    sync = views[SynchronizeReadStatesViewKey(2)].operations  # type: ignore[attr-defined]
+    assert views[StateViewKey()].state == StateCursor(1, 2, 3, 4)
+    assert dict(views[ContactsViewKey()].peers) == {bob: Peer(bob, "Bob")}
+    assert dict(views[PreferencesViewKey(frozenset({"theme"}))].values) == {"theme": "night"}
+    assert [e.contents for e in views[OperationLogViewKey(1)].entries] == ["send"]
+    sync = views[SynchronizeReadStatesViewKey(2)].operations
     assert sync[alice].contents == {"max_id": 4}
-    assert views[UnsentMessagesViewKey()].ids == (MessageId(alice, 1, 1),)  # type: ignore[attr-defined]
+    assert views[UnsentMessagesViewKey()].ids == (MessageId(alice, 1, 1),)
     unread = views[UnreadCountsViewKey(frozenset({alice}))]
-    assert dict(unread.counts) == {alice: 1}  # type: ignore[attr-defined]
-    assert (unread.total_messages, unread.total_chats) == (2, 2)  # type: ignore[attr-defined]
-    summary = views[TagSummaryViewKey(alice, MessageTags.PHOTO)].summary  # type: ignore[attr-defined]
-    assert summary.count == 1
+    assert dict(unread.counts) == {alice: 1}
+    assert (unread.total_messages, unread.total_chats) == (2, 2)
+    summary = views[TagSummaryViewKey(alice, MessageTags.PHOTO)].summary
+    assert summary is not None and summary.count == 1
     postbox.run(lambda tx: tx.reset_read_state(bob, 0, PeerReadState(7, 0, 7, 0)))
     unread = recorder.last[UnreadCountsViewKey(frozenset({alice}))]
-    assert (unread.total_messages, unread.total_chats) == (1, 1)  # type: ignore[attr-defined]
+    assert (unread.total_messages, unread.total_chats) == (1, 1)
 
 
 def test_an_unknown_key_is_refused(postbox: Postbox) -> None:
@@ -226,7 +230,7 @@ def test_snapshots_reach_an_asyncio_loop_on_another_thread(postbox: Postbox, ali
     async def consume() -> None:
         async for snapshot in subscription:
             threads.add(threading.current_thread().name)
-            peer = snapshot[key].peer  # type: ignore[attr-defined]
+            peer = snapshot[key].peer
             seen_names.append(None if peer is None else peer.name)
             if peer is not None and peer.name == "done":
                 break
@@ -254,8 +258,12 @@ def test_a_stalled_consumer_gets_the_newest_snapshot_and_merged_types(
     key = BasicPeerViewKey(alice)
     subscription = postbox.combined_view([key])
     subscription.ready.result()
+
+    def rename(tx: Transaction, name: str) -> None:
+        tx.update_peers([Peer(alice, name)])
+
     for n in range(200):  # nobody consumes meanwhile
-        postbox.run(lambda tx, n=n: tx.update_peers([Peer(alice, f"v{n}")]))
+        postbox.run(functools.partial(rename, name=f"v{n}"))
 
     async def take_two() -> list[CombinedView]:
         first = await subscription.next()
@@ -268,7 +276,8 @@ def test_a_stalled_consumer_gets_the_newest_snapshot_and_merged_types(
         return [first]
 
     [snapshot] = asyncio.run(take_two())
-    assert snapshot[key].peer.name == "v199"  # type: ignore[attr-defined]
+    peer = snapshot[key].peer
+    assert peer is not None and peer.name == "v199"
     kinds = {t.kind for t in snapshot.update_types[key]}
     assert kinds == {UpdateKind.INITIAL, UpdateKind.GENERIC}
     assert subscription.emitted == 201  # delivered each time, kept only the newest
@@ -287,7 +296,7 @@ def test_another_process_commit_reaches_open_views(db_path: Path, alice: PeerId)
     names: list[str] = []
 
     def on_snapshot(snapshot: CombinedView) -> None:
-        peer = snapshot[BasicPeerViewKey(alice)].peer  # type: ignore[attr-defined]
+        peer = snapshot[BasicPeerViewKey(alice)].peer
         if peer is not None:
             names.append(peer.name)
             arrived.set()
@@ -319,7 +328,7 @@ def test_a_cancelled_wait_loses_no_snapshot(postbox: Postbox, alice: PeerId) -> 
         return await asyncio.wait_for(subscription.next(), timeout=10)
 
     snapshot = asyncio.run(scenario())
-    assert snapshot is not None and snapshot[key].peer == Peer(alice, "Alice")  # type: ignore[attr-defined]
+    assert snapshot is not None and snapshot[key].peer == Peer(alice, "Alice")
     subscription.dispose()
 
 

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from postbox import (
+    AnyViewKey,
     BasicPeerViewKey,
     CachedPeerData,
     ChatListHolesViewKey,
@@ -40,7 +41,6 @@ from postbox import (
     PeerViewComponents,
     PeerViewKey,
     Postbox,
-    PostboxViewKey,
     PreferencesViewKey,
     PresenceStatus,
     ReadStateViewKey,
@@ -63,9 +63,9 @@ PEERS = [
 PHOTO = int(MessageTags.PHOTO)
 
 
-def view_keys() -> list[PostboxViewKey]:
+def view_keys() -> list[AnyViewKey]:
     """Every view type over the test's peers."""
-    keys: list[PostboxViewKey] = [
+    keys: list[AnyViewKey] = [
         StateViewKey(),
         ContactsViewKey(),
         PreferencesViewKey(frozenset({"a", "b"})),
@@ -213,7 +213,7 @@ writes: st.SearchStrategy[Write] = st.one_of(
 )
 
 
-def fresh(postbox: Postbox, key: PostboxViewKey) -> object:
+def fresh(postbox: Postbox, key: AnyViewKey) -> object:
     subscription = postbox.combined_view([key])
     try:
         return subscription.ready.result()[key]
@@ -226,7 +226,7 @@ def fresh(postbox: Postbox, key: PostboxViewKey) -> object:
 def test_live_views_equal_freshly_opened_views(transactions: list[list[Write]]) -> None:
     keys = view_keys()
     with tempfile.TemporaryDirectory() as directory, Postbox(Path(directory) / "p.db") as postbox:
-        latest: dict[PostboxViewKey, object] = {}
+        latest: dict[AnyViewKey, object] = {}
 
         def keep(snapshot: CombinedView) -> None:
             latest.update(snapshot.views)

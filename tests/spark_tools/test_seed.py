@@ -41,7 +41,8 @@ SPEC = AccountSpec(
     seed=4, users=14, groups=4, channels=3, messages=4_000, days=12, log_days=2,
     edit_share=0.05, delete_share=0.08,
 )  # fmt: skip
-CLIENT = ClientSpec(dialogs=10, active_chats=4, window=50)
+DIALOGS = 10
+CLIENT = ClientSpec(dialogs=DIALOGS, active_chats=4, window=50)
 TOKEN = "seed-token"
 
 
@@ -102,21 +103,22 @@ def test_the_server_serves_the_generated_rows(server, seeded):
     dataset = read_dataset(seeded / "spark3")
     busiest = dataset.busiest_peer_id()
     generated = [m for m in dataset.messages if m.peer_id == busiest]
-    page = server.call(lambda s: s.store.history(GetHistory(int(busiest), limit=100)))
+    page = server.call(lambda s: s.service.store.history(GetHistory(int(busiest), limit=100)))
     assert [m.id for m in page.messages] == [m.id for m in reversed(generated)][:100]
     assert [m.date for m in page.messages][:5] == [m.timestamp for m in reversed(generated)][:5]
     assert page.count == len(generated)
     difference = server.call(
-        lambda s: s.store.difference(GetDifference(1, 0, 0, pts_total_limit=100_000))
+        lambda s: s.service.store.difference(GetDifference(1, 0, 0, pts_total_limit=100_000))
     )
     log_from = SPEC.log_from
+    assert log_from is not None
     recent = {
         (int(m.peer_id), m.id)
         for m in dataset.messages
         if m.timestamp >= log_from and m.peer_id.namespace != 2
     }
     assert {(m.peer, m.id) for m in difference.new_messages} == recent
-    updates = server.call(lambda s: logged_updates(s.store.logs))
+    updates = server.call(lambda s: logged_updates(s.service.store.logs))
     deletes = (UpdateDeleteMessages, UpdateDeleteChannelMessages)
     assert sum(isinstance(u, deletes) for u in updates) == len(dataset.deletions) > 0
     edited = sum(1 for m in dataset.messages if (m.edit_timestamp or 0) >= log_from)
@@ -137,16 +139,17 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
     path = tmp_path / "copy.db"
     path.write_bytes((seeded / "client.db").read_bytes())
     log_from = SPEC.log_from
+    assert log_from is not None
     with Postbox(path) as postbox:
         entries = postbox.run(lambda tx: tx.get_chat_list(PeerGroupId.ROOT))
-        assert len(entries) >= CLIENT.dialogs
+        assert len(entries) >= DIALOGS
         chat_list_key = ChatListViewKey(PeerGroupId.ROOT, count=5)
         subscription = postbox.combined_view([chat_list_key])
-        chat_list = subscription.ready.result(timeout=10).views[chat_list_key]
+        chat_list = subscription.ready.result(timeout=10)[chat_list_key]
         subscription.dispose()
         assert len(chat_list.entries) >= 5 and chat_list.has_earlier
         state = postbox.run(lambda tx: tx.get_state())
-        assert (state.pts, state.date) == (1, log_from)
+        assert state is not None and (state.pts, state.date) == (1, log_from)
         holes = postbox.run(lambda tx: tx.get_chat_list_holes(PeerGroupId.ROOT))
         assert holes and holes[0].index.timestamp < log_from
 
@@ -173,7 +176,7 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
         busiest = max(stored, key=lambda peer_id: len(stored[peer_id][0]))
         history_key = MessageHistoryViewKey(busiest, HistoryAnchor.upper_bound(), 10)
         subscription = postbox.combined_view([history_key])
-        history = subscription.ready.result(timeout=10).views[history_key]
+        history = subscription.ready.result(timeout=10)[history_key]
         subscription.dispose()
         newest = stored[busiest][0][-10:]
         assert [m.id for m in history.entries][-10:] == [m.id for m in newest]
@@ -189,7 +192,7 @@ def test_sync_then_verify_converges(server, seeded, tmp_path, capsys):
     assert chat_main(["sync", *common, "--until-idle", "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["counters"]["too_long"] == 0
-    assert summary["cursor"]["pts"] == server.call(lambda s: s.store.state().pts) > 1
+    assert summary["cursor"]["pts"] == server.call(lambda s: s.service.store.state().pts) > 1
     assert chat_main(["verify", *common]) == 0, capsys.readouterr().out
     assert json.loads(capsys.readouterr().out)["ok"] is True
 

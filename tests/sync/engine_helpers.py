@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from postbox import (
+    AnyViewKey,
     ChatListViewKey,
     HistoryAnchor,
     MessageHistoryViewKey,
@@ -43,12 +44,15 @@ async def running_engine(
     server: EmbeddedServer,
     db: Path,
     *,
-    open_peers: list[int] = (),  # type: ignore[assignment]
+    open_peers: Sequence[int] = (),
     timeouts: Timeouts = FAST,
     difference_limit: int = 1_000,
 ) -> AsyncIterator[tuple[SyncEngine, Postbox]]:
     postbox = Postbox(db)
-    keys = [ChatListViewKey(PeerGroupId.ROOT, count=100), ChatListViewKey(PeerGroupId.ARCHIVE)]
+    keys: list[AnyViewKey] = [
+        ChatListViewKey(PeerGroupId.ROOT, count=100),
+        ChatListViewKey(PeerGroupId.ARCHIVE),
+    ]
     keys += [
         MessageHistoryViewKey(PeerId(peer), HistoryAnchor.upper_bound(), 30) for peer in open_peers
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 
@@ -35,7 +36,7 @@ async def exercise(seed: int, tmp_path, faults: FaultConfig) -> None:
         token=TOKEN, peers=20, messages=600, seed=seed, faults=faults, log_window=400
     )
     with EmbeddedServer(config) as server:
-        chats = server.call(lambda s: [p for p, n in s.store.chat_sizes() if n])
+        chats = server.call(lambda s: [p for p, n in s.service.store.chat_sizes() if n])
         opened = rng.sample(chats, 3)
         async with running_engine(server, tmp_path / "client.db", open_peers=opened) as (
             engine,
@@ -46,11 +47,13 @@ async def exercise(seed: int, tmp_path, faults: FaultConfig) -> None:
                 server.call(lambda s: s.service.generate(rng.randint(10, 60)))
                 if rng.random() < 0.5:
                     peer = PeerId(rng.choice([c for c in chats if c >> 56 != 2]))
-                    postbox.run(
-                        lambda tx, peer=peer: enqueue_send(
-                            tx, peer, f"hello {rng.random():.5f}", timestamp=int(time.time())
-                        )
+                    send = functools.partial(
+                        enqueue_send,
+                        peer_id=peer,
+                        text=f"hello {rng.random():.5f}",
+                        timestamp=int(time.time()),
                     )
+                    postbox.run(send)
                 await asyncio.sleep(rng.choice([0.0, 0.02, 0.1]))
             await wait_quiescent(engine)
             report = await server_report(server, postbox)

@@ -4,6 +4,7 @@ outgoing message reaches the server exactly once."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import subprocess
@@ -31,8 +32,8 @@ def queue_sends(db, peers: list[int], texts: list[str]) -> None:
     try:
         for peer, text in zip(peers, texts, strict=True):
             postbox.run(
-                lambda tx, p=peer, t=text: enqueue_send(
-                    tx, PeerId(p), t, timestamp=int(time.time())
+                functools.partial(
+                    enqueue_send, peer_id=PeerId(peer), text=text, timestamp=int(time.time())
                 )
             )
     finally:
@@ -46,7 +47,9 @@ def test_killed_at_random_moments_it_converges_and_sends_once(seed: int, tmp_pat
     config = ServerConfig(token=TOKEN, peers=20, messages=800, seed=seed, rate=150.0)
     texts: list[str] = []
     with EmbeddedServer(config) as server:
-        chats = server.call(lambda s: [p for p, n in s.store.chat_sizes() if n and p >> 56 != 2])
+        chats = server.call(
+            lambda s: [p for p, n in s.service.store.chat_sizes() if n and p >> 56 != 2]
+        )
         opened = rng.sample(chats, 3)
         for round_ in range(5):
             new = [f"crash test {seed}/{round_}/{i}" for i in range(3)]
@@ -67,8 +70,8 @@ def test_killed_at_random_moments_it_converges_and_sends_once(seed: int, tmp_pat
 
         def sent_counts(s) -> dict[str, int]:
             counts = dict.fromkeys(texts, 0)
-            for peer, _ in s.store.chat_sizes():
-                for message in s.store.recent_messages(peer, 10**6):
+            for peer, _ in s.service.store.chat_sizes():
+                for message in s.service.store.recent_messages(peer, 10**6):
                     if message.text in counts:
                         counts[message.text] += 1
             return counts

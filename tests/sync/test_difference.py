@@ -193,6 +193,7 @@ def test_a_channel_behind_its_window_gets_too_long_with_its_newest_messages() ->
     harness = make_harness(log_window=5)
     channel = next(p for p, pts in truth(harness.store).channel_pts.items())
     before = harness.store.dialog(channel).pts
+    assert before is not None
     for _ in range(10):
         harness.store.add_message(channel, out=False, author=channel, text="post")
     answer = harness.call(GetChannelDifference(channel, before, 7))

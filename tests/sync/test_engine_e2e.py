@@ -35,7 +35,7 @@ def serve(**options) -> EmbeddedServer:
 
 
 def busiest_user(server: EmbeddedServer) -> int:
-    sizes = server.call(lambda s: s.store.chat_sizes())
+    sizes = server.call(lambda s: s.service.store.chat_sizes())
     return max((n, p) for p, n in sizes if p >> 56 == PeerNamespace.USER)[1]
 
 
@@ -64,7 +64,9 @@ def test_a_sent_message_goes_from_pending_to_sent(tmp_path) -> None:
                 assert report.ok, report.divergences
 
         asyncio.run(run())
-        texts = server.call(lambda s: [m.text for m in s.store.recent_messages(int(peer), 3)])
+        texts = server.call(
+            lambda s: [m.text for m in s.service.store.recent_messages(int(peer), 3)]
+        )
         assert texts.count("on its way") == 1
 
 
@@ -72,9 +74,9 @@ def test_reads_and_edits_reach_the_server(tmp_path) -> None:
     with serve() as server:
         peer = PeerId(busiest_user(server))
         own = server.call(
-            lambda s: next(m.id for m in s.store.recent_messages(int(peer), 50) if m.out)
+            lambda s: next(m.id for m in s.service.store.recent_messages(int(peer), 50) if m.out)
         )
-        top = server.call(lambda s: s.store.recent_messages(int(peer), 1)[0].id)
+        top = server.call(lambda s: s.service.store.recent_messages(int(peer), 1)[0].id)
 
         async def run() -> None:
             async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
@@ -90,14 +92,15 @@ def test_reads_and_edits_reach_the_server(tmp_path) -> None:
                 assert report.ok, report.divergences
 
         asyncio.run(run())
-        assert server.call(lambda s: s.store.read_marks(int(peer)))[0] == top
-        assert server.call(lambda s: s.store.message(int(peer), own).text) == "fixed"
+        assert server.call(lambda s: s.service.store.read_marks(int(peer)))[0] == top
+        fixed = server.call(lambda s: s.service.store.message(int(peer), own))
+        assert fixed is not None and fixed.text == "fixed"
 
 
 def test_a_reply_reaches_the_server_with_its_reference(tmp_path) -> None:
     with serve() as server:
         peer = PeerId(busiest_user(server))
-        answered = server.call(lambda s: s.store.recent_messages(int(peer), 5)[-1].id)
+        answered = server.call(lambda s: s.service.store.recent_messages(int(peer), 5)[-1].id)
 
         async def run() -> None:
             async with running_engine(server, tmp_path / "c.db", open_peers=[peer]) as (
@@ -118,7 +121,7 @@ def test_a_reply_reaches_the_server_with_its_reference(tmp_path) -> None:
                 assert report.ok, report.divergences
 
         asyncio.run(run())
-        sent = server.call(lambda s: s.store.recent_messages(int(peer), 1)[0])
+        sent = server.call(lambda s: s.service.store.recent_messages(int(peer), 1)[0])
         assert (sent.text, sent.reply_to) == ("a reply", answered)
 
 
@@ -126,7 +129,7 @@ def test_a_deletion_for_everyone_leaves_the_server_and_every_open_view(tmp_path)
     with serve() as server:
         peer = PeerId(busiest_user(server))
         own = server.call(
-            lambda s: [m.id for m in s.store.recent_messages(int(peer), 50) if m.out][:2]
+            lambda s: [m.id for m in s.service.store.recent_messages(int(peer), 50) if m.out][:2]
         )
         seen: list[list[int]] = []
 
@@ -157,13 +160,16 @@ def test_a_deletion_for_everyone_leaves_the_server_and_every_open_view(tmp_path)
                 assert report.ok, report.divergences
 
         asyncio.run(run())
-        assert server.call(lambda s: [s.store.message(int(peer), i) for i in own]) == [None, None]
+        remaining = server.call(lambda s: [s.service.store.message(int(peer), i) for i in own])
+        assert remaining == [None, None]
 
 
 def test_a_send_the_server_refuses_is_marked_failed(tmp_path) -> None:
     with serve() as server:
         channel = server.call(
-            lambda s: next(p for p, _ in s.store.chat_sizes() if p >> 56 == PeerNamespace.CHANNEL)
+            lambda s: next(
+                p for p, _ in s.service.store.chat_sizes() if p >> 56 == PeerNamespace.CHANNEL
+            )
         )
 
         async def run() -> None:
@@ -184,7 +190,7 @@ def test_scrolling_a_view_into_a_hole_fills_exactly_that_range(tmp_path) -> None
     with serve() as server:
         peer = PeerId(busiest_user(server))
         server_ids = server.call(
-            lambda s: [m.id for m in s.store.recent_messages(int(peer), 10**6)]
+            lambda s: [m.id for m in s.service.store.recent_messages(int(peer), 10**6)]
         )
 
         async def run() -> None:
@@ -216,7 +222,9 @@ def test_scrolling_a_view_into_a_hole_fills_exactly_that_range(tmp_path) -> None
 def test_a_fill_the_server_has_nothing_for_removes_the_whole_range(tmp_path) -> None:
     with serve() as server:
         peer = PeerId(busiest_user(server))
-        oldest = server.call(lambda s: min(m.id for m in s.store.recent_messages(int(peer), 10**6)))
+        oldest = server.call(
+            lambda s: min(m.id for m in s.service.store.recent_messages(int(peer), 10**6))
+        )
 
         async def run() -> None:
             async with running_engine(server, tmp_path / "c.db") as (engine, postbox):
@@ -241,7 +249,7 @@ def test_events_report_new_incoming_messages(tmp_path) -> None:
         async def run() -> None:
             async with running_engine(server, tmp_path / "c.db") as (engine, _postbox):
                 await wait_quiescent(engine)
-                seen = []
+                seen: list[MessageId] = []
                 engine.state_manager.add_event_listener(lambda e: seen.extend(e.added_incoming))
                 server.call(lambda s: s.service.generate(40))
                 await wait_quiescent(engine)
@@ -277,8 +285,9 @@ def test_the_worker_runs_the_engine_on_its_own_thread(tmp_path) -> None:
         ).start()
         try:
             assert worker.call(lambda engine: engine.wait_idle(timeout=20))
-            state = server.call(lambda s: s.store.state())
-            assert postbox.run(lambda tx: tx.get_state()).pts == state.pts
+            state = server.call(lambda s: s.service.store.state())
+            cursor = postbox.run(lambda tx: tx.get_state())
+            assert cursor is not None and cursor.pts == state.pts
         finally:
             worker.stop()
             postbox.close()
@@ -293,8 +302,8 @@ def test_a_short_message_from_an_unknown_user_comes_with_its_sender(tmp_path) ->
         peer = busiest_user(server)
 
         def push(s) -> None:
-            update = s.store.add_message(peer, out=False, author=peer, text="who am I?")
-            s.service._publish([push_for(s.store, update)], None)
+            update = s.service.store.add_message(peer, out=False, author=peer, text="who am I?")
+            s.service._publish([push_for(s.service.store, update)], None)
 
         async def run() -> None:
             postbox = Postbox(tmp_path / "c.db")

@@ -63,7 +63,9 @@ def test_secret_messages_take_the_next_qts_and_leave_pts_alone() -> None:
     assert (first.message.id, second.message.id) == (1, 2)
     assert store.state().pts == before.pts and store.state().qts == before.qts + 2
     assert store.dialog(chat).top_message == 2
-    assert store.peer(chat).name == store.peer(user).name
+    chat_peer, user_peer = store.peer(chat), store.peer(user)
+    assert chat_peer is not None and user_peer is not None
+    assert chat_peer.name == user_peer.name
 
 
 def test_a_send_to_a_secret_chat_answers_with_its_qts() -> None:
@@ -197,7 +199,9 @@ def run_manager(box: Postbox, server: ScriptedServer, body) -> None:
 
 
 def stored(box: Postbox) -> StateCursor:
-    return box.run(lambda tx: tx.get_state())
+    cursor = box.run(lambda tx: tx.get_state())
+    assert cursor is not None
+    return cursor
 
 
 def secret_ids(box: Postbox) -> list[int]:

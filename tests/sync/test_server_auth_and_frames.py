@@ -340,7 +340,7 @@ def test_invalid_params_get_invalid_params_with_the_request_id(server, account, 
     _run(main())
 
 
-_BAD_IDS = {
+_BAD_IDS: dict[str, dict[str, object]] = {
     "missing": {},
     "nil": {"id": None},
     "negative": {"id": -1},

@@ -5,11 +5,12 @@ messages the client never stored, and answers that are lost."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, replace
 
 import pytest
 
-from postbox import PeerId
+from postbox import PeerId, Transaction
 from sync.protocol import GetDialogs, State
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import EmbeddedServer, MockServer
@@ -46,7 +47,7 @@ def make_events(server: EmbeddedServer, rounds: int) -> None:
 async def exercise(tmp_path, faults: FaultConfig, rounds: int = 12, idle: float = 15.0) -> Outcome:
     config = ServerConfig(token=TOKEN, peers=20, messages=600, seed=4, faults=faults)
     with EmbeddedServer(config) as server:
-        chats = server.call(lambda s: [p for p, n in s.store.chat_sizes() if n])
+        chats = server.call(lambda s: [p for p, n in s.service.store.chat_sizes() if n])
         async with running_engine(server, tmp_path / "client.db", open_peers=chats[:3]) as (
             engine,
             postbox,
@@ -63,12 +64,15 @@ async def exercise(tmp_path, faults: FaultConfig, rounds: int = 12, idle: float 
             # The check's own connection is answered in full.
             server.call(lambda s: setattr(s, "config", replace(s.config, faults=FaultConfig())))
             report = await server_report(server, postbox)
-            state = server.call(lambda s: s.store.state())
+            state = server.call(lambda s: s.service.store.state())
             cursor = postbox.run(lambda tx: tx.get_state())
-            dialogs = server.call(lambda s: s.store.dialogs(GetDialogs(limit=100)).dialogs)
+            dialogs = server.call(lambda s: s.service.store.dialogs(GetDialogs(limit=100)).dialogs)
             mismatches = []
             for dialog in dialogs:
-                local = postbox.run(lambda tx, p=dialog.peer: tx.get_read_state(PeerId(p)))
+                read_state = functools.partial(
+                    Transaction.get_read_state, peer_id=PeerId(dialog.peer)
+                )
+                local = postbox.run(read_state)
                 count = 0 if local is None else local.count
                 if count != dialog.unread_count:
                     mismatches.append((dialog.peer, count, dialog.unread_count))

@@ -67,14 +67,16 @@ def test_dropped_answers_never_arrive_and_the_requests_still_take_effect() -> No
         connection = await ServerConnection.open("127.0.0.1", server.port)
         try:
             await connection.call(Auth("t"))
-            peer = server.call(lambda s: s.store.chat_sizes()[0][0])
+            peer = server.call(lambda s: s.service.store.chat_sizes()[0][0])
             sends = [SendMessage(peer, f"note {i}", 1_000 + i) for i in range(count)]
             calls = [asyncio.create_task(connection.call(send)) for send in sends]
             answered = [calls[i] for i in range(count) if i not in dropped]
             await asyncio.wait_for(asyncio.gather(*answered), WAIT)
             assert [i for i, call in enumerate(calls) if not call.done()] == dropped
             # Every send was stored once; a retry of a lost one gets the stored message.
-            history = server.call(lambda s: s.store.history(GetHistory(peer, limit=count + 5)))
+            history = server.call(
+                lambda s: s.service.store.history(GetHistory(peer, limit=count + 5))
+            )
             texts = [message.text for message in history.messages]
             for i in range(count):
                 assert texts.count(f"note {i}") == 1
@@ -98,16 +100,16 @@ def test_a_retried_send_whose_answer_was_dropped_returns_the_same_message() -> N
         connection = await ServerConnection.open("127.0.0.1", server.port)
         try:
             await connection.call(Auth("t"))
-            peer = server.call(lambda s: s.store.chat_sizes()[0][0])
+            peer = server.call(lambda s: s.service.store.chat_sizes()[0][0])
             send = SendMessage(peer, "only once", 77)
             lost = asyncio.create_task(connection.call(send))
             retried = await asyncio.wait_for(connection.call(send), WAIT)
             assert not lost.done()
             lost.cancel()
             assert isinstance(retried, SentMessage)
-            stored = server.call(lambda s: s.store.message(peer, retried.message.id))
+            stored = server.call(lambda s: s.service.store.message(peer, retried.message.id))
             assert stored == retried.message
-            history = server.call(lambda s: s.store.history(GetHistory(peer, limit=5)))
+            history = server.call(lambda s: s.service.store.history(GetHistory(peer, limit=5)))
         finally:
             await connection.close()
         assert [m.text for m in history.messages].count("only once") == 1

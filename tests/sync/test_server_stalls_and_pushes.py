@@ -60,7 +60,7 @@ def test_a_client_that_stops_reading_pushes_is_cut_off(caplog):
                 # The good client got every push, in full, and still gets answers.
                 for _ in range(made):
                     assert await _next_push(good) is not None
-                assert await _call(good, GetState()) == own.call(lambda s: s.store.state())
+                assert await _call(good, GetState()) == own.call(lambda s: s.service.store.state())
                 assert good.pushes.empty()
                 assert good.closed_reason is None
                 # The stalled client finds its connection gone once it reads again.
@@ -85,7 +85,7 @@ def test_a_client_that_sends_requests_but_never_reads_answers_is_cut_off(account
                 )
                 flooder.send_bytes(request * 1000)
                 await _wait_until(own, lambda s: s.connection_count, 1)
-                assert await _call(good, GetState()) == own.call(lambda s: s.store.state())
+                assert await _call(good, GetState()) == own.call(lambda s: s.service.store.state())
                 assert good.closed_reason is None
                 _frames, _reset = await flooder.read_until_closed()
 

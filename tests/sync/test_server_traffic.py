@@ -66,7 +66,7 @@ def _step(harness: Harness, kind: str | None = None) -> list[AnyUpdates]:
 
 def _pts_updates(harness: Harness, pushes: list[AnyUpdates]) -> list[AnyUpdate]:
     """The account's pts updates among ``pushes``, as pushed."""
-    found = []
+    found: list[AnyUpdate] = []
     for push in pushes:
         for update in _updates_of(harness, push):
             if getattr(update, "pts", None) is not None and not isinstance(

@@ -31,7 +31,8 @@ from sync.protocol import (
 )
 from sync.server.config import FaultConfig
 from sync.server.faults import FaultInjector
-from tests.sync.server_helpers import make_harness, random_action, truth
+from sync.server.store import ServerStore
+from tests.sync.server_helpers import Harness, make_harness, random_action, truth
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def harness():
     return make_harness(seed=11, peers=20, messages=2_000)
 
 
-def busiest(harness, kind: PeerKind | None = None) -> int:
+def busiest(harness: Harness, kind: PeerKind | None = None) -> int:
     sizes = [
         (count, peer)
         for peer, count in harness.store.chat_sizes()
@@ -279,7 +280,6 @@ def test_faults_off_pass_every_push_through_unchanged() -> None:
 
 def test_truth_survives_a_reopen(tmp_path) -> None:
     from dataset import generate_dataset
-    from sync.server.store import ServerStore
 
     path = tmp_path / "server.db"
     store = ServerStore(path, clock=lambda: 1_800_000_000)
@@ -294,7 +294,7 @@ def test_truth_survives_a_reopen(tmp_path) -> None:
     reopened.close()
 
 
-def busiest_of(store) -> int:
+def busiest_of(store: ServerStore) -> int:
     return max((count, peer) for peer, count in store.chat_sizes())[1]
 
 

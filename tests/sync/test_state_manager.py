@@ -75,6 +75,7 @@ def postbox(tmp_path):
 
 def stored_pts(postbox: Postbox) -> int:
     cursor = postbox.run(lambda tx: tx.get_state())
+    assert cursor is not None
     return cursor.pts
 
 
@@ -192,7 +193,9 @@ def in_container(seq: int, *pts_values: int, seq_start: int | None = None) -> Up
 
 
 def stored_seq(postbox: Postbox) -> int:
-    return postbox.run(lambda tx: tx.get_state()).seq
+    cursor = postbox.run(lambda tx: tx.get_state())
+    assert cursor is not None
+    return cursor.seq
 
 
 def test_pts_updates_in_a_seq_container_move_pts_and_apply_once(postbox) -> None:

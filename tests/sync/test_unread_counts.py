@@ -21,7 +21,7 @@ def serve() -> EmbeddedServer:
 
 
 def server_unread(server: EmbeddedServer) -> dict[int, int]:
-    page = server.call(lambda s: s.store.dialogs(GetDialogs(limit=100)))
+    page = server.call(lambda s: s.service.store.dialogs(GetDialogs(limit=100)))
     return {dialog.peer: dialog.unread_count for dialog in page.dialogs}
 
 
@@ -40,8 +40,8 @@ def unread_incoming(server: EmbeddedServer, peer: int) -> list[int]:
     """Ids of the chat's incoming messages above its read mark, oldest first."""
 
     def find(s: MockServer) -> list[int]:
-        read_inbox = s.store.dialog(peer).read_inbox_max_id
-        recent = s.store.recent_messages(peer, 500)
+        read_inbox = s.service.store.dialog(peer).read_inbox_max_id
+        recent = s.service.store.recent_messages(peer, 500)
         return sorted(m.id for m in recent if not m.out and m.id > read_inbox)
 
     return server.call(find)
@@ -51,9 +51,9 @@ def publish(server: EmbeddedServer, make) -> None:
     """Apply one change to the server's store and push it to every connection."""
 
     def run(s: MockServer) -> None:
-        update = make(s.store)
+        update = make(s.service.store)
         assert update is not None
-        s.publish([push_for(s.store, update)], None)
+        s.publish([push_for(s.service.store, update)], None)
 
     server.call(run)
 
@@ -118,6 +118,8 @@ def test_a_read_on_another_device_sets_the_servers_count(tmp_path) -> None:
                 assert 0 < expected < counts[peer]
                 assert local_unread(postbox, [peer]) == {peer: expected}
                 state = postbox.run(lambda tx: tx.get_read_state(PeerId(peer)))
-                assert state is not None and state.get(0).max_incoming_read_id == middle
+                assert state is not None
+                cloud = state.get(0)
+                assert cloud is not None and cloud.max_incoming_read_id == middle
 
         asyncio.run(run())

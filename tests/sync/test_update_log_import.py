@@ -44,6 +44,7 @@ def moved_reads(dataset, log_from: int) -> dict[int, tuple[bool, bool]]:
 def test_every_event_since_log_from_has_its_pts_in_date_order():
     dataset, store = imported()
     log_from = SPEC.log_from
+    assert log_from is not None
     account = [m for m in dataset.messages if m.peer_id.namespace != 2]
     edits = sum(1 for m in account if (m.edit_timestamp or 0) >= log_from)
     news = sum(1 for m in account if m.timestamp >= log_from)
@@ -68,6 +69,7 @@ def test_every_event_since_log_from_has_its_pts_in_date_order():
 def test_channels_replay_their_own_events():
     dataset, store = imported()
     log_from = SPEC.log_from
+    assert log_from is not None
     for channel in (p.id for p in dataset.peers if p.id.namespace == 2):
         posts = [m for m in dataset.messages if m.peer_id == channel]
         events = sum(m.timestamp >= log_from for m in posts)

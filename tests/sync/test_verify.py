@@ -41,7 +41,7 @@ from sync.engine.convert import CLOUD, message_from_wire
 from sync.engine.outbound import EDIT_TAG
 from sync.protocol import Auth, Dialog, GetDialogs, Message, PeerKind, peer_kind
 from sync.server.config import ServerConfig
-from sync.server.server import EmbeddedServer
+from sync.server.server import EmbeddedServer, MockServer
 from sync.verify import Category, Report, verify
 from tests.sync.verify_helpers import mirror, profile_peer, report_for
 
@@ -87,12 +87,16 @@ def categories(report: Report) -> set[Category]:
 
 def dialogs(server: EmbeddedServer) -> list[Dialog]:
     """Every chat, pinned first, then newest first (the server's chat-list order)."""
+
+    def read(s: MockServer) -> list[tuple[Dialog, Message | None]]:
+        store = s.service.store
+        listed = [store.dialog(peer) for peer, _ in store.chat_sizes()]
+        return [(d, store.message(d.peer, d.top_message)) for d in listed]
+
     result: list[Dialog] = []
     dates: dict[int, int] = {}
-    for peer, _ in server.call(lambda s: s.store.chat_sizes()):
-        dialog = server.call(lambda s, peer=peer: s.store.dialog(peer))
-        top = server.call(lambda s, d=dialog: s.store.message(d.peer, d.top_message))
-        dates[peer] = top.date if top else 0
+    for dialog, top in server.call(read):
+        dates[dialog.peer] = top.date if top else 0
         result.append(dialog)
     result.sort(key=lambda d: (not d.pinned, -dates[d.peer], -d.top_message, -d.peer))
     return result
@@ -100,7 +104,7 @@ def dialogs(server: EmbeddedServer) -> list[Dialog]:
 
 def history(server: EmbeddedServer, peer: int) -> list[Message]:
     """A chat's messages, newest first."""
-    return server.call(lambda s: s.store.recent_messages(peer, 10**6))
+    return server.call(lambda s: s.service.store.recent_messages(peer, 10**6))
 
 
 def root_unpinned(server: EmbeddedServer) -> list[Dialog]:
@@ -177,7 +181,7 @@ def test_a_lost_message_is_excused_only_inside_a_hole(server: EmbeddedServer, db
 # -- read states --------------------------------------------------------------------
 
 
-def _replace_read_state(db: Path, peer: int, **changes: object) -> None:
+def _replace_read_state(db: Path, peer: int, **changes: int) -> None:
     def change(tx: Transaction) -> None:
         combined = tx.get_read_state(PeerId(peer))
         assert combined is not None
@@ -280,7 +284,7 @@ def test_a_lost_chat_is_excused_only_inside_the_chat_list_hole(
 
 
 def test_pinned_chats_and_their_order(server: EmbeddedServer, db: Path) -> None:
-    first_page = server.call(lambda s: s.store.dialogs(GetDialogs()))
+    first_page = server.call(lambda s: s.service.store.dialogs(GetDialogs()))
     archived = {d.peer for d in first_page.dialogs if d.folder}
     pinned = [p for p in first_page.pinned if p not in archived]
     assert pinned, "the generated account should have pinned chats"
@@ -347,7 +351,7 @@ def test_a_chat_the_server_does_not_have(server: EmbeddedServer, db: Path) -> No
 @pytest.mark.parametrize("field", ["name", "username"])
 def test_a_stale_name_or_username(server: EmbeddedServer, db: Path, field: str) -> None:
     peer = root_unpinned(server)[1].peer
-    record = server.call(lambda s: s.store.peer(peer))
+    record = server.call(lambda s: s.service.store.peer(peer))
 
     def rename(tx: Transaction) -> None:
         stored = tx.get_peer(PeerId(peer))
@@ -368,12 +372,15 @@ def test_a_stale_name_or_username(server: EmbeddedServer, db: Path, field: str) 
 
 def test_a_stale_presence(server: EmbeddedServer, db: Path) -> None:
     postbox = Postbox(db)
+
+    def has_presence(peer: int) -> bool:
+        return postbox.run(lambda tx: tx.get_peer_presence(PeerId(peer))) is not None
+
     try:
         users = [
             d.peer
             for d in dialogs(server)
-            if peer_kind(d.peer) is PeerKind.USER
-            and postbox.run(lambda tx, p=d.peer: tx.get_peer_presence(PeerId(p))) is not None
+            if peer_kind(d.peer) is PeerKind.USER and has_presence(d.peer)
         ]
     finally:
         postbox.close()
@@ -416,19 +423,21 @@ def test_contacts_the_client_claims(server: EmbeddedServer, db: Path) -> None:
 
 
 def test_the_cursor_and_channel_pts(server: EmbeddedServer, db: Path) -> None:
-    state = server.call(lambda s: s.store.state())
+    state = server.call(lambda s: s.service.store.state())
     channel = next(d for d in dialogs(server) if d.pts is not None)
+    channel_pts = channel.pts
+    assert channel_pts is not None
 
     def move(tx: Transaction) -> None:
         tx.set_state(StateCursor(state.pts + 1, state.qts, state.seq, state.date))
-        tx.set_peer_chat_state(PeerId(channel.peer), ChannelState(channel.pts - 1))
+        tx.set_peer_chat_state(PeerId(channel.peer), ChannelState(channel_pts - 1))
 
     tamper(db, move)
     report = check(server, db)
     assert [str(d) for d in report.divergences] == [
         f"cursor account: pts/qts/seq {state.pts + 1}/{state.qts}/{state.seq}"
         f" != server {state.pts}/{state.qts}/{state.seq}",
-        f"cursor peer {channel.peer}: channel pts {channel.pts - 1} != server {channel.pts}",
+        f"cursor peer {channel.peer}: channel pts {channel_pts - 1} != server {channel_pts}",
     ]
     assert report_without_cursor(server, db).ok
 

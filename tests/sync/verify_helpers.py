@@ -48,7 +48,7 @@ async def _connect(server: EmbeddedServer, token: str) -> ServerConnection:
 
 def profile_peer(server: EmbeddedServer) -> int:
     """The user whose profile the mirror loads: the busiest private chat with media."""
-    sizes = server.call(lambda s: s.store.chat_sizes())
+    sizes = server.call(lambda s: s.service.store.chat_sizes())
     return max((n, p) for p, n in sizes if peer_kind(p) is PeerKind.USER)[1]
 
 

@@ -413,8 +413,14 @@ def test_a_click_on_a_reply_jumps_to_the_message_it_answers(qtbot, account, wind
     )  # fmt: skip
     window.open_chat(ALICE, "Alice Baker")
     qtbot.waitUntil(lambda: 1_001 in shown_ids(window))
+
+    def answered_shown() -> bool:
+        reply = row_of(window, 1_001).reply
+        assert reply is not None
+        return reply.text.startswith("message 5")
+
     # The message answered lies outside the window: fetched, then shown in the preview.
-    qtbot.waitUntil(lambda: row_of(window, 1_001).reply.text.startswith("message 5"))
+    qtbot.waitUntil(answered_shown)
     history = window.history
     history.scrollToBottom()
     qtbot.waitUntil(lambda: ("message", 0, 1_001) in history.itemDelegate().reply_areas)
@@ -463,9 +469,7 @@ def test_a_wheel_turned_on_at_the_top_of_the_window_moves_it_on(qtbot, window) -
 
 
 def test_a_web_address_is_a_link_that_opens_on_click(qtbot, account, window, monkeypatch) -> None:
-    from PySide6.QtGui import QFontMetrics
-
-    import ui.chat_pane as chat_pane_module
+    from PySide6.QtGui import QDesktopServices, QFontMetrics
 
     url = "https://example.com/the-plan"
     account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text=f"see {url} now")]))
@@ -484,9 +488,7 @@ def test_a_web_address_is_a_link_that_opens_on_click(qtbot, account, window, mon
     assert window.chat_pane.link_at(on_link) == url
     assert window.chat_pane.link_at(off_link) is None
     opened = []
-    monkeypatch.setattr(
-        chat_pane_module.QDesktopServices, "openUrl", lambda address: opened.append(address)
-    )
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda address: opened.append(address))
     qtbot.mouseClick(history.viewport(), Qt.MouseButton.LeftButton, pos=on_link)
     assert [address.toString() for address in opened] == [url]
 
@@ -561,8 +563,13 @@ def test_forward_asks_for_a_chat_then_opens_it_with_the_copy(qtbot, window) -> N
     def copy() -> MessageRow | None:
         return next((r for r in messages(window) if r.namespace != CLOUD), None)
 
-    qtbot.waitUntil(lambda: copy() is not None and copy().forwarded_from == "Bob Stone")
+    def forwarded() -> bool:
+        row = copy()
+        return row is not None and row.forwarded_from == "Bob Stone"
+
+    qtbot.waitUntil(forwarded)
     row = copy()
+    assert row is not None
     assert row.text == row_of_text(399) and row.outgoing and row.delivery == "pending"
     entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(CLUB, 1))
     assert [tuple(e.contents["forward"]) for e in entries] == [(int(BOB), 399)]

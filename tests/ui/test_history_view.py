@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QStyleOptionViewItem
 
 from postbox import ViewUpdateType
 from ui.history_view import HistoryListView
-from ui.rows import DateRow, MessageRow
+from ui.rows import DateRow, HistoryRow, MessageRow
 
 pytestmark = pytest.mark.gui
 
@@ -20,7 +20,7 @@ def message(id_: int, text: str = "") -> MessageRow:
     )  # fmt: skip
 
 
-def rows(ids) -> list:
+def rows(ids) -> list[HistoryRow]:
     return [DateRow(("day", 1), "Today"), *(message(i) for i in ids)]
 
 

@@ -56,13 +56,13 @@ def test_a_replay_listener_hears_each_commit_with_the_views_it_re_emitted() -> N
             done.set()
 
         remove = postbox.add_replay_listener(listen)
-        postbox.run(
-            lambda tx: (
-                tx.update_peers([Peer(ALICE, "Alice Baker")]),
-                tx.add_messages([StoreMessage(ALICE, 0, 5, 1_000, text="hi")]),
-                tx.set_state(StateCursor(3, 0, 1, 1_000)),
-            )
-        )
+
+        def write(tx) -> None:
+            tx.update_peers([Peer(ALICE, "Alice Baker")])
+            tx.add_messages([StoreMessage(ALICE, 0, 5, 1_000, text="hi")])
+            tx.set_state(StateCursor(3, 0, 1, 1_000))
+
+        postbox.run(write)
         assert done.wait(10)
         remove()
         postbox.run(

@@ -76,7 +76,8 @@ def test_opening_a_chat_reads_it(qtbot, window) -> None:
     def badge() -> int:
         position = main.chat_model.row_of(unread.peer_id)
         assert position is not None
-        return main.chat_model.rows[position].unread
+        row: ChatRow = main.chat_model.rows[position]
+        return row.unread
 
     qtbot.waitUntil(lambda: badge() == 0, timeout=20_000)
     top = server.call(lambda s: s.store.recent_messages(unread.peer_id, 1)[0].id)
@@ -213,7 +214,7 @@ def test_scrolling_up_fills_holes_in_place_and_new_messages_animate_in(qtbot, wi
         if before is not None and position > before:
             inserted_above.append((True, True))
 
-    history.show_rows = watched  # type: ignore[method-assign]
+    history.show_rows = watched
     while oldest not in ids():
         history.verticalScrollBar().setValue(0)
         top_key = main.history_model.rows[0].key
@@ -374,11 +375,15 @@ def test_without_a_server_the_window_says_when_it_retries(qtbot, tmp_path) -> No
             timeout=20_000,
         )
         assert main.retry_button.isVisible()
-        attempts = account.status().counters["connection_attempts"]
+
+        def attempts_made() -> int:
+            status = account.status()
+            assert status is not None
+            return status.counters["connection_attempts"]
+
+        attempts = attempts_made()
         main.retry_button.click()
-        qtbot.waitUntil(
-            lambda: account.status().counters["connection_attempts"] > attempts, timeout=5_000
-        )
+        qtbot.waitUntil(lambda: attempts_made() > attempts, timeout=5_000)
     finally:
         main.close_feeds()
         account.close()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+from typing import Generic, TypeVar
 
 import pytest
 
 from postbox import (
     ChatListInclusion,
     ChatListViewKey,
+    CombinedView,
     HistoryAnchor,
     MessageFlags,
     MessageHistoryHoleSpace,
@@ -22,8 +24,10 @@ from postbox import (
     PeerReadState,
     PeerView,
     Postbox,
+    PostboxViewKey,
     StoreMessage,
     UpdateKind,
+    ViewSnapshot,
 )
 from ui.models import ROW_ROLE, ChatListModel, HistoryModel
 from ui.rows import (
@@ -43,16 +47,19 @@ CLOUD = int(MessageNamespace.CLOUD)
 PEERS = [PeerId.make(PeerNamespace.USER, 100 + i) for i in range(5)]
 
 
-class Snapshots:
+S = TypeVar("S", bound=ViewSnapshot)
+
+
+class Snapshots(Generic[S]):
     """The snapshots of one key, collected on the postbox thread."""
 
-    def __init__(self, postbox: Postbox, key) -> None:
+    def __init__(self, postbox: Postbox, key: PostboxViewKey[S]) -> None:
         self.key = key
-        self.items: list = []
+        self.items: list[S] = []
         self._lock = threading.Lock()
         postbox.combined_view([key], callback=self._record).ready.result()
 
-    def _record(self, combined) -> None:
+    def _record(self, combined: CombinedView) -> None:
         with self._lock:
             self.items.append(combined[self.key])
 
@@ -61,7 +68,7 @@ class Snapshots:
             return len(self.items)
 
     @property
-    def latest(self):
+    def latest(self) -> S:
         with self._lock:
             return self.items[-1]
 
@@ -139,7 +146,9 @@ def test_a_live_message_is_animated_and_a_fill_is_not(qtbot, qtmodeltester, post
     qtbot.waitUntil(lambda: len(snapshots) == 2)
     assert snapshots.latest.update_type.kind is UpdateKind.GENERIC
     model.apply(history_rows(snapshots.latest, NOW), snapshots.latest.update_type)
-    assert live and model.rows[live[-1][1]].id == 600
+    assert live
+    newest = model.rows[live[-1][1]]
+    assert isinstance(newest, MessageRow) and newest.id == 600
     # Older messages arriving as a hole fill appear without animation.
     before = len(live)
     postbox.run(lambda tx: tx.add_hole(peer, CLOUD, MessageHistoryHoleSpace(), 1, 20))
@@ -153,8 +162,9 @@ def test_a_live_message_is_animated_and_a_fill_is_not(qtbot, qtmodeltester, post
         )
     )
     qtbot.waitUntil(lambda: len(snapshots) == 4)
-    assert snapshots.latest.update_type.kind is UpdateKind.FILL_HOLE
-    model.apply(history_rows(snapshots.latest, NOW), snapshots.latest.update_type)
+    filled = snapshots.latest
+    assert filled.update_type.kind is UpdateKind.FILL_HOLE
+    model.apply(history_rows(filled, NOW), filled.update_type)
     assert len(live) == before
     assert not isinstance(model.rows[0], LoadingRow)
     qtmodeltester.check(model)
@@ -176,7 +186,8 @@ def test_sending_shows_pending_then_sent_ticks(qtbot, postbox):
     qtbot.waitUntil(lambda: len(pending) == 2)
     rows = history_rows(snapshots.latest, NOW, pending=pending.latest)
     model.apply(rows, pending.latest.update_type)
-    assert model.rows[-1].delivery == "pending"
+    last = model.rows[-1]
+    assert isinstance(last, MessageRow) and last.delivery == "pending"
     sent = [r for r in model.rows if isinstance(r, MessageRow) and r.namespace == local][0]
     postbox.run(
         lambda tx: (
@@ -187,7 +198,8 @@ def test_sending_shows_pending_then_sent_ticks(qtbot, postbox):
     qtbot.waitUntil(lambda: len(snapshots) == 2 and len(pending) == 3)
     rows = history_rows(snapshots.latest, NOW, pending=pending.latest)
     model.apply(rows, snapshots.latest.update_type)
-    assert model.rows[-1].delivery == "sent"
+    last = model.rows[-1]
+    assert isinstance(last, MessageRow) and last.delivery == "sent"
     assert not any(isinstance(r, MessageRow) and r.namespace == local for r in model.rows)
 
 

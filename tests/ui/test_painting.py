@@ -10,14 +10,14 @@ from __future__ import annotations
 import sys
 
 import pytest
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QAbstractListModel, QRect
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QListView, QStyleOptionViewItem
+from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewItem
 
 from postbox import ViewUpdateType
 from ui.delegates import ChatListDelegate, HistoryDelegate
 from ui.models import ChatListModel, HistoryModel
-from ui.rows import ChatRow, DateRow, LoadingRow, MessageRow
+from ui.rows import ChatRow, DateRow, HistoryRow, LoadingRow, MessageRow
 
 pytestmark = pytest.mark.gui
 
@@ -28,7 +28,7 @@ CHATS = [
     ChatRow(2, 2, "Chess Club", "CC", "#7bc862", "", "Tue", 0, False, False, False, False),
     ChatRow(("hole",), 0, "", "", "", "", "", 0, False, False, False, False, True),
 ]
-HISTORY = [
+HISTORY: list[HistoryRow] = [
     LoadingRow(("loading", "earlier")),
     DateRow(("day", 1), "Today"),
     MessageRow(("message", 0, 1), 1, 0, 1, 1, "a long text " * 20, "", False, "12:00", None,
@@ -49,7 +49,7 @@ def test_painting_rows_leaves_none_alone(qtbot) -> None:
     chat_view.setModel(chats)
     history_view.setModel(history)
     history_view.resize(600, 400)
-    delegates = [
+    delegates: list[tuple[QStyledItemDelegate, QAbstractListModel]] = [
         (ChatListDelegate(chat_view), chats),
         (HistoryDelegate(history_view, {("message", 0, 2): 0.5}), history),
     ]

@@ -80,6 +80,7 @@ def test_the_theme_switch_repaints_in_the_other_theme_and_is_kept(
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     monkeypatch.setattr(themes, "_settings", lambda: settings)
     application = QApplication.instance()
+    assert isinstance(application, QApplication)
     themes.apply_theme(application, "light")
     account = Account(tmp_path / "c.db", "127.0.0.1", 1, "unused")
     window = MainWindow(account)
