@@ -79,7 +79,7 @@ def _config(**overrides: Any) -> ServerConfig:
 
 
 def _digest(server: EmbeddedServer) -> str:
-    return server.call(lambda s: s.store.digest())
+    return server.call(lambda s: s.service.store.digest())
 
 
 def _connection_count(server: EmbeddedServer) -> int:
@@ -109,10 +109,10 @@ class Account:
 
 
 def _account_of(server: EmbeddedServer) -> Account:
-    sizes = server.call(lambda s: s.store.chat_sizes())
+    sizes = server.call(lambda s: s.service.store.chat_sizes())
     chats = tuple(peer for peer, _count in sorted(sizes, key=lambda row: (-row[1], row[0])))
     channels = tuple(peer for peer in chats if peer_kind(peer) is PeerKind.CHANNEL)
-    return Account(server.call(lambda s: s.store.self_id), chats, channels)
+    return Account(server.call(lambda s: s.service.store.self_id), chats, channels)
 
 
 def _run(coroutine: Any) -> Any:
@@ -135,7 +135,8 @@ async def _wait_until(
 
 
 def _pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
 
 
 def _frame(value: Any) -> bytes:
@@ -338,7 +339,7 @@ class SessionModel:
         request = expected.request
         if request is None:
             assert code is expected.code, (expected, answer)
-        elif request.method == "auth":
+        elif isinstance(request.params, Auth):
             if request.params.token == TOKEN:
                 assert code is None, answer
                 Authorization.from_wire(answer["result"], "result")

@@ -173,7 +173,7 @@ def test_a_short_message_stands_for_a_new_message_update():
 
 # --------------------------------------------------------------------------- bounds
 
-REFUSED_PARAMS = {
+REFUSED_PARAMS: dict[str, tuple[dict[str, object], str]] = {
     "negative peer": ({"peer": -1}, "params.peer"),
     "peer beyond int64": ({"peer": 2**63}, "params.peer"),
     "random_id beyond int64": ({"random_id": 2**64 - 1}, "params.random_id"),
@@ -199,7 +199,7 @@ REFUSED_PARAMS = {
 @pytest.mark.parametrize("case", list(REFUSED_PARAMS))
 def test_out_of_bounds_params_are_refused_naming_the_field(case):
     changes, path = REFUSED_PARAMS[case]
-    params = {"peer": USER, "text": "hi", "random_id": 5, **changes}
+    params: dict[str, object] = {"peer": USER, "text": "hi", "random_id": 5, **changes}
     params = {key: value for key, value in params.items() if value is not None}
     with pytest.raises(InvalidParamsError) as info:
         parse_request({"id": 1, "method": "sendMessage", "params": params})
@@ -292,7 +292,7 @@ def test_a_frame_over_the_limit_is_refused():
 
 
 def _nested(depth):
-    value = None
+    value: object = None
     for _ in range(depth):
         value = {"k": value}
     return value
@@ -335,6 +335,7 @@ def test_malformed_values_under_unknown_keys_are_refused(name, where):
 def test_an_extension_type_in_a_known_field_is_malformed_not_invalid():
     result = _difference_map(state={**STATE.to_wire(), "pts": msgpack.ExtType(1, b"x")})
     frame = decode_server_frame(_packed({"id": 3, "result": result}))
+    assert isinstance(frame, ResultFrame)
     with pytest.raises(MalformedFrameError):
         METHODS["getDifference"].decode_result(frame.result)
 

@@ -361,7 +361,7 @@ async def _still_serving(server: EmbeddedServer, *, expected_connections: int) -
     """Closed connections are gone, and a new one is served."""
     await _wait_until(server, lambda s: s.connection_count, expected_connections)
     async with connection(server.port) as conn:
-        assert await _call(conn, GetState()) == server.call(lambda s: s.store.state())
+        assert await _call(conn, GetState()) == server.call(lambda s: s.service.store.state())
     await _wait_until(server, lambda s: s.connection_count, expected_connections)
 
 
@@ -509,7 +509,7 @@ def test_fuzz_all_requests_keep_the_server_consistent(account, caplog):
 
         async def after():
             async with connection(own.port) as conn:
-                assert await _call(conn, GetState()) == own.call(lambda s: s.store.state())
+                assert await _call(conn, GetState()) == own.call(lambda s: s.service.store.state())
                 page = await _call(conn, GetHistory(own_account.busiest, limit=100))
                 assert page.messages == tuple(sorted(page.messages, key=lambda m: -m.id))
 
