@@ -22,6 +22,7 @@ from typing import Any
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
+    ChatListEntryType,
     ChatListHole,
     ChatListHolesEntry,
     ChatListHolesViewKey,
@@ -398,9 +399,11 @@ def _store_dialogs(
         peers.sort(key=lambda p: pinned[int(p)])
         tx.set_pinned_peer_ids(pinned_group, peers)
     unpinned = [dialog for dialog in page.dialogs if dialog.peer not in pinned]
+    returned = {dialog.peer for dialog in page.dialogs}
     for group_id in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
         if hole in tx.get_chat_list_holes(group_id):
             tx.remove_chat_list_hole(group_id, hole)
+            below: MessageIndex | None = None
             if len(unpinned) >= FILL_LIMIT:
                 last = unpinned[-1]
                 top = tops.get((last.peer, last.top_message))
@@ -409,4 +412,25 @@ def _store_dialogs(
                     MessageId(PeerId(last.peer), CLOUD, last.top_message), timestamp
                 )
                 tx.add_chat_list_hole(group_id, ChatListHole(below))
+            _question_unreturned(tx, group_id, hole, below, returned)
     return behind
+
+
+def _question_unreturned(
+    tx: Transaction,
+    group_id: int,
+    hole: ChatListHole,
+    below: MessageIndex | None,
+    returned: set[int],
+) -> None:
+    """Chats listed here inside the range the page covered that the page left out
+    (their messages deleted on the server, perhaps in a gap this client skipped): the
+    server is asked about each, and one it does not list any more leaves the list."""
+    upper = hole.index.sort_key
+    lower = None if below is None else below.sort_key
+    for entry in tx.get_chat_list(group_id):
+        if entry.type is not ChatListEntryType.MESSAGE or entry.index.pinning_index is not None:
+            continue
+        key = entry.index.message_index.sort_key
+        if key < upper and (lower is None or key >= lower) and int(entry.peer_id) not in returned:
+            request_validation(tx, entry.peer_id)

@@ -21,6 +21,7 @@ from typing import Any
 from postbox import (
     MAX_MESSAGE_ID,
     ChatListInclusion,
+    MessageNamespace,
     OperationLogViewKey,
     PeerGroupId,
     PeerId,
@@ -272,6 +273,24 @@ def _apply_settings(tx: Transaction, peer_id: PeerId, dialog: Dialog) -> None:
         )
 
 
+def _forget_history(tx: Transaction, peer_id: PeerId) -> None:
+    """The server has no message of the chat: neither does this client, and the chat
+    leaves the list unless a message of it waits to be sent."""
+    replace_range(tx, peer_id, 1, MAX_MESSAGE_ID, [])
+    if tx.get_chat_list_inclusion(peer_id) is not None and not tx.get_messages(
+        peer_id, int(MessageNamespace.LOCAL), limit=1
+    ):
+        tx.update_chat_list_inclusion(peer_id, None)
+
+
+def _pending_here(tx: Transaction, peer_id: PeerId) -> bool:
+    """Reads or deletions made here that the server has not been told yet."""
+    return bool(
+        tx.get_operation_log_entries(peer_id, READ_TAG)
+        or tx.get_operation_log_entries(peer_id, DELETE_TAG)
+    )
+
+
 def apply_peer_dialogs(
     tx: Transaction, peers: list[PeerId], answer: PeerDialogs
 ) -> tuple[list[PeerId], int]:
@@ -287,6 +306,12 @@ def apply_peer_dialogs(
     for peer_id in peers:
         entries = tx.get_operation_log_entries(peer_id, VALIDATE_READ_STATE_TAG)
         dialog = dialogs.get(peer_id)
+        if dialog is None and peer_id.namespace in (PeerNamespace.USER, PeerNamespace.GROUP):
+            if cursor is None or cursor.pts != answer.state.pts or _pending_here(tx, peer_id):
+                waiting.append(peer_id)
+                continue
+            # At the same state the server knows no such chat: no message of it is left.
+            _forget_history(tx, peer_id)
         if dialog is not None:
             if dialog.pts is not None:
                 channel = tx.get_peer_chat_state(peer_id)
@@ -304,6 +329,10 @@ def apply_peer_dialogs(
                 _apply_settings(tx, peer_id, dialog)
                 waiting.append(peer_id)
                 continue
+            if not dialog.top_message and not dialog.pinned and dialog.pts is None:
+                # No message left on the server (some deleted in a gap this client
+                # skipped perhaps): it keeps none either, and the chat leaves the list.
+                _forget_history(tx, peer_id)
             top = tops.get((dialog.peer, dialog.top_message))
             if top is not None and tx.get_chat_list_inclusion(peer_id) is not None:
                 # A chat listed from an older message shows its real last one.
