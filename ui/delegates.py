@@ -421,7 +421,7 @@ class HistoryDelegate(QStyledItemDelegate):
             chosen = 0.7 if row.key in self._selected else 0.0
             strength = max(self._highlight.get(row.key, 0.0), chosen)
             if strength:
-                tint = qcolor(theme.accent)
+                tint = QColor(qcolor(theme.accent))  # a copy: the cached colour is shared
                 tint.setAlphaF(0.25 * strength)
                 painter.fillRect(rect, tint)
             appearing = self._progress.get(row.key)

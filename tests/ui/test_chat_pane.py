@@ -604,3 +604,13 @@ def test_selected_messages_are_forwarded_together_oldest_first(qtbot, window) ->
     assert pane.peer_id == ALICE
     entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(ALICE, 1))
     assert [tuple(e.contents["forward"]) for e in entries] == [(int(BOB), 398), (int(BOB), 400)]
+
+
+def test_tinting_a_selected_row_leaves_the_shared_accent_colour_alone(qtbot, window) -> None:
+    from ui.theme import current_theme, qcolor
+
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    window.chat_pane.selection.toggle(row_of(window, 400))
+    window.history.viewport().repaint()  # paints the tinted row
+    assert qcolor(current_theme().accent).alpha() == 255
