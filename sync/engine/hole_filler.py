@@ -27,6 +27,7 @@ from postbox import (
     ChatListHolesEntry,
     ChatListHolesViewKey,
     ChatListInclusion,
+    ChatListIndex,
     HoleDirection,
     MessageHistoryHolesEntry,
     MessageHistoryHolesViewKey,
@@ -416,6 +417,10 @@ def _store_dialogs(
     return behind
 
 
+#: Chat-list rows read at once when looking for chats a page left out.
+_QUESTION_PAGE = 100
+
+
 def _question_unreturned(
     tx: Transaction,
     group_id: int,
@@ -426,11 +431,13 @@ def _question_unreturned(
     """Chats listed here inside the range the page covered that the page left out
     (their messages deleted on the server, perhaps in a gap this client skipped): the
     server is asked about each, and one it does not list any more leaves the list."""
-    upper = hole.index.sort_key
     lower = None if below is None else below.sort_key
-    for entry in tx.get_chat_list(group_id):
-        if entry.type is not ChatListEntryType.MESSAGE or entry.index.pinning_index is not None:
-            continue
-        key = entry.index.message_index.sort_key
-        if key < upper and (lower is None or key >= lower) and int(entry.peer_id) not in returned:
-            request_validation(tx, entry.peer_id)
+    # Only the rows under the filled hole are read, a page at a time, down to its end.
+    after = ChatListIndex(None, hole.index)
+    while rows := tx.get_chat_list(group_id, below=after, count=_QUESTION_PAGE):
+        for entry in rows:
+            if lower is not None and entry.index.message_index.sort_key < lower:
+                return
+            if entry.type is ChatListEntryType.MESSAGE and int(entry.peer_id) not in returned:
+                request_validation(tx, entry.peer_id)
+        after = rows[-1].index
