@@ -200,21 +200,29 @@ def test_a_forward_appears_in_the_target_chat_saying_where_it_came_from(
     verify_agrees(server, tmp_path / "b.db", capsys)
 
 
-def test_a_forward_made_offline_is_delivered_once_after_a_restart(server, tmp_path, capsys) -> None:
+def forward_offline(server: EmbeddedServer, db: Path) -> tuple[int, int, Message, MessageId]:
+    """Sync ``db`` once with the busiest group open, then, not syncing, forward the group's
+    newest message to the busiest private chat. The group, the chat, the source message
+    and the pending copy's id."""
     group = chat_of(server, PeerKind.GROUP)
     user = chat_of(server, PeerKind.USER)
-    db = tmp_path / "a.db"
     with synced(server, db, group):
         pass
     source = newest(server, group)[0]
-    before = server.call(lambda s: s.service.store.message_count(user))
     offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)  # not syncing
     try:
-        offline.forward_messages(
+        (pending,) = offline.forward_messages(
             PeerId(user), [MessageId(PeerId(group), CLOUD, source.id)]
         ).result()
     finally:
         offline.close()
+    return group, user, source, pending
+
+
+def test_a_forward_made_offline_is_delivered_once_after_a_restart(server, tmp_path, capsys) -> None:
+    db = tmp_path / "a.db"
+    group, user, source, _pending = forward_offline(server, db)
+    before = server.call(lambda s: s.service.store.message_count(user))
     assert server.call(lambda s: s.service.store.message_count(user)) == before
     with synced(server, db, user) as account:
         wait_until(
@@ -243,20 +251,9 @@ def test_secret_chats_take_no_forwards_and_forwards_take_no_edits(server, tmp_pa
 
 
 def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, capsys) -> None:
-    group = chat_of(server, PeerKind.GROUP)
-    user = chat_of(server, PeerKind.USER)
     db = tmp_path / "a.db"
-    with synced(server, db, group):
-        pass
-    source = newest(server, group)[0]
+    group, user, source, pending = forward_offline(server, db)
     before = server.call(lambda s: s.service.store.message_count(user))
-    offline = Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
-    try:
-        (pending,) = offline.forward_messages(
-            PeerId(user), [MessageId(PeerId(group), CLOUD, source.id)]
-        ).result()
-    finally:
-        offline.close()
     server.call(lambda s: s.service.store.delete_messages(group, (source.id,)))
     with synced(server, db, user, group) as account:
         wait_until(account, lambda: account.postbox.run(lambda tx: tx.get_message(pending)) is None)
