@@ -67,12 +67,12 @@ def _instrument(server: MockServer, sent_at: dict[PushKey, float]) -> None:
     """Record when each new-message push leaves the service for the connections."""
     publish = server.publish
 
-    def timed(pushes: list[AnyUpdates], exclude: Session | None) -> None:
+    def timed(account: int, pushes: list[AnyUpdates], exclude: Session | None) -> None:
         now = time.monotonic()
         for push in pushes:
             for key in _new_messages(push):
                 sent_at.setdefault(key, now)
-        publish(pushes, exclude)
+        publish(account, pushes, exclude)
 
     server.service._publish = timed
 

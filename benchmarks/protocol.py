@@ -58,10 +58,15 @@ def difference_body() -> tuple[bytes, Difference]:
     store = ServerStore(":memory:", clock=lambda: _CLOCK, log_window=MESSAGES * 2)
     try:
         store.import_dataset(generate_dataset(1, 200, 20_000, 30))
-        service = Service(store, token="bench", seed=1, publish=lambda _pushes, _to: None)
+        service = Service(store, token="bench", seed=1, publish=lambda _account, _pushes, _to: None)
         before = store.state()
         service.generate(MESSAGES, "message")
-        session = Session(1, FaultInjector.for_connection(FaultConfig(), 1, 1), authorized=True)
+        session = Session(
+            1,
+            FaultInjector.for_connection(FaultConfig(), 1, 1),
+            authorized=True,
+            account=store.self_id,
+        )
         request = GetDifference(before.pts, before.qts, before.date, pts_total_limit=100_000)
         answer = service._get_difference(session, request)
     finally:

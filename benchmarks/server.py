@@ -194,7 +194,12 @@ def _codec_round_trip(
     service: Service, peer: int, offsets: Sequence[int], count: int
 ) -> tuple[float, list[float]]:
     """The whole request path of both sides but the socket and the event loops."""
-    session = Session(0, FaultInjector.for_connection(FaultConfig(), _SEED, 0), authorized=True)
+    session = Session(
+        0,
+        FaultInjector.for_connection(FaultConfig(), _SEED, 0),
+        authorized=True,
+        account=service.store.self_id,
+    )
     server_decoder = FrameDecoder()
     client_decoder = FrameDecoder()
     decode_result = METHODS["getHistory"].decode_result
@@ -334,7 +339,10 @@ def _run(config: _Config, workers: Workers) -> list[Figure]:
         store.import_dataset(dataset)
         pushed: list[AnyUpdates] = []
         service = Service(
-            store, token=TOKEN, seed=_SEED, publish=lambda pushes, _: pushed.extend(pushes)
+            store,
+            token=TOKEN,
+            seed=_SEED,
+            publish=lambda _account, pushes, _: pushed.extend(pushes),
         )
         with EmbeddedServer(server_config, dataset) as server:
             peer, count, offsets = asyncio.run(_busiest_chat(server.port, random.Random(_SEED)))

@@ -219,7 +219,7 @@ async def _latency(server: EmbeddedServer, postbox: Postbox, seconds: float) -> 
     def instrument(mock: MockServer) -> None:
         publish = mock.publish
 
-        def timed(pushes: list[AnyUpdates], exclude: Session | None) -> None:
+        def timed(account: int, pushes: list[AnyUpdates], exclude: Session | None) -> None:
             now = time.monotonic()
             for push in pushes:
                 if isinstance(push, ShortMessage):
@@ -228,7 +228,7 @@ async def _latency(server: EmbeddedServer, postbox: Postbox, seconds: float) -> 
                     for update in push.updates:
                         if isinstance(update, UpdateNewMessage):
                             sent_at[(update.message.peer, update.message.id)] = now
-            publish(pushes, exclude)
+            publish(account, pushes, exclude)
 
         mock.service._publish = timed
 

@@ -99,7 +99,9 @@ class ServerConfig:
 
     Without ``dataset`` the server generates an account from ``seed``, ``peers``,
     ``messages`` and ``days``. ``db`` is the server's SQLite file (kept between runs);
-    ``None`` keeps everything in memory. ``rate`` is generated events per second.
+    ``None`` keeps everything in memory (the other accounts' boxes live next to it, in
+    ``<db>.accounts/``). ``rate`` is generated events per second. ``tokens_file``: where
+    to write every account's token (readable by its owner only).
     """
 
     token: str = "demo-token"
@@ -107,6 +109,7 @@ class ServerConfig:
     port: int = 0
     db: Path | None = None
     dataset: Path | None = None
+    tokens_file: Path | None = None
     seed: int = 1
     peers: int = 200
     messages: int = 5_000

@@ -68,6 +68,11 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS sent_messages (
         random_id INTEGER PRIMARY KEY, peer INTEGER NOT NULL, id INTEGER NOT NULL,
         pts INTEGER NOT NULL, pts_count INTEGER NOT NULL, message BLOB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS links (
+        peer INTEGER NOT NULL, id INTEGER NOT NULL, link INTEGER NOT NULL,
+        PRIMARY KEY (peer, id)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS links_by_link ON links (link)",
+    "CREATE INDEX IF NOT EXISTS links_in_order ON links (peer, link, id)",
 )
 #: The columns a seeded dataset fills (it has no forwarded messages).
 DATASET_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
@@ -93,6 +98,7 @@ _TABLE_ORDER = (
     ("channel_log", "channel, pts"),
     ("qts_log", "qts"),
     ("sent_messages", "random_id"),
+    ("links", "peer, id"),
 )
 
 

@@ -38,6 +38,7 @@ from sync.protocol import (
     parse_request,
     request_id_of,
 )
+from sync.server.account_files import AccountBoxFiles
 from sync.server.config import FaultConfig, ServerConfig, is_loopback
 from sync.server.faults import FaultInjector
 from sync.server.service import Service, Session
@@ -297,6 +298,20 @@ class MockServer:
     def connection_count(self) -> int:
         return len(self._connections)
 
+    def make_service(self, store: ServerStore) -> Service:
+        """The service over ``store`` (the primary account's box) and the boxes of the
+        accounts that logged in before."""
+        config = self.config
+        boxes = AccountBoxFiles(config.db, clock=config.clock, log_window=config.log_window)
+        return Service(
+            store,
+            token=config.token,
+            seed=config.seed,
+            publish=self.publish,
+            open_box=boxes.open,
+            known_boxes=boxes.known(),
+        )
+
     def connection_closed(self, connection: _Connection) -> None:
         self._connections.discard(connection)
 
@@ -326,9 +341,9 @@ class MockServer:
                 else:
                     import_into(store, config)
                 log.info("dataset loaded in %.1f s", time.perf_counter() - started)
-            self._service = Service(
-                store, token=config.token, seed=config.seed, publish=self.publish
-            )
+            self._service = self.make_service(store)
+            if config.tokens_file is not None:
+                self._service.accounts.write_tokens(config.tokens_file)
             self._server = await asyncio.start_server(self._accept, config.host, config.port)
         except BaseException:
             store.close()
@@ -356,14 +371,22 @@ class MockServer:
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
+        if self._service is not None:
+            self._service.accounts.close()
         if self.store is not None:
             self.store.close()
             self.store = None
 
-    def publish(self, pushes: list[AnyUpdates], exclude: Session | None) -> None:
-        """Push to every authorized connection but ``exclude``'s."""
+    def push(self, pushes: list[AnyUpdates]) -> None:
+        """Push to every session of the primary account (for changes made on its store
+        directly, as tests and benchmarks do)."""
+        self.publish(self.service.accounts.primary_id, pushes, None)
+
+    def publish(self, account: int, pushes: list[AnyUpdates], exclude: Session | None) -> None:
+        """Push to every connection of ``account`` but ``exclude``'s."""
         for connection in list(self._connections):
-            if connection.session is exclude or not connection.session.authorized:
+            session = connection.session
+            if session is exclude or not session.authorized or session.account != account:
                 continue
             for updates in pushes:
                 connection.push(updates)

@@ -59,10 +59,11 @@ from sync.protocol import (
     UpdateReadChannelInbox,
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
+    UpdateUserStatus,
     make_peer_id,
     peer_kind,
 )
-from sync.server import differences
+from sync.server import dialog_pages, differences
 from sync.server.database import ServerDatabase
 from sync.server.differences import DIFFERENCE_LIMIT
 from sync.server.history_pages import history_page
@@ -124,11 +125,20 @@ class ServerStore:
         #: The pts and qts logs that answer differences.
         self.logs = UpdateLogs(self._db, log_window)
         self._last_date = self.meta("date", 0)
+        self._observer: Callable[[AnyUpdate], None] | None = None
+
+    def observe(self, observer: Callable[[AnyUpdate], None] | None) -> None:
+        """Tell ``observer`` of every change this store makes to what a client sees."""
+        self._observer = self.logs.on_append = observer
 
     # -- plumbing --------------------------------------------------------------------
 
     def close(self) -> None:
         self._db.close()
+
+    @property
+    def database(self) -> ServerDatabase:
+        return self._db
 
     def transaction(self) -> apsw.Connection:
         """A context manager: the changes made inside it land together or not at all."""
@@ -357,71 +367,16 @@ class ServerStore:
         ) or (0,)
         return int(count)
 
-    def _dialog(self, row: Sequence[Any]) -> Dialog:
-        peer, top_id, _date, read_inbox, read_outbox, pinned, folder, muted, pts = row
-        unread = self.unread_count(peer, read_inbox)
-        return Dialog(
-            peer, top_id, read_inbox, read_outbox, unread, pinned is not None, folder, muted, pts
-        )
-
-    _DIALOG_COLUMNS = (
-        "peer, top_id, top_date, read_inbox, read_outbox, pinned, folder, muted_until, pts"
-    )
-
     def dialog(self, peer_id: int) -> Dialog:
-        row = self._db.one(f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?", (peer_id,))
-        if row is None:
-            raise StoreError(f"no chat with peer {peer_id}", ErrorCode.PEER_ID_INVALID)
-        return self._dialog(row)
+        return dialog_pages.dialog(self, peer_id)
 
     def dialogs(self, request: GetDialogs) -> Dialogs:
-        """The chat list after an offset, as Telegram pages it.
-
-        The first page (no offset) starts with every pinned chat in pinning order; then,
-        on every page, up to ``limit`` unpinned chats by (top date, top id, peer),
-        newest first, older than the offset. An unpinned chat with no message left is
-        not listed (as in a client's chat list, which orders chats by their last one).
-        """
-        where, args = "WHERE pinned IS NULL AND top_id > 0", []
-        first_page = not (request.offset_date or request.offset_id or request.offset_peer)
-        if not first_page:
-            where += " AND (top_date, top_id, peer) < (?, ?, ?)"
-            args = [request.offset_date, request.offset_id, request.offset_peer]
-        rows = self._db.execute(
-            f"SELECT {self._DIALOG_COLUMNS} FROM dialogs {where}"  # noqa: S608
-            " ORDER BY top_date DESC, top_id DESC, peer DESC LIMIT ?",
-            (*args, request.limit),
-        )
-        pinned_rows = []
-        if first_page:
-            pinned_rows = self._db.execute(
-                f"SELECT {self._DIALOG_COLUMNS} FROM dialogs"  # noqa: S608
-                " WHERE pinned IS NOT NULL ORDER BY pinned"
-            )
-        dialogs = tuple(self._dialog(row) for row in (*pinned_rows, *rows))
-        tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
-        messages = tuple(m for m in tops if m is not None)
-        (count,) = self._db.one(
-            "SELECT count(*) FROM dialogs WHERE pinned IS NOT NULL OR top_id > 0"
-        ) or (0,)
-        pinned = tuple(row[0] for row in pinned_rows)
-        peers = self.peers_of(messages, (d.peer for d in dialogs))
-        return Dialogs(dialogs, messages, peers, count, pinned, self.state())
+        """The chat list after an offset, as Telegram pages it (``dialog_pages``)."""
+        return dialog_pages.dialogs(self, request)
 
     def peer_dialogs(self, peer_ids: Iterable[int]) -> PeerDialogs:
         """The dialogs of ``peer_ids`` that exist, as of the current state."""
-        dialogs = []
-        for peer_id in dict.fromkeys(peer_ids):
-            row = self._db.one(
-                f"SELECT {self._DIALOG_COLUMNS} FROM dialogs WHERE peer = ?",  # noqa: S608
-                (peer_id,),
-            )
-            if row is not None:
-                dialogs.append(self._dialog(row))
-        tops = [self.message(d.peer, d.top_message) for d in dialogs if d.top_message]
-        messages = tuple(m for m in tops if m is not None)
-        peers = self.peers_of(messages, (d.peer for d in dialogs))
-        return PeerDialogs(tuple(dialogs), messages, peers, self.state())
+        return dialog_pages.peer_dialogs(self, peer_ids)
 
     # -- what the traffic generator looks at -----------------------------------------
 
@@ -753,7 +708,10 @@ class ServerStore:
                 (str(status), timestamp, date, user_id),
             )
             self.set_meta("date", date)
-        return Presence(user_id, status, timestamp)
+        presence = Presence(user_id, status, timestamp)
+        if self._observer is not None:
+            self._observer(UpdateUserStatus(presence))
+        return presence
 
     def rename_peer(self, peer_id: int, name: str) -> tuple[UpdatePeer, int]:
         """Change a peer's name; a seq-ordered update. Returns it and its seq."""
@@ -765,8 +723,10 @@ class ServerStore:
             )
             _start, seq = self.advance_seq(1)
             self.set_meta("date", date)
-        renamed = Peer(peer.id, name, peer.username, peer.access_hash, peer.flags)
-        return UpdatePeer(renamed), seq
+        update = UpdatePeer(Peer(peer.id, name, peer.username, peer.access_hash, peer.flags))
+        if self._observer is not None:
+            self._observer(update)
+        return update, seq
 
     def advance_seq(self, points: int = 1) -> tuple[int, int]:
         """Take the next ``points`` seq values for one container: (seq_start, seq)."""

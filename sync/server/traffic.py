@@ -70,8 +70,12 @@ _NOT_A_PERSON = 2 | 8
 class Traffic:
     """Makes events against ``store``; each ``step`` returns the pushes it caused."""
 
-    def __init__(self, store: ServerStore, seed: int) -> None:
+    def __init__(
+        self, store: ServerStore, seed: int, *, is_account: Callable[[int], bool] = lambda _: False
+    ) -> None:
         self.store = store
+        #: Users who are accounts themselves: traffic never writes or reads for them.
+        self.is_account = is_account
         state = store.state()
         # The counters make a restarted server draw new events, not the ones it made.
         self.rng = random.Random(f"traffic:{seed}:{state.pts}:{state.seq}:{state.qts}")
@@ -154,16 +158,24 @@ class Traffic:
 
     # -- updates: each makes one change and returns its update (or None) ---------------
 
-    def _new_message(self) -> AnyUpdate | None:
-        peer_id = self._pick(self._chats, self._chat_weights)
-        if peer_id is None:
-            return None
+    def _author_in(self, peer_id: int) -> int | None:
+        """Who speaks in a private chat or group: its user, or one of its members; never
+        an account (a person who writes for themselves)."""
         author: int = peer_id
         if peer_kind(peer_id) is PeerKind.GROUP:
             members = self.store.members(peer_id)
             if not members:
                 return None
             author = self.rng.choice(members)
+        return None if self.is_account(author) else author
+
+    def _new_message(self) -> AnyUpdate | None:
+        peer_id = self._pick(self._chats, self._chat_weights)
+        if peer_id is None:
+            return None
+        author = self._author_in(peer_id)
+        if author is None:
+            return None
         text, media = self._content(peer_id)
         return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
 
@@ -180,6 +192,8 @@ class Traffic:
         else:
             return None
         (author,) = self.store.members(peer_id)
+        if self.is_account(author):
+            return None
         text, media = self._content(author)
         return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
 
@@ -195,7 +209,7 @@ class Traffic:
 
     def _read_outbox_update(self) -> AnyUpdate | None:
         peer_id = self._pick(self._chats, self._chat_weights)
-        if peer_id is None:
+        if peer_id is None or self.is_account(peer_id):
             return None
         outgoing = [m.id for m in self.store.recent_messages(peer_id, _RECENT) if m.out]
         if not outgoing:
@@ -224,7 +238,9 @@ class Traffic:
         recent = [
             m
             for m in self.store.recent_messages(peer_id, _RECENT)
-            if not m.out and not (editable and m.forward is not None)
+            if not m.out
+            and not (editable and m.forward is not None)
+            and not self.is_account(m.author or peer_id)
         ]
         if not recent:
             return None
@@ -238,12 +254,9 @@ class Traffic:
         if source is None or peer_id is None or peer_id == source[0]:
             return []
         message = self.store.message(*source)
-        author: int = peer_id
-        if peer_kind(peer_id) is PeerKind.GROUP:
-            members = self.store.members(peer_id)
-            if not members:
-                return []
-            author = self.rng.choice(members)
+        author = self._author_in(peer_id)
+        if author is None:
+            return []
         assert message is not None
         update = self.store.add_message(
             peer_id,

@@ -10,7 +10,7 @@ good.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,8 @@ class UpdateLogs:
     def __init__(self, database: ServerDatabase, window: int) -> None:
         self._db = database
         self.window = window
+        #: Told of every update appended (the accounts mirror them into other boxes).
+        self.on_append: Callable[[Any], None] | None = None
 
     # -- counters --------------------------------------------------------------------
 
@@ -100,6 +102,8 @@ class UpdateLogs:
                 "DELETE FROM channel_log WHERE channel = ? AND pts <= ?", (channel, start)
             )
         self._db.set_meta("date", date)
+        if self.on_append is not None:
+            self.on_append(update)
 
     def append_secret(self, update: UpdateNewEncryptedMessage, date: int) -> None:
         """Log a secret chat's new message under its qts (``next_qts``)."""

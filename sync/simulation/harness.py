@@ -317,7 +317,12 @@ class _World:
     async def _verify(self) -> None:
         postbox, server = self.client.postbox, self.server
         assert postbox is not None and server is not None
-        session = Session(-1, FaultInjector.for_connection(FaultConfig(), 0, 0), authorized=True)
+        session = Session(
+            -1,
+            FaultInjector.for_connection(FaultConfig(), 0, 0),
+            authorized=True,
+            account=server.service.accounts.primary_id,
+        )
 
         async def call(params: WireRecord) -> Any:
             return server.service.handle(session, Request(0, method_name(params), params))

@@ -159,7 +159,13 @@ class SimulatedUser:
     def _delete_elsewhere(self, server: SimServer, peer: PeerId, message_id: int) -> None:
         if self._other_device is None or self._server_seen is not server:
             faults = FaultInjector.for_connection(server.config.faults, 0, 0)
-            self._other_device = Session(0, faults, authorized=True, peer_name="other device")
+            self._other_device = Session(
+                0,
+                faults,
+                authorized=True,
+                peer_name="other device",
+                account=server.service.accounts.primary_id,
+            )
             self._server_seen = server
         request = Request(0, "deleteMessages", DeleteMessages(int(peer), (message_id,)))
         try:

@@ -22,7 +22,6 @@ from sync.engine import SyncEngine
 from sync.engine.timing import Timeouts
 from sync.errors import SyncError
 from sync.server.server import MockServer, import_into
-from sync.server.service import Service
 from sync.server.store import ServerStore
 from sync.simulation.network import Network
 
@@ -48,9 +47,7 @@ class SimServer(MockServer):
         try:
             if store.is_empty:
                 import_into(store, config)
-            self._service = Service(
-                store, token=config.token, seed=config.seed, publish=self.publish
-            )
+            self._service = self.make_service(store)
         except BaseException:
             store.close()
             raise

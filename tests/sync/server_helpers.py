@@ -51,7 +51,7 @@ def make_harness(
     store.import_dataset(generate_dataset(seed, peers, messages, 30))
     pushes: list[tuple[AnyUpdates, Session | None]] = []
 
-    def publish(updates: list[AnyUpdates], exclude: Session | None) -> None:
+    def publish(_account: int, updates: list[AnyUpdates], exclude: Session | None) -> None:
         pushes.extend((u, exclude) for u in updates)
 
     service = Service(store, token=TOKEN, seed=seed, publish=publish)

@@ -303,7 +303,7 @@ def test_a_short_message_from_an_unknown_user_comes_with_its_sender(tmp_path) ->
 
         def push(s) -> None:
             update = s.service.store.add_message(peer, out=False, author=peer, text="who am I?")
-            s.service._publish([push_for(s.service.store, update)], None)
+            s.push([push_for(s.service.store, update)])
 
         async def run() -> None:
             postbox = Postbox(tmp_path / "c.db")

@@ -53,7 +53,7 @@ def publish(server: EmbeddedServer, make) -> None:
     def run(s: MockServer) -> None:
         update = make(s.service.store)
         assert update is not None
-        s.publish([push_for(s.service.store, update)], None)
+        s.push([push_for(s.service.store, update)])
 
     server.call(run)
 

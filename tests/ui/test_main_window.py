@@ -233,13 +233,12 @@ def test_scrolling_up_fills_holes_in_place_and_new_messages_animate_in(qtbot, wi
     qtbot.waitUntil(lambda: history.at_bottom() and main.chat_pane.at_live_edge(), timeout=20_000)
     texts = {r.text for r in main.history_model.rows if isinstance(r, MessageRow)}
     server.call(
-        lambda s: s.service._publish(
+        lambda s: s.push(
             [
                 push_for(
                     s.store, s.store.add_message(chat.peer_id, out=False, author=None, text="ping")
                 )
-            ],
-            None,
+            ]
         )
     )
     qtbot.waitUntil(
