@@ -182,8 +182,8 @@ def test_a_read_on_one_device_clears_the_badge_on_the_other(server, tmp_path, ca
     ):
         me = alice.postbox.run(lambda tx: tx.get_preference("account.peer_id"))
         alice.send_message(PeerId(friend), "are you there?").result()
-        for device in (phone, laptop):
-            wait_until(device, lambda device=device: unread(device, me) >= 1)
+        wait_until(phone, lambda: unread(phone, me) >= 1)
+        wait_until(laptop, lambda: unread(laptop, me) >= 1)
         arrived = next(m for m in history(laptop, me) if m.text == "are you there?")
         laptop.mark_read(PeerId(me), arrived.id.id).result()
         wait_until(phone, lambda: unread(phone, me) == 0)
@@ -216,10 +216,9 @@ def test_the_tokens_file_is_private_and_lists_every_person(tmp_path) -> None:
         assert tokens.stat().st_mode & 0o077 == 0
         rows = [line.split("\t") for line in lines]
         assert rows[0][1] == TOKEN
+        accounts = server.call(lambda s: s.service.accounts)
         for user, token, _name in rows:
-            assert server.call(lambda s, token=token: s.service.accounts.authorize(token)) == int(
-                user
-            )
+            assert server.call(lambda _s: accounts.authorize(token)) == int(user)  # noqa: B023
 
 
 def test_two_accounts_and_a_second_device_converge_under_faults(tmp_path, capsys) -> None:
