@@ -1,5 +1,6 @@
 """The app's wiring: account, typed data layer and CLI entry points."""
 
+from client.devices import Device
 from client.engine_data import (
     EngineContactList,
     EngineData,
@@ -15,6 +16,7 @@ from client.status_line import StatusLine, status_line
 from sync.engine import EngineStatus
 
 __all__ = [
+    "Device",
     "EngineContactList",
     "EngineData",
     "EngineDataItem",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import platform
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
@@ -16,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from client.devices import Device
 from client.hole_map import HoleSegment, read_hole_map
 from client.search_query import SearchResults, search_database
 from postbox import (
@@ -40,6 +42,7 @@ from sync.engine import (
     enqueue_send,
 )
 from sync.engine.profile import refresh_profile
+from sync.protocol import Authorizations, GetAuthorizations, ResetAuthorization, WireRecord
 
 __all__ = ["Account"]
 
@@ -57,13 +60,18 @@ class Account:
         token: str,
         *,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
+        device_name: str | None = None,
     ) -> None:
         self.postbox = Postbox(db)
         self.host, self.port = host, port
+        name = device_name or f"postbox-chat on {platform.node() or 'this computer'}"
         self._worker = SyncWorker(
-            lambda: SyncEngine(self.postbox, host, port, token, timeouts=timeouts)
+            lambda: SyncEngine(self.postbox, host, port, token, timeouts=timeouts, device_name=name)
         )
         self._started = False
+        self._closed = False
+        #: The account logged out: its database is gone.
+        self.logged_out = False
 
     def start(self) -> Self:
         self._worker.start()
@@ -195,7 +203,42 @@ class Account:
         if self._started:
             self._worker.stop()
             self._started = False
-        self.postbox.close()
+        if not self._closed:
+            self._closed = True
+            self.postbox.close()
+
+    def log_out(self) -> None:
+        """Stop syncing, close the database and delete its files: what a device whose
+        session was terminated is left to do."""
+        self.close()
+        path = self.postbox.path
+        if path is not None and str(path) != ":memory:":
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        self.logged_out = True
+
+    def devices(self) -> Future[list[Device]]:
+        """The account's devices (sessions), this one first."""
+        return self._ask_devices(GetAuthorizations())
+
+    def terminate_device(self, device: int) -> Future[list[Device]]:
+        """Terminate another device's session; the future gives the devices left."""
+        return self._ask_devices(ResetAuthorization(device))
+
+    def _ask_devices(self, params: WireRecord) -> Future[list[Device]]:
+        if not self._started or not self._worker.running:
+            offline: Future[list[Device]] = Future()
+            offline.set_exception(RuntimeError("the account is not syncing"))
+            return offline
+
+        async def ask(engine: SyncEngine) -> list[Device]:
+            answer: Authorizations = await engine.call(params)
+            return [
+                Device(s.device, s.name, s.current, s.online, s.last_active)
+                for s in answer.sessions
+            ]
+
+        return self._worker.submit(ask)
 
     def __enter__(self) -> Self:
         return self.start()

@@ -28,12 +28,21 @@ class StatusLine:
     final: bool = False
     #: Something is wrong (drawn as a warning), not just in progress.
     warning: bool = False
+    #: Logging out (deleting this device's database) is what is left to do.
+    can_log_out: bool = False
 
 
 def status_line(status: EngineStatus | None) -> StatusLine:
     if status is None:  # no sync engine runs
         return StatusLine("Offline")
     connection = status.connection
+    if connection == "session terminated":
+        return StatusLine(
+            "This session was terminated from another device.",
+            final=True,
+            warning=True,
+            can_log_out=True,
+        )
     if connection == "token refused":
         return StatusLine(
             "The server refused this token. Start the app again with the right one.",

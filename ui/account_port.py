@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from typing import Protocol
 
-from client import EngineStatus, HoleSegment, SearchResults
+from client import Device, EngineStatus, HoleSegment, SearchResults
 from postbox import ClosedRange, Message, MessageId, PeerId, Postbox
 
 __all__ = ["AccountLike"]
@@ -49,4 +49,10 @@ class AccountLike(Protocol):
     ) -> Future[list[HoleSegment]]: ...
 
     def status_later(self) -> Future[EngineStatus | None]: ...
+
+    def devices(self) -> Future[list[Device]]: ...
+
+    def terminate_device(self, device: int) -> Future[list[Device]]: ...
+
+    def log_out(self) -> None: ...
     def reconnect_now(self) -> None: ...

@@ -51,6 +51,7 @@ from postbox import (
 from ui.account_port import AccountLike
 from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate
+from ui.devices import DevicesDialog
 from ui.feed import SnapshotFeed
 from ui.forwarding import ForwardPicker
 from ui.futures import FutureRelay
@@ -107,19 +108,30 @@ class MainWindow(QMainWindow):
         self.retry_button.setObjectName("flat")
         self.retry_button.clicked.connect(self.account.reconnect_now)
         self.retry_button.hide()
+        self.log_out_button = QPushButton("Log out")
+        self.log_out_button.setToolTip("Delete this device's copy of the account and close")
+        self.log_out_button.clicked.connect(self.log_out)
+        self.log_out_button.hide()
         self.status_banner = QWidget()
         banner_column = QVBoxLayout(self.status_banner)
         banner_column.setContentsMargins(10, 0, 10, 0)
         banner_column.setSpacing(0)
         banner_column.addWidget(self.connection_label)
         banner_column.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        banner_column.addWidget(self.log_out_button, 0, Qt.AlignmentFlag.AlignHCenter)
         self.theme_button = QPushButton("☾")
         self.theme_button.setObjectName("flat")
         self.theme_button.setToolTip("Switch between the light and the dark theme (Ctrl+Shift+L)")
         self.theme_button.clicked.connect(self.switch_theme)
         top_row = QHBoxLayout()
         top_row.setContentsMargins(0, 0, 4, 0)
+        self.devices_button = QPushButton("⇄")
+        self.devices_button.setObjectName("flat")
+        self.devices_button.setToolTip("Devices: the sessions of this account")
+        self.devices_button.clicked.connect(self.open_devices)
+        self.devices_dialog: DevicesDialog | None = None
         top_row.addWidget(self.search_button, 1)
+        top_row.addWidget(self.devices_button)
         top_row.addWidget(self.theme_button)
         side_column.addLayout(top_row)
         side_column.addWidget(self.status_banner)
@@ -219,6 +231,7 @@ class MainWindow(QMainWindow):
         self.connection_label.setObjectName("warning" if line.warning else "caption")
         self.connection_label.style().polish(self.connection_label)
         self.retry_button.setVisible(line.can_retry)
+        self.log_out_button.setVisible(line.can_log_out)
         self.status_banner.setVisible(bool(line.text))
         if line.final:
             self._status_timer.stop()  # nothing will change: stop asking
@@ -460,7 +473,22 @@ class MainWindow(QMainWindow):
     def _search_chose_message(self, peer_id: PeerId, title: str, message: Message) -> None:
         self.open_chat(peer_id, title, at=message)
 
+    def open_devices(self) -> None:
+        if self.devices_dialog is None:
+            self.devices_dialog = DevicesDialog(self.account, self.relay, self, clock=self._clock)
+        self.devices_dialog.show()
+        self.devices_dialog.raise_()
+
+    @Slot()
+    def log_out(self) -> None:
+        """Delete this device's database and close the window (its session is over)."""
+        self.close_feeds()
+        self.account.log_out()
+        self.close()
+
     def close_feeds(self) -> None:
+        if self.relay.closed:
+            return
         self._status_timer.stop()
         self.relay.close()
         self._chat_feed.close()

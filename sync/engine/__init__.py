@@ -6,7 +6,14 @@ checked (``updates``), turned into mutation operations (``mutable_state``) and
 replayed in one transaction with the cursor (``replay``).
 """
 
-from sync.engine.engine import AuthorizationError, EngineStatus, SyncEngine, SyncWorker
+from sync.engine.engine import (
+    DEVICE_PREFERENCE,
+    AuthorizationError,
+    EngineStatus,
+    SessionTerminatedError,
+    SyncEngine,
+    SyncWorker,
+)
 from sync.engine.outbound import (
     enqueue_delete,
     enqueue_edit,
@@ -18,6 +25,8 @@ from sync.engine.timing import Timeouts
 
 __all__ = [
     "AuthorizationError",
+    "DEVICE_PREFERENCE",
+    "SessionTerminatedError",
     "EngineStatus",
     "SyncEngine",
     "SyncWorker",

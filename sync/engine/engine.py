@@ -38,7 +38,14 @@ from sync.errors import SyncError
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
 
-__all__ = ["AuthorizationError", "EngineStatus", "SyncEngine", "SyncWorker"]
+__all__ = [
+    "DEVICE_PREFERENCE",
+    "AuthorizationError",
+    "EngineStatus",
+    "SessionTerminatedError",
+    "SyncEngine",
+    "SyncWorker",
+]
 
 log = logging.getLogger("postbox.sync")
 
@@ -48,6 +55,14 @@ Connector = Callable[[], Awaitable[ServerConnection]]
 
 class AuthorizationError(SyncError):
     """The server refused the token: reconnecting will not help."""
+
+
+class SessionTerminatedError(AuthorizationError):
+    """This device's session was terminated from another device: only logging out helps."""
+
+
+#: The preference holding this database's device id (``Auth.device``).
+DEVICE_PREFERENCE = "account.device_id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +97,11 @@ class SyncEngine:
         difference_limit: int = DIFFERENCE_SLICE,
         connector: Connector | None = None,
         rng: random.Random | None = None,
+        device_name: str = "postbox-chat",
     ) -> None:
         self.postbox = postbox
         self.host, self.port, self.token = host, port, token
+        self.device_name = device_name
         #: Opens a connection (a simulation passes its own network's).
         self.connector = connector or (lambda: ServerConnection.open(host, port))
         self.timeouts = timeouts
@@ -289,14 +306,37 @@ class SyncEngine:
             self.changes.notify()
             return None
 
+    async def _device_id(self) -> int:
+        """This database's device id, made the first time it is asked for."""
+        candidate = self._rng.getrandbits(62) + 1
+
+        def read_or_make(tx: Transaction) -> int:
+            device = tx.get_preference(DEVICE_PREFERENCE)
+            if not isinstance(device, int) or device <= 0:
+                device = candidate
+                tx.set_preference(DEVICE_PREFERENCE, device)
+            return device
+
+        found: int = await asyncio.wrap_future(self.postbox.transaction(read_or_make))
+        return found
+
     async def _authorize(self, connection: ServerConnection) -> Authorization | None:
         try:
+            auth = Auth(self.token, await self._device_id(), self.device_name[:128])
             answer: Authorization = await asyncio.wait_for(
-                connection.call(Auth(self.token)), self.timeouts.request
+                connection.call(auth), self.timeouts.request
             )
             return answer
         except RpcError as error:
             await connection.close()
+            if error.code is ErrorCode.SESSION_REVOKED:
+                self._fatal = SessionTerminatedError(
+                    "this session was terminated from another device"
+                )
+                self.connection_state = "session terminated"
+                self.problem = str(self._fatal)
+                self.changes.notify()
+                raise self._fatal from error
             if error.code is ErrorCode.AUTH_FAILED:
                 self._fatal = AuthorizationError(f"the server refused the token: {error}")
                 self.connection_state = "token refused"
@@ -420,7 +460,10 @@ class SyncWorker:
                 pass
             except BaseException as error:  # noqa: BLE001 - kept for the owner to read
                 self.error = error
-                log.error("sync worker stopped: %s", error)
+                if isinstance(error, AuthorizationError):  # the server's word, not a bug
+                    log.warning("sync worker stopped: %s", error)
+                else:
+                    log.error("sync worker stopped: %s", error)
             finally:
                 loop.close()
 
@@ -434,6 +477,13 @@ class SyncWorker:
         """Whether the engine still runs (it stops for good when the token is refused)."""
         loop = self._loop
         return loop is not None and not loop.is_closed() and self.error is None
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the engine has stopped by itself (as for a refused token or a
+        terminated session); whether it has."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return not self.running
 
     def call(self, fn: Callable[[SyncEngine], Any], timeout: float = 30.0) -> Any:
         """Run ``fn(engine)`` (a coroutine function or a plain one) on the worker's loop."""

@@ -28,6 +28,8 @@ class ErrorCode(enum.StrEnum):
     INVALID_PARAMS = "INVALID_PARAMS"
     AUTH_REQUIRED = "AUTH_REQUIRED"
     AUTH_FAILED = "AUTH_FAILED"
+    #: This device's session was terminated (from another device): log out.
+    SESSION_REVOKED = "SESSION_REVOKED"
     PEER_ID_INVALID = "PEER_ID_INVALID"
     MESSAGE_ID_INVALID = "MESSAGE_ID_INVALID"
     CHANNEL_INVALID = "CHANNEL_INVALID"

@@ -56,6 +56,8 @@ __all__ = [
     "AffectedMessages",
     "Auth",
     "Authorization",
+    "Authorizations",
+    "DeviceSession",
     "DeleteMessages",
     "Dialogs",
     "EditMessage",
@@ -63,6 +65,7 @@ __all__ = [
     "ForwardMessages",
     "GetChannelDifference",
     "GetDialogs",
+    "GetAuthorizations",
     "GetDifference",
     "GetFullPeer",
     "GetHistory",
@@ -75,6 +78,7 @@ __all__ = [
     "Peers",
     "PushFrame",
     "ReadHistory",
+    "ResetAuthorization",
     "Request",
     "ResultFrame",
     "SendMessage",
@@ -106,7 +110,23 @@ T = TypeVar("T")
 
 
 class Auth(WireRecord, frozen=True):
+    """``device``: a random id the client keeps for its database (0: none), so that its
+    session can be listed and terminated; ``device_name`` says what it is."""
+
     token: Annotated[str, Meta(max_length=256)]
+    device: Int64 = 0
+    device_name: Annotated[str, Meta(max_length=128)] = ""
+
+
+class GetAuthorizations(WireRecord, frozen=True):
+    """The account's devices (sessions), for a devices screen."""
+
+
+class ResetAuthorization(WireRecord, frozen=True):
+    """Terminate another device's session: its connections close and it cannot log in
+    again (``SESSION_REVOKED``)."""
+
+    device: Int64
 
 
 class GetState(WireRecord, frozen=True):
@@ -220,6 +240,21 @@ class Authorization(WireRecord, frozen=True):
     user: Peer
 
 
+class DeviceSession(WireRecord, frozen=True):
+    """One device of the account: ``current`` is the one asking, ``online`` has a
+    connection open now, ``last_active`` is when it last logged in or spoke."""
+
+    device: Int64
+    name: Annotated[str, Meta(max_length=128)]
+    current: bool
+    online: bool
+    last_active: Counter
+
+
+class Authorizations(WireRecord, frozen=True):
+    sessions: ListOf[DeviceSession]
+
+
 class Dialogs(WireRecord, frozen=True):
     """A page of the chat list, its top messages and peers; ``count`` is the total."""
 
@@ -318,6 +353,8 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("forwardMessages", ForwardMessages, _record(SentMessages)),
         Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),
         Method("readHistory", ReadHistory, _record(AffectedMessages)),
+        Method("getAuthorizations", GetAuthorizations, _record(Authorizations)),
+        Method("resetAuthorization", ResetAuthorization, _record(Authorizations)),
     )
 }
 _METHOD_NAMES = {method.params: name for name, method in METHODS.items()}

@@ -73,6 +73,9 @@ SCHEMA = (
         PRIMARY KEY (peer, id)) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS links_by_link ON links (link)",
     "CREATE INDEX IF NOT EXISTS links_in_order ON links (peer, link, id)",
+    """CREATE TABLE IF NOT EXISTS devices (
+        device INTEGER PRIMARY KEY, name TEXT NOT NULL, last_active INTEGER NOT NULL,
+        revoked INTEGER NOT NULL DEFAULT 0)""",
 )
 #: The columns a seeded dataset fills (it has no forwarded messages).
 DATASET_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
@@ -99,6 +102,7 @@ _TABLE_ORDER = (
     ("qts_log", "qts"),
     ("sent_messages", "random_id"),
     ("links", "peer, id"),
+    ("devices", "device"),
 )
 
 

@@ -249,6 +249,10 @@ class _Connection:
         self._respond(encode_result(request.id, result))
         return True
 
+    def send_error(self, error: ProtocolError) -> None:
+        """An error frame that answers no request."""
+        self._write(encode_error(None, error))
+
     def _respond(self, payload: dict[str, Any]) -> None:
         """Send an answer, unless this connection's faults drop, delay or cut it."""
         plan = self.session.faults.plan_response()
@@ -310,7 +314,20 @@ class MockServer:
             publish=self.publish,
             open_box=boxes.open,
             known_boxes=boxes.known(),
+            terminate=self.terminate,
+            sessions=lambda: [c.session for c in self._connections if c.session.authorized],
         )
+
+    def terminate(self, account: int, device: int) -> None:
+        """Close the connections of one device of ``account``, telling it why."""
+        revoked = ProtocolError(
+            "this session was terminated from another device", ErrorCode.SESSION_REVOKED
+        )
+        for connection in list(self._connections):
+            session = connection.session
+            if session.authorized and session.account == account and session.device == device:
+                connection.send_error(revoked)
+                connection.close("its session was terminated")
 
     def connection_closed(self, connection: _Connection) -> None:
         self._connections.discard(connection)

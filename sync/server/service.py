@@ -10,7 +10,7 @@ primary account's box and reaches every session that holds it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +19,12 @@ from sync.protocol import (
     AnyUpdates,
     Auth,
     Authorization,
+    Authorizations,
     DeleteMessages,
     EditMessage,
     ErrorCode,
     ForwardMessages,
+    GetAuthorizations,
     GetChannelDifference,
     GetDialogs,
     GetDifference,
@@ -36,6 +38,7 @@ from sync.protocol import (
     ProtocolError,
     ReadHistory,
     Request,
+    ResetAuthorization,
     SendMessage,
     SentMessage,
     SentMessages,
@@ -43,6 +46,7 @@ from sync.protocol import (
     WireRecord,
     peer_kind,
 )
+from sync.server import devices
 from sync.server.accounts import Accounts, OpenBox
 from sync.server.faults import FaultInjector
 from sync.server.pushes import push_for
@@ -65,10 +69,14 @@ class Session:
     peer_name: str = ""
     #: The user id of the account the session logged in to (0 before).
     account: int = 0
+    #: The device id the client logged in with (0: none given).
+    device: int = 0
 
 
 #: ``publish(account, pushes, exclude)``: push to the account's sessions but ``exclude``.
 Publish = Callable[[int, list[AnyUpdates], Session | None], None]
+#: ``terminate(account, device)``: close that device's connections.
+Terminate = Callable[[int, int], None]
 
 
 def _no_boxes(user_id: int) -> ServerStore:
@@ -88,11 +96,15 @@ class Service:
         publish: Publish,
         open_box: OpenBox = _no_boxes,
         known_boxes: tuple[int, ...] = (),
+        terminate: Terminate = lambda _account, _device: None,
+        sessions: Callable[[], Iterable[Session]] = tuple,
     ) -> None:
         self.store = store
         self.accounts = Accounts(store, token=token, open_box=open_box, known=known_boxes)
         self.traffic = Traffic(store, seed, is_account=self.accounts.is_account)
         self._publish = publish
+        self._terminate = terminate
+        self._sessions = sessions
         self._handlers: dict[type[Any], Callable[[Session, Any], WireRecord]] = {
             Auth: self._auth,
             GetState: lambda s, _p: self.box(s).state(),
@@ -108,6 +120,8 @@ class Service:
             ForwardMessages: self._forward_messages,
             DeleteMessages: self._delete_messages,
             ReadHistory: self._read_history,
+            GetAuthorizations: self._get_authorizations,
+            ResetAuthorization: self._reset_authorization,
         }
 
     def handle(self, session: Session, request: Request) -> WireRecord:
@@ -149,11 +163,27 @@ class Service:
             log.warning("connection %s (%s): wrong token", session.number, session.peer_name)
             raise ProtocolError("the token is not valid", ErrorCode.AUTH_FAILED)
         box = self.accounts.box(account)
-        session.authorized, session.account = True, account
+        devices.check_in(box, params.device, params.device_name)
+        session.authorized, session.account, session.device = True, account, params.device
         me = box.peer(account)
         assert me is not None
         log.info("connection %s (%s): authorized as %s", session.number, session.peer_name, account)
         return Authorization(me)
+
+    def _get_authorizations(self, session: Session, _params: GetAuthorizations) -> Authorizations:
+        online = {s.device for s in self._sessions() if s.account == session.account}
+        return devices.sessions(self.box(session), session.device, online)
+
+    def _reset_authorization(self, session: Session, params: ResetAuthorization) -> Authorizations:
+        self.revoke(session.account, params.device, asking=session.device)
+        return self._get_authorizations(session, GetAuthorizations())
+
+    def revoke(self, account: int, device: int, *, asking: int = 0) -> None:
+        """Terminate a device's session: it is refused from now on, and its connections
+        are closed."""
+        devices.revoke(self.accounts.box(account), device, asking=asking)
+        log.info("account %s: the session of device %s was terminated", account, device)
+        self._terminate(account, device)
 
     def _get_difference(self, session: Session, params: GetDifference) -> WireRecord:
         forced = session.faults.difference_too_long
