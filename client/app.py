@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import ctypes
 import dataclasses
+import functools
 import importlib.util
 import os
 import signal
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from client.account import Account
+from client.demo_seats import MAX_DEVICES, Seat, demo_seats
+from postbox import PeerId
 from sync.server.config import FaultConfig, ServerConfig
 
 __all__ = ["add_app_commands", "desktop_problem", "display_problem", "parse_faults"]
@@ -126,6 +129,12 @@ def _faults_argument(text: str) -> FaultConfig:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _bounded_devices(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= MAX_DEVICES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of windows within 1..4")
+    return int(text)
+
+
 def _rate(text: str) -> float:
     try:
         value = float(text)
@@ -167,6 +176,18 @@ def add_app_commands(commands: Any) -> None:
         "drop_response, delay_response, cut_response)",
     )
     demo.add_argument("--db", type=Path, help="local database (default: a fresh temporary one)")
+    demo.add_argument(
+        "--devices",
+        type=_bounded_devices,
+        default=1,
+        help="windows side by side, 1-4 (1): the account and a contact of it talking "
+        "through the server, then a second device of each",
+    )
+    demo.add_argument(
+        "--same-account",
+        action="store_true",
+        help="with --devices: every window is a device of the same account",
+    )
     _theme_argument(demo)
     demo.set_defaults(command=_demo_command)
     run = commands.add_parser(
@@ -213,9 +234,26 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
     from sync.server import EmbeddedServer
 
     with _database(args.db) as db, EmbeddedServer(config) as server:
+        seats = demo_seats(server, db, args.devices, same_account=args.same_account)
         print(f"{PROG}: server on 127.0.0.1:{server.port}, database {db}", file=out, flush=True)
-        return _show_window(
-            lambda: Account(db, "127.0.0.1", server.port, config.token), out, args.theme
+        port = server.port
+        return _show_windows(
+            [
+                _Window(
+                    functools.partial(
+                        Account,
+                        seat.db,
+                        "127.0.0.1",
+                        port,
+                        seat.token,
+                        device_name=seat.device_name,
+                    ),
+                    seat,
+                )
+                for seat in seats
+            ],
+            out,
+            args.theme,
         )
 
 
@@ -226,7 +264,9 @@ def _run_command(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     host, port = args.server
     print(f"{PROG}: server {host}:{port}, database {args.db}", file=out, flush=True)
-    return _show_window(lambda: Account(args.db, host, port, args.token), out, args.theme)
+    return _show_windows(
+        [_Window(lambda: Account(args.db, host, port, args.token), None)], out, args.theme
+    )
 
 
 @contextmanager
@@ -238,9 +278,15 @@ def _database(path: Path | None) -> Iterator[Path]:
         yield Path(scratch) / "client.db"
 
 
-def _show_window(open_account: Callable[[], Account], out: TextIO, theme: str | None = None) -> int:
-    """Run the window on a qasync loop until it is closed (``theme``: as given on the
-    command line, else the one chosen last in the app)."""
+@dataclasses.dataclass(frozen=True)
+class _Window:
+    open_account: Callable[[], Account]
+    seat: Seat | None
+
+
+def _show_windows(windows: list[_Window], out: TextIO, theme: str | None = None) -> int:
+    """Run the windows on a qasync loop until the last is closed (``theme``: as given on
+    the command line, else the one chosen last in the app); several stand side by side."""
     import qasync
     from PySide6.QtWidgets import QApplication
 
@@ -253,10 +299,21 @@ def _show_window(open_account: Callable[[], Account], out: TextIO, theme: str | 
     loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(loop)
     stop_on_signals(application)
-    account = open_account().start()
-    window = MainWindow(account)
-    window.show()
-    print(f"{PROG}: window open", file=out, flush=True)
+    opened: list[tuple[Account, MainWindow]] = []
+    screen = application.primaryScreen().availableGeometry()
+    width = screen.width() // len(windows)
+    for number, wanted in enumerate(windows):
+        account = wanted.open_account().start()
+        window = MainWindow(account)
+        opened.append((account, window))
+        if wanted.seat is not None and len(windows) > 1:
+            window.setWindowTitle(f"postbox-chat: {wanted.seat.title}")
+            window.setGeometry(screen.x() + number * width, screen.y(), width, screen.height())
+        window.show()
+        if wanted.seat is not None and wanted.seat.open_peer:
+            window.open_chat(PeerId(wanted.seat.open_peer), wanted.seat.open_title)
+    print(f"{PROG}: window open" if len(opened) == 1 else f"{PROG}: {len(opened)} windows open",
+          file=out, flush=True)  # fmt: skip
     code = 0
     try:
         with loop:
@@ -271,9 +328,10 @@ def _show_window(open_account: Callable[[], Account], out: TextIO, theme: str | 
                 print(f"{PROG}: the display went away; the app stopped", file=sys.stderr)
                 code = 1
     finally:
-        window.close_feeds()
-        window.deleteLater()
-        account.close()
+        for account, window in opened:
+            window.close_feeds()
+            window.deleteLater()
+            account.close()
     application.shutdown()  # tear Qt down before the interpreter does
     return code
 

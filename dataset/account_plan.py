@@ -178,7 +178,7 @@ def _peers(seed: int, kinds: list[int]) -> tuple[Peer, list[Peer]]:
     next_channel = 1_000_000 + index_below(1_000_000, seed, _K_PEER, 2)
     self_peer = Peer(
         PeerId.make(PeerNamespace.USER, next_user),
-        "You",
+        "Alex Morgan",
         username="me",
         access_hash=hash64(seed, _K_PEER, 3) >> 2,
         flags=int(PeerFlags.SELF),

@@ -34,6 +34,7 @@ from sync.protocol import (
     AnyUpdates,
     Message,
     PeerKind,
+    PresenceStatus,
     UpdateDeleteMessages,
     UpdateEditMessage,
     UpdateNewMessage,
@@ -216,6 +217,23 @@ class Accounts:
             for origin, update in pending:
                 for account, push in self._mirror_one(origin, update):
                     owed.setdefault(account, []).append(push)
+        finally:
+            self._mirroring = False
+        return owed
+
+    def announce_presence(
+        self, user_id: int, status: PresenceStatus, timestamp: int
+    ) -> dict[int, list[AnyUpdates]]:
+        """Set an account's presence in every other box that knows it (its own box keeps
+        none: nobody shows themselves as online); the pushes each account is owed."""
+        owed: dict[int, list[AnyUpdates]] = {}
+        self._mirroring = True
+        try:
+            for account, box in self._others(user_id):
+                if box.peer(user_id) is None:
+                    continue
+                presence = box.set_presence(user_id, status, timestamp)
+                owed[account] = [Updates((UpdateUserStatus(presence),), (), box.now())]
         finally:
             self._mirroring = False
         return owed

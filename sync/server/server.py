@@ -331,6 +331,8 @@ class MockServer:
 
     def connection_closed(self, connection: _Connection) -> None:
         self._connections.discard(connection)
+        if self._service is not None:
+            self._service.session_ended(connection.session)
 
     def clear_faults(self) -> None:
         """Stop injecting faults: every connection delivers what its faults held back,

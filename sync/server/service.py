@@ -35,6 +35,7 @@ from sync.protocol import (
     GetState,
     PeerKind,
     Peers,
+    PresenceStatus,
     ProtocolError,
     ReadHistory,
     Request,
@@ -75,6 +76,8 @@ class Session:
 
 #: ``publish(account, pushes, exclude)``: push to the account's sessions but ``exclude``.
 Publish = Callable[[int, list[AnyUpdates], Session | None], None]
+#: Seconds an account with a session is said to be online for, renewed as it talks.
+ONLINE_FOR = 300
 #: ``terminate(account, device)``: close that device's connections.
 Terminate = Callable[[int, int], None]
 
@@ -105,6 +108,8 @@ class Service:
         self._publish = publish
         self._terminate = terminate
         self._sessions = sessions
+        #: Until when each account with a session was last said to be online.
+        self._online_until: dict[int, int] = {}
         self._handlers: dict[type[Any], Callable[[Session, Any], WireRecord]] = {
             Auth: self._auth,
             GetState: lambda s, _p: self.box(s).state(),
@@ -130,9 +135,35 @@ class Service:
         if not session.authorized and not isinstance(params, Auth):
             raise ProtocolError("authorize with the auth method first", ErrorCode.AUTH_REQUIRED)
         try:
-            return self._handlers[type(params)](session, params)
+            result = self._handlers[type(params)](session, params)
+            self._keep_online(session.account)
+            return result
         finally:
             self._deliver_mirrored()
+
+    def _keep_online(self, account: int) -> None:
+        """An account with a session is online: the other accounts see it so (renewed as
+        it talks)."""
+        if len(self.accounts.boxes) < 2:
+            return
+        now = self.store.now()
+        if self._online_until.get(account, 0) - now > ONLINE_FOR // 2:
+            return
+        self._online_until[account] = now + ONLINE_FOR
+        self._announce(account, PresenceStatus.ONLINE, now + ONLINE_FOR)
+
+    def _announce(self, account: int, status: PresenceStatus, timestamp: int) -> None:
+        for other, pushes in self.accounts.announce_presence(account, status, timestamp).items():
+            self._publish(other, pushes, None)
+
+    def session_ended(self, session: Session) -> None:
+        """A connection closed: its account goes offline if it was the last one."""
+        if not session.authorized or session.account not in self._online_until:
+            return
+        if any(s.account == session.account for s in self._sessions() if s is not session):
+            return
+        del self._online_until[session.account]
+        self._announce(session.account, PresenceStatus.OFFLINE, self.store.now())
 
     def box(self, session: Session) -> ServerStore:
         """The box of the account ``session`` logged in to."""

@@ -3,7 +3,8 @@
 The primary account is the dataset's owner; the other is one of its contacts, logging in
 with the token the server derives for it. What one writes, edits, deletes or reads
 reaches the other's box and, pushed, the other's database; ``verify`` finds every
-database equal to its own account's truth.
+database equal to its own account's truth (checked while the clients are connected: an
+account's presence, as the others see it, follows its connections).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from postbox import (
     PeerGroupId,
     PeerId,
     PeerReadState,
+    PresenceStatus,
 )
 from sync.protocol import PeerKind, peer_kind
 from sync.server.config import FaultConfig, ServerConfig
@@ -139,8 +141,8 @@ def test_a_send_reaches_the_other_account_and_its_read_comes_back(server, tmp_pa
         wait_until(alice, lambda: "hi, got it" in texts(alice, friend))
         for account in (alice, bob):
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-    verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
-    verify_agrees(server, tmp_path / "b.db", friend_token, capsys)
+        verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
+        verify_agrees(server, tmp_path / "b.db", friend_token, capsys)
 
 
 def test_group_messages_edits_and_deletes_reach_every_member_account(
@@ -168,8 +170,8 @@ def test_group_messages_edits_and_deletes_reach_every_member_account(
         server.call(lambda s: s.service.generate(60, "message"))
         for account in (alice, bob):
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-    verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
-    verify_agrees(server, tmp_path / "b.db", friend_token, capsys)
+        verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
+        verify_agrees(server, tmp_path / "b.db", friend_token, capsys)
 
 
 def test_a_read_on_one_device_clears_the_badge_on_the_other(server, tmp_path, capsys) -> None:
@@ -194,9 +196,9 @@ def test_a_read_on_one_device_clears_the_badge_on_the_other(server, tmp_path, ca
         assert not echoed.flags & postbox.MessageFlags.INCOMING
         for account in (alice, phone, laptop):
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-    for db in ("b1.db", "b2.db"):
-        verify_agrees(server, tmp_path / db, friend_token, capsys)
-    verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
+        for db in ("b1.db", "b2.db"):
+            verify_agrees(server, tmp_path / db, friend_token, capsys)
+        verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
 
 
 def test_a_wrong_token_for_another_user_is_refused(server) -> None:
@@ -246,6 +248,20 @@ def test_two_accounts_and_a_second_device_converge_under_faults(tmp_path, capsys
             laptop_chat = texts(laptop, me)
             assert all(f"to bob {n}" in laptop_chat for n in range(4))
             assert all(f"bob to the group {n}" in texts(alice, group) for n in range(4))
-        verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
-        for db in ("b1.db", "b2.db"):
-            verify_agrees(server, tmp_path / db, friend_token, capsys)
+            verify_agrees(server, tmp_path / "a.db", TOKEN, capsys)
+            for db in ("b1.db", "b2.db"):
+                verify_agrees(server, tmp_path / db, friend_token, capsys)
+
+
+def test_an_account_is_online_to_the_others_while_it_is_connected(server, tmp_path) -> None:
+    me, friend, _group = contact_in_a_group(server)
+    friend_token = token_of(server, friend)
+
+    def status(account: Account) -> PresenceStatus | None:
+        presence = account.postbox.run(lambda tx: tx.get_peer_presence(PeerId(me)))
+        return None if presence is None else presence.status
+
+    with synced(server, tmp_path / "b.db", friend_token, me) as bob:
+        with synced(server, tmp_path / "a.db", TOKEN):
+            wait_until(bob, lambda: status(bob) is PresenceStatus.ONLINE)
+        wait_until(bob, lambda: status(bob) is PresenceStatus.OFFLINE)

@@ -13,10 +13,15 @@ import pytest
 pytestmark = pytest.mark.gui
 
 
-@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_closes_the_app_and_removes_its_temporary_folder(number: int) -> None:
+@pytest.mark.parametrize(
+    ("number", "devices"), [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGTERM, 2)]
+)
+def test_a_signal_closes_the_app_and_removes_its_temporary_folder(
+    number: int, devices: int
+) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     command = [sys.executable, "-m", "client.cli", "demo", "--chats", "8", "--messages", "200"]
+    command += ["--devices", str(devices)]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
@@ -27,7 +32,8 @@ def test_a_signal_closes_the_app_and_removes_its_temporary_folder(number: int) -
         database = Path(line.rsplit("database ", 1)[1].strip())
         folder = database.parent
         assert folder.is_dir()
-        assert process.stdout.readline().endswith("window open\n")  # the app is up
+        opened = "window open\n" if devices == 1 else f"{devices} windows open\n"
+        assert process.stdout.readline().endswith(opened)  # the app is up
         process.send_signal(number)
         _out, err = process.communicate(timeout=30)
     finally:

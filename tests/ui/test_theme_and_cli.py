@@ -50,6 +50,8 @@ def test_fault_specs_name_the_faults_on_answers() -> None:
         (["demo", "--faults", "drop=2"], "drop"),
         (["demo", "--faults", "melt=1"], "NAME=VALUE"),
         (["demo", "--rate", "-1"], "rate must be within"),
+        (["demo", "--devices", "5"], "within 1..4"),
+        (["demo", "--devices", "two"], "within 1..4"),
         (["run", "--server", "nowhere", "--token", "t", "--db", "x.db"], "HOST:PORT"),
         (["run", "--token", "t", "--db", "x.db"], "--server"),
     ],
