@@ -322,7 +322,15 @@ class SyncEngine:
 
     async def _authorize(self, connection: ServerConnection) -> Authorization | None:
         try:
-            auth = Auth(self.token, await self._device_id(), self.device_name[:128])
+            device = await self._device_id()
+        except PostboxError as error:  # the database is full or busy: try again later
+            connection.abort("no device id")
+            await connection.close()
+            self.problem = f"cannot read the device id: {error}"
+            self.changes.notify()
+            return None
+        try:
+            auth = Auth(self.token, device, self.device_name[:128])
             answer: Authorization = await asyncio.wait_for(
                 connection.call(auth), self.timeouts.request
             )

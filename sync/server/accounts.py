@@ -75,6 +75,8 @@ class Accounts:
 
     ``open_box(user_id)`` gives a store for a user's box (empty if new); it is called
     for boxes that exist already (``known``) at once and for new accounts on first login.
+    ``new_secret`` is the tokens' secret if the primary box keeps none yet (random if
+    ``None``; a simulation passes a seeded one, so that its runs replay).
     """
 
     def __init__(
@@ -84,12 +86,14 @@ class Accounts:
         token: str,
         open_box: OpenBox,
         known: tuple[int, ...] = (),
+        new_secret: int | None = None,
     ) -> None:
         self.primary = primary
         self.primary_id = primary.self_id
         self._token = token
         self._open_box = open_box
         self._secret = b""
+        self._new_secret = new_secret
         self.boxes: dict[int, ServerStore] = {self.primary_id: primary}
         self._pending: list[tuple[int, AnyUpdate]] = []
         self._mirroring = False
@@ -136,7 +140,7 @@ class Accounts:
         if not self._secret:
             secret = self.primary.meta("account_secret", 0)
             if not secret:
-                secret = secrets.randbits(62) + 1
+                secret = self._new_secret or secrets.randbits(62) + 1
                 self.primary.set_meta("account_secret", secret)
             self._secret = hashlib.sha256(f"{secret}:{self._token}".encode()).digest()
         return self._secret

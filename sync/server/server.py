@@ -316,7 +316,13 @@ class MockServer:
             known_boxes=boxes.known(),
             terminate=self.terminate,
             sessions=lambda: [c.session for c in self._connections if c.session.authorized],
+            new_secret=self.new_account_secret(),
         )
+
+    def new_account_secret(self) -> int | None:
+        """The secret the other accounts' tokens derive from, drawn once per database;
+        ``None``: a random one."""
+        return None
 
     def terminate(self, account: int, device: int) -> None:
         """Close the connections of one device of ``account``, telling it why."""

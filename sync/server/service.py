@@ -76,8 +76,8 @@ class Session:
 
 #: ``publish(account, pushes, exclude)``: push to the account's sessions but ``exclude``.
 Publish = Callable[[int, list[AnyUpdates], Session | None], None]
-#: Seconds an account with a session is said to be online for, renewed as it talks.
-ONLINE_FOR = 300
+#: How long an account with a session is said to be online for.
+ONLINE_FOR = 86_400
 #: ``terminate(account, device)``: close that device's connections.
 Terminate = Callable[[int, int], None]
 
@@ -101,14 +101,21 @@ class Service:
         known_boxes: tuple[int, ...] = (),
         terminate: Terminate = lambda _account, _device: None,
         sessions: Callable[[], Iterable[Session]] = tuple,
+        new_secret: int | None = None,
     ) -> None:
         self.store = store
-        self.accounts = Accounts(store, token=token, open_box=open_box, known=known_boxes)
+        self.accounts = Accounts(
+            store,
+            token=token,
+            open_box=open_box,
+            known=known_boxes,
+            new_secret=new_secret,
+        )
         self.traffic = Traffic(store, seed, is_account=self.accounts.is_account)
         self._publish = publish
         self._terminate = terminate
         self._sessions = sessions
-        #: Until when each account with a session was last said to be online.
+        #: The accounts said to be online, and until when.
         self._online_until: dict[int, int] = {}
         self._handlers: dict[type[Any], Callable[[Session, Any], WireRecord]] = {
             Auth: self._auth,
@@ -142,15 +149,13 @@ class Service:
             self._deliver_mirrored()
 
     def _keep_online(self, account: int) -> None:
-        """An account with a session is online: the other accounts see it so (renewed as
-        it talks)."""
-        if len(self.accounts.boxes) < 2:
+        """An account with a session is online to the other accounts (until its last
+        session ends: a client here has no status requests to renew it with)."""
+        if len(self.accounts.boxes) < 2 or account in self._online_until:
             return
-        now = self.store.now()
-        if self._online_until.get(account, 0) - now > ONLINE_FOR // 2:
-            return
-        self._online_until[account] = now + ONLINE_FOR
-        self._announce(account, PresenceStatus.ONLINE, now + ONLINE_FOR)
+        until = self.store.now() + ONLINE_FOR
+        self._online_until[account] = until
+        self._announce(account, PresenceStatus.ONLINE, until)
 
     def _announce(self, account: int, status: PresenceStatus, timestamp: int) -> None:
         for other, pushes in self.accounts.announce_presence(account, status, timestamp).items():

@@ -35,7 +35,7 @@ from sync.simulation.loop import SimulationError, VirtualLoop, run_virtual
 from sync.simulation.network import QUIET, Network
 from sync.simulation.schedule import Schedule
 from sync.simulation.user import SimulatedUser
-from sync.simulation.world import TIMEOUTS, TOKEN, SimClient, SimServer
+from sync.simulation.world import TIMEOUTS, TOKEN, SimClient, SimServer, pick_contact
 from sync.verify import verify
 
 __all__ = ["Outcome", "replay_command", "simulate"]
@@ -108,10 +108,10 @@ class _World:
         )
         self.server: SimServer | None = None
         self.server_tasks: set[asyncio.Task[None]] = set()
-        self.client = SimClient(
-            directory / "client.db", self.network, lambda: self.server, self.server_tasks
-        )
-        self.user = SimulatedUser(random.Random(f"user:{schedule.seed}"), self.note)
+        self.directory = directory
+        #: The clients and the users at them, in the order of ``schedule.seats``.
+        self.clients: list[SimClient] = []
+        self.users: list[SimulatedUser] = []
         self.storage_error: str | None = None
         self.storage_rng = random.Random(f"storage:{schedule.seed}")
         self.divergences: list[str] = []
@@ -134,7 +134,9 @@ class _World:
         self.network.to_client = schedule.to_client
         self.network.to_server = schedule.to_server
         await self._start_server()
-        self._start_client()
+        self._seat_clients()
+        for client in self.clients:
+            self._start_client(client)
         try:
             await self._play()
             await self._settle_and_verify()
@@ -143,12 +145,14 @@ class _World:
         except Exception as error:  # noqa: BLE001 - every failure is a finding with a seed
             self.divergences.append(f"harness: {type(error).__name__}: {error}")
         finally:
-            if self.client.engine is not None:
-                self.note(f"engine counters {self.client.engine.status().counters}")
-            self.user.close_all()
-            await self.client.crash()
+            for client, user in zip(self.clients, self.users, strict=True):
+                if client.engine is not None:
+                    self.note(f"{client.name}engine counters {client.engine.status().counters}")
+                user.close_all()
+                await client.crash()
             await self._stop_server()
-        self.divergences.extend(self.client.failures)
+        for client in self.clients:
+            self.divergences.extend(client.name + failure for failure in client.failures)
         loop = asyncio.get_running_loop()
         assert isinstance(loop, VirtualLoop)
         for failure in dict.fromkeys(loop.failed_tasks):
@@ -171,12 +175,40 @@ class _World:
             await server.stop()
             self.note("server down")
 
-    def _start_client(self) -> None:
-        self.client.start()
-        postbox = self.client.postbox
+    def _seat_clients(self) -> None:
+        """A client for each seat of the schedule: the owner's with the server's token,
+        a contact's with the token the server derives for that contact."""
+        server = self.server
+        assert server is not None
+        seats = self.schedule.seats
+        contact = pick_contact(server) if kinds.CONTACT in seats else None
+        for number, seat in enumerate(seats):
+            name = f"c{number}:" if number else ""
+            token = TOKEN
+            if seat == kinds.CONTACT and contact is not None:
+                token = server.service.accounts.token_for(contact)
+            path = self.directory / (f"client-{number}.db" if number else "client.db")
+            self.clients.append(
+                SimClient(
+                    path, self.network, lambda: self.server, self.server_tasks,
+                    token=token, name=name,
+                )
+            )  # fmt: skip
+            seed = self.schedule.seed
+            rng = random.Random(f"user:{seed}:{number}" if number else f"user:{seed}")
+            self.users.append(SimulatedUser(rng, self._noter(name), token=token))
+        if len(seats) > 1:
+            self.note(f"seats {', '.join(seats)} (contact {contact})")
+
+    def _noter(self, name: str) -> Callable[[str], None]:
+        return lambda event: self.note(name + event)
+
+    def _start_client(self, client: SimClient) -> None:
+        client.start()
+        postbox = client.postbox
         assert postbox is not None
         postbox.before_commit = self._maybe_fail_commit
-        self.note(f"client start {self.client.starts}")
+        self.note(f"{client.name}client start {client.starts}")
 
     def _maybe_fail_commit(self) -> None:
         kind = self.storage_error
@@ -216,12 +248,13 @@ class _World:
     async def _apply(self, event: kinds.Event) -> None:
         kind = event.kind
         if kind == kinds.USER:
-            postbox = self.client.postbox
-            if postbox is not None and self.client.running:
+            client, user = self.clients[int(event.amount)], self.users[int(event.amount)]
+            postbox = client.postbox
+            if postbox is not None and client.running:
                 try:
-                    self.user.act(postbox, self.server, self.server_date())
+                    user.act(postbox, self.server, self.server_date())
                 except PostboxError as error:  # the app would show it; the user goes on
-                    self.note(f"user action failed: {error}")
+                    self.note(f"{client.name}user action failed: {error}")
             return
         self.note(f"{kind} {event.amount}")
         if kind == kinds.RESTART:
@@ -229,10 +262,11 @@ class _World:
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
             await self._start_server()
         elif kind == kinds.CRASH:
-            self.user.close_all()
-            await self.client.crash()
+            client = self.clients[int(event.amount)]
+            self.users[int(event.amount)].close_all()
+            await client.crash()
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
-            self._start_client()
+            self._start_client(client)
         elif kind == kinds.CLOCK_JUMP:
             self.clock_offset += int(event.amount)
         else:
@@ -256,10 +290,13 @@ class _World:
 
     async def _settle_and_verify(self) -> None:
         self._heal()
-        if not self.client.running:
-            self.divergences.append("client: the engine was not running at the end")
-            await self.client.crash()
-            self._start_client()
+        for client in self.clients:
+            if not client.running:
+                self.divergences.append(
+                    f"{client.name}client: the engine was not running at the end"
+                )
+                await client.crash()
+                self._start_client(client)
         if not await self._settled():
             self.divergences.append(f"settle: not quiescent {self._waiting()}")
             return
@@ -274,7 +311,7 @@ class _World:
         deadline = self.now() + SETTLE_BUDGET
         idle_since: float | None = None
         while self.now() < deadline:
-            if self.client.failures:
+            if any(client.failures for client in self.clients):
                 return False
             if self._quiet():
                 idle_since = self.now() if idle_since is None else idle_since
@@ -286,12 +323,21 @@ class _World:
         return False
 
     def _quiet(self) -> bool:
-        engine = self.client.engine
-        return engine is not None and engine.idle and not self.user.holes_in_view()
+        return all(
+            client.engine is not None and client.engine.idle and not user.holes_in_view()
+            for client, user in zip(self.clients, self.users, strict=True)
+        )
 
     def _waiting(self) -> str:
         """What keeps the world from settling: short tags, then the details."""
-        engine = self.client.engine
+        return " ".join(
+            client.name + self._waiting_for(client, user)
+            for client, user in zip(self.clients, self.users, strict=True)
+            if not (client.engine is not None and client.engine.idle and not user.holes_in_view())
+        )
+
+    def _waiting_for(self, client: SimClient, user: SimulatedUser) -> str:
+        engine = client.engine
         if engine is None:
             return "[no engine]"
         tags, details = [], []
@@ -304,7 +350,7 @@ class _World:
             tags.append("updates queued")
         if status.outgoing:
             tags.append("outgoing queued")
-        holes = self.user.holes_in_view()
+        holes = user.holes_in_view()
         if holes:
             tags.append("holes in view")
             details.append(f"holes {holes}")
@@ -315,13 +361,19 @@ class _World:
         return f"[{', '.join(tags)}] ({'; '.join(details)})"
 
     async def _verify(self) -> None:
-        postbox, server = self.client.postbox, self.server
+        for client in self.clients:
+            await self._verify_client(client)
+
+    async def _verify_client(self, client: SimClient) -> None:
+        postbox, server = client.postbox, self.server
         assert postbox is not None and server is not None
+        account = server.service.accounts.authorize(client.token)
+        assert account is not None
         session = Session(
             -1,
             FaultInjector.for_connection(FaultConfig(), 0, 0),
             authorized=True,
-            account=server.service.accounts.primary_id,
+            account=account,
         )
 
         async def call(params: WireRecord) -> Any:
@@ -330,12 +382,12 @@ class _World:
         try:
             report = await verify(postbox, call)
         except ProtocolError as error:
-            self.divergences.append(f"verify: the server refused: {error}")
+            self.divergences.append(f"{client.name}verify: the server refused: {error}")
             return
-        self.divergences.extend(str(divergence) for divergence in report.divergences)
+        self.divergences.extend(client.name + str(divergence) for divergence in report.divergences)
         cursor = postbox.run(_cursor)
-        truth = server.store.digest() if server.store is not None else ""
-        self.note(f"verified {report.summary()} cursor {cursor} server {truth}")
+        truth = server.service.box(session).digest() if server.store is not None else ""
+        self.note(f"{client.name}verified {report.summary()} cursor {cursor} server {truth}")
 
 
 def _cursor(tx: Transaction) -> str:

@@ -2,8 +2,10 @@
 
 ``Schedule.from_seed(seed)`` picks a small account, a traffic rate, the faults of
 each network direction and of the server, and a timeline of events: server restarts,
-client crashes, clock jumps, windows of storage errors, and the user's actions. The
-same seed always gives the same schedule.
+client crashes, clock jumps, windows of storage errors, and the user's actions. About a
+third of the schedules run several clients (``seats``): the account's owner and a
+contact of it as a second account, some of them on two devices; each user action and
+crash then happens at one of them. The same seed always gives the same schedule.
 """
 
 from __future__ import annotations
@@ -24,11 +26,24 @@ STORAGE_FULL = "storage-full"
 STORAGE_BUSY = "storage-busy"
 USER = "user"
 
+#: Who the clients of a schedule with several are: the dataset's owner, and a contact
+#: who is an account too.
+OWNER, CONTACT = "owner", "contact"
+#: The share of schedules with more than one client, and the seatings they draw from.
+SEVERAL_CLIENTS = 0.35
+SEATINGS = (
+    (OWNER, CONTACT),
+    (OWNER, OWNER),
+    (OWNER, CONTACT, CONTACT),
+    (OWNER, CONTACT, OWNER, CONTACT),
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Event:
     """At ``at`` virtual seconds, ``kind`` happens; ``amount`` is its size (the jump in
-    seconds, the length of a storage error window), if any."""
+    seconds, the length of a storage error window), if any, and for a user action or a
+    crash, the client it happens at."""
 
     at: float
     kind: str
@@ -49,6 +64,8 @@ class Schedule:
     to_server: LinkFaults
     server_faults: FaultConfig
     events: tuple[Event, ...]
+    #: Whose each client is (``OWNER`` or ``CONTACT``), in order.
+    seats: tuple[str, ...] = (OWNER,)
 
     @classmethod
     def from_seed(cls, seed: int) -> Schedule:
@@ -82,6 +99,7 @@ class Schedule:
         actions = rng.randint(0, 40)
         events.extend(Event(round(rng.uniform(0.0, duration), 3), USER) for _ in range(actions))
         events.sort(key=lambda event: (event.at, event.kind))
+        seats, events = _seat(seed, events)
         return cls(
             seed=seed,
             peers=rng.randint(3, 8),
@@ -93,6 +111,7 @@ class Schedule:
             to_server=to_server,
             server_faults=server_faults,
             events=tuple(events),
+            seats=seats,
         )
 
     @property
@@ -111,7 +130,25 @@ class Schedule:
         parts.extend(kinds)
         if any(event.kind == USER for event in self.events):
             parts.append("user")
+        if len(self.seats) > 1:
+            parts.append("clients:" + ",".join(self.seats))
         return "+".join(parts) or "none"
+
+
+def _seat(seed: int, events: list[Event]) -> tuple[tuple[str, ...], list[Event]]:
+    """The clients of a schedule, and its user actions and crashes spread over them
+    (drawn apart from the rest, so the single-client schedules stay as they were)."""
+    rng = random.Random(f"seats:{seed}")
+    if rng.random() >= SEVERAL_CLIENTS:
+        return (OWNER,), events
+    seats = rng.choice(SEATINGS)
+    spread = [
+        Event(event.at, event.kind, rng.randrange(len(seats)))
+        if event.kind in (USER, CRASH)
+        else event
+        for event in events
+    ]
+    return seats, spread
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")

@@ -49,9 +49,11 @@ _ACTIONS = (
 
 
 class SimulatedUser:
-    def __init__(self, rng: random.Random, trace: Callable[[str], None]) -> None:
+    def __init__(self, rng: random.Random, trace: Callable[[str], None], *, token: str) -> None:
         self._rng = rng
         self._trace = trace
+        #: The account's token: its other device speaks for the same account.
+        self._token = token
         self.open: dict[PeerId, Subscription] = {}
         self._other_device: Session | None = None
         self._server_seen: SimServer | None = None
@@ -78,7 +80,10 @@ class SimulatedUser:
         rng = self._rng
         if server is None or server.store is None:
             return
-        store = server.store
+        account = server.service.accounts.authorize(self._token)
+        if account is None:
+            return
+        store = server.service.accounts.box(account)  # what this account has
         chats = [peer for peer, _size in store.chat_sizes()]
         if not chats:
             return
@@ -148,7 +153,7 @@ class SimulatedUser:
         elif action == "delete" and peer.namespace != PeerNamespace.CHANNEL:
             own_ids = [m.id for m in store.recent_messages(int(peer), 10) if m.out]
             if own_ids:
-                self._delete_elsewhere(server, peer, rng.choice(own_ids))
+                self._delete_elsewhere(server, account, peer, rng.choice(own_ids))
 
     def _show(self, postbox: Postbox, peer: PeerId, anchor: HistoryAnchor) -> None:
         previous = self.open.pop(peer, None)
@@ -156,7 +161,9 @@ class SimulatedUser:
             previous.dispose()
         self.open[peer] = postbox.combined_view([MessageHistoryViewKey(peer, anchor, WINDOW)])
 
-    def _delete_elsewhere(self, server: SimServer, peer: PeerId, message_id: int) -> None:
+    def _delete_elsewhere(
+        self, server: SimServer, account: int, peer: PeerId, message_id: int
+    ) -> None:
         if self._other_device is None or self._server_seen is not server:
             faults = FaultInjector.for_connection(server.config.faults, 0, 0)
             self._other_device = Session(
@@ -164,7 +171,7 @@ class SimulatedUser:
                 faults,
                 authorized=True,
                 peer_name="other device",
-                account=server.service.accounts.primary_id,
+                account=account,
             )
             self._server_seen = server
         request = Request(0, "deleteMessages", DeleteMessages(int(peer), (message_id,)))

@@ -21,6 +21,7 @@ from sync.connection import ServerConnection
 from sync.engine import SyncEngine
 from sync.engine.timing import Timeouts
 from sync.errors import SyncError
+from sync.protocol import PeerKind, peer_kind
 from sync.server.server import MockServer, import_into
 from sync.server.store import ServerStore
 from sync.simulation.network import Network
@@ -41,6 +42,9 @@ class ServerDownError(SyncError, ConnectionRefusedError):
 class SimServer(MockServer):
     """``MockServer`` without a listening socket: ``accept`` takes simulated streams."""
 
+    def new_account_secret(self) -> int | None:
+        return random.Random(f"accounts:{self.config.seed}").getrandbits(62) + 1
+
     async def start_simulated(self) -> None:
         config = self.config
         store = ServerStore(str(config.db), clock=config.clock, log_window=config.log_window)
@@ -57,6 +61,22 @@ class SimServer(MockServer):
         await self._accept(reader, writer)
 
 
+def pick_contact(server: SimServer) -> int | None:
+    """The person the owner shares most with: a private chat, and a group if possible."""
+    store = server.service.store
+    people = {user for user, _ in server.service.accounts.users()[1:]}
+    chats = [peer for peer, _ in store.chat_sizes()]
+    private = [peer for peer in chats if peer in people]
+    in_groups = {
+        member
+        for peer in chats
+        if peer_kind(peer) is PeerKind.GROUP
+        for member in store.members(peer)
+    }
+    best = [peer for peer in private if peer in in_groups] or private
+    return best[0] if best else None
+
+
 def _streams() -> tuple[asyncio.StreamReader, asyncio.StreamReaderProtocol]:
     reader = asyncio.StreamReader()
     return reader, asyncio.StreamReaderProtocol(reader)
@@ -71,8 +91,15 @@ class SimClient:
         network: Network,
         server: Callable[[], SimServer | None],
         server_tasks: set[asyncio.Task[None]],
+        *,
+        token: str = TOKEN,
+        name: str = "",
     ) -> None:
         self.path = path
+        self.token = token
+        #: Tells this client's trace lines and random draws from the others' ("" for the
+        #: first, whose draws are those of a run with one client).
+        self.name = name
         self.network = network
         self._server = server
         self._server_tasks = server_tasks
@@ -87,10 +114,10 @@ class SimClient:
         self.starts += 1
         self.postbox = Postbox(self.path, inline=True)
         self.engine = SyncEngine(
-            self.postbox, "sim", 0, TOKEN, timeouts=TIMEOUTS, connector=self._connect,
-            rng=random.Random(f"engine:{self.starts}"),
+            self.postbox, "sim", 0, self.token, timeouts=TIMEOUTS, connector=self._connect,
+            rng=random.Random(f"engine:{self.name}{self.starts}"),
         )  # fmt: skip
-        self.task = asyncio.create_task(self.engine.run(), name=f"engine-{self.starts}")
+        self.task = asyncio.create_task(self.engine.run(), name=f"engine-{self.name}{self.starts}")
         self.task.add_done_callback(self._ended)
 
     def _ended(self, task: asyncio.Task[None]) -> None:

@@ -27,6 +27,7 @@ from sync.protocol import (
     EditMessage,
     ErrorCode,
     ForwardMessages,
+    GetAuthorizations,
     GetChannelDifference,
     GetDialogs,
     GetDifference,
@@ -37,6 +38,7 @@ from sync.protocol import (
     GetState,
     MediaKind,
     ReadHistory,
+    ResetAuthorization,
     SendMessage,
     encode_request,
 )
@@ -76,6 +78,7 @@ READ_ONLY_METHODS = (
     "getHistory",
     "getPeers",
     "getFullPeer",
+    "getAuthorizations",
 )
 WRITE_METHODS = (
     "sendMessage",
@@ -83,6 +86,7 @@ WRITE_METHODS = (
     "forwardMessages",
     "deleteMessages",
     "readHistory",
+    "resetAuthorization",
 )
 
 
@@ -261,6 +265,10 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
             DeleteMessages, chats, st.lists(message_ids, max_size=4).map(tuple)
         ),
         "readHistory": st.builds(ReadHistory, chats, message_ids),
+        "getAuthorizations": st.just(GetAuthorizations()),
+        "resetAuthorization": st.builds(
+            ResetAuthorization, st.integers(min_value=-(2**63), max_value=2**63 - 1)
+        ),
     }
     return st.builds(
         encode_request, _VALID_IDS, st.sampled_from(methods).flatmap(params.__getitem__)
