@@ -330,16 +330,16 @@ class _StaleFetchError(Exception):
 
 
 def _same_position(tx: Transaction, page: Dialogs, dialog: Dialog) -> bool:
-    """Whether the stored counter the chat follows (the channel's own pts, the qts for a
-    secret chat, else the account's pts) is the page's."""
+    """Whether the stored counters the chat follows (the channel's own pts, the qts and
+    the pts for a secret chat, else the account's pts) are the page's."""
     if dialog.pts is not None:
         stored = tx.get_peer_chat_state(PeerId(dialog.peer))
         return stored is None or stored.pts == dialog.pts
     cursor = tx.get_state()
     if page.state is None or cursor is None:
         return False
-    if PeerId(dialog.peer).namespace == PeerNamespace.SECRET_CHAT:
-        return cursor.qts == page.state.qts
+    if PeerId(dialog.peer).namespace == PeerNamespace.SECRET_CHAT:  # reads move the pts
+        return cursor.qts == page.state.qts and cursor.pts == page.state.pts
     return cursor.pts == page.state.pts
 
 

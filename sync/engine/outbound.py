@@ -408,38 +408,45 @@ def _tag_name(tag: int) -> str:
     }[tag]
 
 
-def _stored_point(tx: Transaction, peer_id: PeerId) -> int | None:
-    """Where the counter a chat's changes move stands: the channel's own pts, the
-    account's qts for a secret chat, else the account's pts (``None``: not synced)."""
+def _on_qts(peer_id: PeerId, tag: int) -> bool:
+    """Whether a change of this kind to this chat moves the account's qts: a secret
+    chat's new messages do; its reads, like every other chat's, move the pts."""
+    return peer_id.namespace == PeerNamespace.SECRET_CHAT and tag != READ_TAG
+
+
+def _stored_point(tx: Transaction, peer_id: PeerId, tag: int = SEND_TAG) -> int | None:
+    """Where the counter a change of kind ``tag`` to a chat moves stands: the channel's
+    own pts, the account's qts (``_on_qts``), else the account's pts (``None``: not
+    synced)."""
     if peer_id.namespace == PeerNamespace.CHANNEL:
         state = tx.get_peer_chat_state(peer_id)
         return None if state is None else state.pts
     cursor = tx.get_state()
     if cursor is None:
         return None
-    return cursor.qts if peer_id.namespace == PeerNamespace.SECRET_CHAT else cursor.pts
+    return cursor.qts if _on_qts(peer_id, tag) else cursor.pts
 
 
-def _move_point(tx: Transaction, peer_id: PeerId, point: int) -> None:
+def _move_point(tx: Transaction, peer_id: PeerId, point: int, tag: int) -> None:
     if peer_id.namespace == PeerNamespace.CHANNEL:
         tx.set_peer_chat_state(peer_id, ChannelState(point))
         return
     cursor = tx.get_state()
     assert cursor is not None
-    if peer_id.namespace == PeerNamespace.SECRET_CHAT:
+    if _on_qts(peer_id, tag):
         tx.set_state(replace(cursor, qts=point))
     else:
         tx.set_state(replace(cursor, pts=point))
 
 
-def _apply_pts(tx: Transaction, peer_id: PeerId, pts: int, count: int) -> bool:
-    """Move the chat's counter (see ``_stored_point``) if the answer is the next;
-    ``True`` if it was not (a gap the difference will close)."""
+def _apply_pts(tx: Transaction, peer_id: PeerId, pts: int, count: int, tag: int = SEND_TAG) -> bool:
+    """Move the counter a change of kind ``tag`` follows (see ``_stored_point``) if the
+    answer is the next; ``True`` if it was not (a gap the difference will close)."""
     if count == 0:
         return False
-    stored = _stored_point(tx, peer_id)
+    stored = _stored_point(tx, peer_id, tag)
     if stored is not None and stored + count == pts:
-        _move_point(tx, peer_id, pts)
+        _move_point(tx, peer_id, pts, tag)
         return False
     return stored is None or stored < pts
 
@@ -492,7 +499,7 @@ def _edited(tx: Transaction, entry: PeerOperationLogEntry, edited: SentMessage) 
 
 def _done(tx: Transaction, entry: PeerOperationLogEntry, pts: int, count: int) -> bool:
     tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
-    return _apply_pts(tx, entry.peer_id, pts, count)
+    return _apply_pts(tx, entry.peer_id, pts, count, entry.tag)
 
 
 def _deleted(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMessages) -> bool:

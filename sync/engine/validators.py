@@ -317,8 +317,12 @@ def apply_peer_dialogs(
                 channel = tx.get_peer_chat_state(peer_id)
                 current = channel is not None and channel.pts == dialog.pts
             elif peer_id.namespace == PeerNamespace.SECRET_CHAT:
-                # Its messages move the qts, its reads nothing: the qts must match.
-                current = cursor is not None and cursor.qts == answer.state.qts
+                # Its messages move the qts, its reads the pts: both must match.
+                current = (
+                    cursor is not None
+                    and cursor.qts == answer.state.qts
+                    and cursor.pts == answer.state.pts
+                )
             else:
                 current = cursor is not None and cursor.pts == answer.state.pts
             if (

@@ -650,20 +650,15 @@ class ServerStore:
     def read_inbox(
         self, peer_id: int, max_id: int
     ) -> UpdateReadHistoryInbox | UpdateReadChannelInbox | None:
-        """This account read the chat up to ``max_id``; ``None`` if that changes nothing,
-        and in a secret chat, whose read concerns only the device that has it."""
+        """This account read the chat up to ``max_id``; ``None`` if that changes nothing.
+        A secret chat's read takes the account's pts like any other chat's, so that the
+        account's other devices learn it."""
         self._require_dialog(peer_id)
         top_id, read_inbox = self._db.one(
             "SELECT top_id, read_inbox FROM dialogs WHERE peer = ?", (peer_id,)
         ) or (0, 0)
         max_id = min(max_id, top_id)
         if max_id <= read_inbox:
-            return None
-        if peer_kind(peer_id) is PeerKind.SECRET:
-            with self.transaction():
-                self._db.execute(
-                    "UPDATE dialogs SET read_inbox = ? WHERE peer = ?", (max_id, peer_id)
-                )
             return None
         channel = self._channel_of(peer_id)
         date = self.now()

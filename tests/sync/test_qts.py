@@ -80,7 +80,9 @@ def test_a_send_to_a_secret_chat_answers_with_its_qts() -> None:
     assert harness.call(SendMessage(chat, "hi back", 42)) == sent
 
 
-def test_secret_messages_are_not_edited_and_their_reads_move_no_counter() -> None:
+def test_secret_messages_are_not_edited_and_their_reads_move_the_pts() -> None:
+    """A secret chat's read is the account's, so its other devices learn it: it takes
+    the next pts (not the qts, which counts secret messages only)."""
     harness = make_harness()
     chat, user = open_secret_chat(harness)
     harness.store.add_message(chat, out=False, author=user, text="one")
@@ -89,7 +91,7 @@ def test_secret_messages_are_not_edited_and_their_reads_move_no_counter() -> Non
         harness.call(EditMessage(chat, sent.message.id, "changed"))
     state = harness.store.state()
     affected = harness.call(ReadHistory(chat, 2))
-    assert (affected.pts, affected.pts_count) == (state.pts, 0)
+    assert (affected.pts, affected.pts_count) == (state.pts + 1, 1)
     assert harness.store.read_marks(chat) == (2, 0)
     assert harness.store.state().qts == state.qts
 
