@@ -8,7 +8,6 @@ the delivery to the sync worker's outbound queue.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import platform
 import time
 from collections.abc import Iterable, Sequence
@@ -38,6 +37,7 @@ from sync.engine import (
     enqueue_delete,
     enqueue_edit,
     enqueue_forward,
+    enqueue_mute,
     enqueue_read,
     enqueue_send,
 )
@@ -170,16 +170,10 @@ class Account:
         )
 
     def set_muted(self, peer_id: PeerId, muted: bool) -> Future[None]:
-        """Mute a chat for ever, or unmute it (a setting of this device)."""
-
-        def store(tx: Transaction) -> None:
-            settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
-            until = PeerNotificationSettings.MUTED_FOREVER if muted else 0
-            tx.update_notification_settings(
-                peer_id, dataclasses.replace(settings, muted_until=until)
-            )
-
-        return self.postbox.transaction(store)
+        """Mute a chat for ever, or unmute it, here at once and on the account's other
+        devices once the server has it."""
+        until = PeerNotificationSettings.MUTED_FOREVER if muted else 0
+        return self.postbox.transaction(lambda tx: enqueue_mute(tx, peer_id, until))
 
     def search(self, query: str, *, limit: int = 50) -> Future[SearchResults]:
         """Chats by name and messages by text (the full-text index) matching ``query``."""

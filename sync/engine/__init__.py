@@ -18,6 +18,7 @@ from sync.engine.outbound import (
     enqueue_delete,
     enqueue_edit,
     enqueue_forward,
+    enqueue_mute,
     enqueue_read,
     enqueue_send,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "enqueue_delete",
     "enqueue_edit",
     "enqueue_forward",
+    "enqueue_mute",
     "enqueue_read",
     "enqueue_send",
 ]

@@ -12,7 +12,6 @@ in one transaction (the whole requested range when the server has nothing there)
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 from collections.abc import Callable
@@ -37,7 +36,6 @@ from postbox import (
     PeerGroupId,
     PeerId,
     PeerNamespace,
-    PeerNotificationSettings,
     Postbox,
     Subscription,
     Transaction,
@@ -50,7 +48,7 @@ from sync.engine.convert import (
 )
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
-from sync.engine.replay import replace_range
+from sync.engine.replay import replace_range, set_muted_from_server
 from sync.engine.timing import Timeouts, loop_time
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
@@ -385,11 +383,7 @@ def _store_dialogs(
             # one stored here: updates applied since, or still to come, would be
             # counted twice or not at all.
             request_validation(tx, peer_id)
-        settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
-        if settings.muted_until != dialog.muted_until:
-            tx.update_notification_settings(
-                peer_id, dataclasses.replace(settings, muted_until=dialog.muted_until)
-            )
+        set_muted_from_server(tx, peer_id, dialog.muted_until)
         if dialog.pts is not None:
             stored = tx.get_peer_chat_state(peer_id)
             if stored is None:

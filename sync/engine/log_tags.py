@@ -7,6 +7,7 @@ __all__ = [
     "EDIT_TAG",
     "READ_TAG",
     "SEND_TAG",
+    "SETTINGS_TAG",
     "VALIDATE_READ_STATE_TAG",
     "VALIDATE_TAG_SUMMARIES_TAG",
 ]
@@ -23,3 +24,5 @@ VALIDATE_READ_STATE_TAG = 4
 VALIDATE_TAG_SUMMARIES_TAG = 5
 #: Messages deleted here, to delete on the server.
 DELETE_TAG = 6
+#: A chat muted or unmuted here, to tell the server.
+SETTINGS_TAG = 7

@@ -37,6 +37,7 @@ from sync.protocol import (
     UpdateNewChannelMessage,
     UpdateNewEncryptedMessage,
     UpdateNewMessage,
+    UpdateNotifySettings,
     UpdatePeer,
     UpdateReadChannelInbox,
     UpdateReadHistoryInbox,
@@ -53,6 +54,7 @@ __all__ = [
     "MergePresences",
     "Operation",
     "ReadInbox",
+    "SetMuted",
     "ReadOutbox",
     "ResetChannel",
     "ResetHistories",
@@ -104,6 +106,14 @@ class ReadOutbox:
 
 
 @dataclass(frozen=True, slots=True)
+class SetMuted:
+    """The account muted a chat until ``muted_until`` (0: unmuted), on some device."""
+
+    peer_id: PeerId
+    muted_until: int
+
+
+@dataclass(frozen=True, slots=True)
 class MergePeers:
     peers: tuple[StoredPeer, ...]
 
@@ -142,6 +152,7 @@ Operation = (
     | DeleteMessages
     | ReadInbox
     | ReadOutbox
+    | SetMuted
     | MergePeers
     | MergePresences
     | UpdateChannelState
@@ -247,6 +258,8 @@ class AccountMutableState:
                 )
             case UpdateReadHistoryOutbox():
                 self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
+            case UpdateNotifySettings():
+                self.operations.append(SetMuted(PeerId(update.peer), update.muted_until))
             case UpdateUserStatus():
                 self.merge_presences((update.presence,))
             case UpdatePeer():

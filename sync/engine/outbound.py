@@ -34,13 +34,14 @@ from postbox import (
     OperationLogViewKey,
     PeerId,
     PeerNamespace,
+    PeerNotificationSettings,
     PeerOperationLogEntry,
     Postbox,
     StoreMessage,
     Transaction,
 )
 from sync.engine.convert import CLOUD, message_from_wire
-from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import DeleteMessages as DeleteHere
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
@@ -59,6 +60,7 @@ from sync.protocol import (
     SendMessage,
     SentMessage,
     SentMessages,
+    SetNotifySettings,
 )
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "enqueue_delete",
     "enqueue_edit",
     "enqueue_forward",
+    "enqueue_mute",
     "enqueue_read",
     "enqueue_send",
 ]
@@ -79,7 +82,7 @@ __all__ = [
 log = logging.getLogger("postbox.sync")
 
 #: The kinds of outgoing change, in the order they are delivered.
-_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG)
+_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG, SETTINGS_TAG)
 #: Most ids one deleteMessages request carries.
 _DELETE_BATCH = 100
 _LOCAL = int(MessageNamespace.LOCAL)
@@ -207,6 +210,19 @@ def enqueue_read(tx: Transaction, peer_id: PeerId, max_id: int) -> bool:
         return True
     tx.add_operation_log_entry(peer_id, READ_TAG, {"max_id": max_id})
     return True
+
+
+def enqueue_mute(tx: Transaction, peer_id: PeerId, muted_until: int) -> None:
+    """Mute a chat until ``muted_until`` here (0 unmutes), and queue telling the server,
+    which tells the account's other devices. Only the newest choice is sent."""
+    settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
+    tx.update_notification_settings(peer_id, replace(settings, muted_until=muted_until))
+    for entry in tx.get_operation_log_entries(peer_id, SETTINGS_TAG):
+        tx.update_operation_log_entry(
+            peer_id, SETTINGS_TAG, entry.tag_local_index, {"muted_until": muted_until}
+        )
+        return
+    tx.add_operation_log_entry(peer_id, SETTINGS_TAG, {"muted_until": muted_until})
 
 
 def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
@@ -367,6 +383,11 @@ class Outbound:
         elif entry.tag == READ_TAG:
             affected: AffectedMessages = await self._call(ReadHistory(peer, contents["max_id"]))
             gap = await self._read(lambda tx: _read_done(tx, entry, affected))
+        elif entry.tag == SETTINGS_TAG:
+            saved: AffectedMessages = await self._call(
+                SetNotifySettings(peer, contents["muted_until"])
+            )
+            gap = await self._read(lambda tx: _done(tx, entry, saved.pts, saved.pts_count))
         elif entry.tag == EDIT_TAG:
             edited: SentMessage = await self._call(
                 EditMessage(peer, contents["id"], contents["text"])
@@ -403,6 +424,7 @@ def _tag_name(tag: int) -> str:
     return {
         SEND_TAG: "sendMessage",
         READ_TAG: "readHistory",
+        SETTINGS_TAG: "setNotifySettings",
         EDIT_TAG: "editMessage",
         DELETE_TAG: "deleteMessages",
     }[tag]
@@ -410,8 +432,8 @@ def _tag_name(tag: int) -> str:
 
 def _on_qts(peer_id: PeerId, tag: int) -> bool:
     """Whether a change of this kind to this chat moves the account's qts: a secret
-    chat's new messages do; its reads, like every other chat's, move the pts."""
-    return peer_id.namespace == PeerNamespace.SECRET_CHAT and tag != READ_TAG
+    chat's new messages do; its reads and mutes, like every other chat's, the pts."""
+    return peer_id.namespace == PeerNamespace.SECRET_CHAT and tag == SEND_TAG
 
 
 def _stored_point(tx: Transaction, peer_id: PeerId, tag: int = SEND_TAG) -> int | None:

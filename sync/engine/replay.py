@@ -8,6 +8,7 @@ operations and moves the cursor, all in the caller's transaction.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import assert_never
 
@@ -20,10 +21,12 @@ from postbox import (
     MessageId,
     PeerGroupId,
     PeerId,
+    PeerNotificationSettings,
     StoreMessage,
     Transaction,
 )
 from sync.engine.convert import CLOUD
+from sync.engine.log_tags import SETTINGS_TAG
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
@@ -36,6 +39,7 @@ from sync.engine.mutable_state import (
     ReadOutbox,
     ResetChannel,
     ResetHistories,
+    SetMuted,
     UpdateChannelState,
     optimized,
 )
@@ -150,6 +154,8 @@ def apply_operation(
             tx.apply_outgoing_read_max_id(MessageId(peer_id, CLOUD, operation.max_id))
             if unknown:
                 _request_validation(tx, peer_id, validating)
+        case SetMuted(peer_id=peer_id):
+            set_muted_from_server(tx, peer_id, operation.muted_until)
         case MergePeers():
             tx.update_peers(operation.peers)
         case MergePresences():
@@ -162,6 +168,18 @@ def apply_operation(
             _reset_histories(tx)
         case _:
             assert_never(operation)
+
+
+def set_muted_from_server(tx: Transaction, peer_id: PeerId, muted_until: int) -> None:
+    """Take the server's mute of a chat, unless one made here waits to be sent: that one
+    reaches the server later, so it is the one that stands."""
+    if tx.get_operation_log_entries(peer_id, SETTINGS_TAG):
+        return
+    settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
+    if settings.muted_until != muted_until:
+        tx.update_notification_settings(
+            peer_id, dataclasses.replace(settings, muted_until=muted_until)
+        )
 
 
 def _delete_messages(tx: Transaction, operation: DeleteMessages, validating: set[PeerId]) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import logging
 import random
@@ -26,7 +25,6 @@ from postbox import (
     PeerGroupId,
     PeerId,
     PeerNamespace,
-    PeerNotificationSettings,
     PeerReadState,
     Postbox,
     Transaction,
@@ -46,7 +44,7 @@ from sync.engine.log_tags import (
 )
 from sync.engine.read_states import VALIDATE_AT_ONCE
 from sync.engine.recent import RecentChanges
-from sync.engine.replay import replace_range
+from sync.engine.replay import replace_range, set_muted_from_server
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Backoff, Timeouts
 from sync.notifier import ChangeNotifier
@@ -266,11 +264,7 @@ def _apply_settings(tx: Transaction, peer_id: PeerId, dialog: Dialog) -> None:
     inclusion = tx.get_chat_list_inclusion(peer_id)
     if inclusion is not None and inclusion.group_id != group:
         tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
-    settings = tx.get_notification_settings(peer_id) or PeerNotificationSettings()
-    if settings.muted_until != dialog.muted_until:
-        tx.update_notification_settings(
-            peer_id, dataclasses.replace(settings, muted_until=dialog.muted_until)
-        )
+    set_muted_from_server(tx, peer_id, dialog.muted_until)
 
 
 def _forget_history(tx: Transaction, peer_id: PeerId) -> None:

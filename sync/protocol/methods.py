@@ -84,6 +84,7 @@ __all__ = [
     "SendMessage",
     "SentMessage",
     "SentMessages",
+    "SetNotifySettings",
     "encode_error",
     "encode_push",
     "encode_request",
@@ -233,6 +234,13 @@ class ReadHistory(WireRecord, frozen=True):
     max_id: Counter
 
 
+class SetNotifySettings(WireRecord, frozen=True):
+    """Mute a chat until ``muted_until`` (unix seconds; 0 unmutes) on every device."""
+
+    peer: PeerRef
+    muted_until: Counter
+
+
 # -- results ----------------------------------------------------------------------
 
 
@@ -353,6 +361,7 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("forwardMessages", ForwardMessages, _record(SentMessages)),
         Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),
         Method("readHistory", ReadHistory, _record(AffectedMessages)),
+        Method("setNotifySettings", SetNotifySettings, _record(AffectedMessages)),
         Method("getAuthorizations", GetAuthorizations, _record(Authorizations)),
         Method("resetAuthorization", ResetAuthorization, _record(Authorizations)),
     )

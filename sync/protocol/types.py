@@ -72,6 +72,7 @@ __all__ = [
     "UpdatePeer",
     "UpdateReadChannelInbox",
     "UpdateReadHistoryInbox",
+    "UpdateNotifySettings",
     "UpdateReadHistoryOutbox",
     "UpdateUserStatus",
     "Updates",
@@ -265,6 +266,16 @@ class UpdateReadHistoryInbox(TaggedRecord, frozen=True, tag="readHistoryInbox"):
     pts_count: Counter
 
 
+class UpdateNotifySettings(TaggedRecord, frozen=True, tag="notifySettings"):
+    """The account muted a chat until ``muted_until`` (0: unmuted), on any device; it
+    takes the account's pts so that every device learns it."""
+
+    peer: PeerRef
+    muted_until: Counter
+    pts: Counter
+    pts_count: Counter
+
+
 class UpdateReadHistoryOutbox(TaggedRecord, frozen=True, tag="readHistoryOutbox"):
     """The other side read this account's messages up to ``max_id``."""
 
@@ -333,6 +344,7 @@ AnyUpdate = (
     | UpdateDeleteMessages
     | UpdateReadHistoryInbox
     | UpdateReadHistoryOutbox
+    | UpdateNotifySettings
     | UpdateNewChannelMessage
     | UpdateEditChannelMessage
     | UpdateDeleteChannelMessages

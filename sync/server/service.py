@@ -43,6 +43,7 @@ from sync.protocol import (
     SendMessage,
     SentMessage,
     SentMessages,
+    SetNotifySettings,
     UpdateNewEncryptedMessage,
     WireRecord,
     peer_kind,
@@ -132,6 +133,7 @@ class Service:
             ForwardMessages: self._forward_messages,
             DeleteMessages: self._delete_messages,
             ReadHistory: self._read_history,
+            SetNotifySettings: self._set_notify_settings,
             GetAuthorizations: self._get_authorizations,
             ResetAuthorization: self._reset_authorization,
         }
@@ -364,4 +366,12 @@ class Service:
         if update is None:
             return AffectedMessages(self._current_pts(store, params.peer), 0)
         self._publish(session.account, [push_for(self.store, update)], session)
+        return AffectedMessages(update.pts, update.pts_count)
+
+    def _set_notify_settings(self, session: Session, params: SetNotifySettings) -> AffectedMessages:
+        store = self.box(session)
+        update = store.set_notify_settings(params.peer, params.muted_until)
+        if update is None:
+            return AffectedMessages(store.state().pts, 0)
+        self._publish(session.account, [push_for(store, update)], session)
         return AffectedMessages(update.pts, update.pts_count)

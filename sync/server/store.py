@@ -55,6 +55,7 @@ from sync.protocol import (
     UpdateNewChannelMessage,
     UpdateNewEncryptedMessage,
     UpdateNewMessage,
+    UpdateNotifySettings,
     UpdatePeer,
     UpdateReadChannelInbox,
     UpdateReadHistoryInbox,
@@ -690,6 +691,23 @@ class ServerStore:
         with self.transaction():
             self._db.execute("UPDATE dialogs SET read_outbox = ? WHERE peer = ?", (max_id, peer_id))
             update = UpdateReadHistoryOutbox(peer_id, max_id, self.logs.next_pts(None, 1), 1)
+            self.logs.append(None, update, date)
+        return update
+
+    def set_notify_settings(self, peer_id: int, muted_until: int) -> UpdateNotifySettings | None:
+        """The account muted a chat (0: unmuted); ``None`` if that changes nothing."""
+        self._require_dialog(peer_id)
+        (current,) = self._db.one("SELECT muted_until FROM dialogs WHERE peer = ?", (peer_id,)) or (
+            0,
+        )
+        if current == muted_until:
+            return None
+        date = self.now()
+        with self.transaction():
+            self._db.execute(
+                "UPDATE dialogs SET muted_until = ? WHERE peer = ?", (muted_until, peer_id)
+            )
+            update = UpdateNotifySettings(peer_id, muted_until, self.logs.next_pts(None, 1), 1)
             self.logs.append(None, update, date)
         return update
 

@@ -4,8 +4,8 @@ Each ``step`` makes one event, chosen with the fixed weights of ``EVENT_WEIGHTS`
 message in a private chat or group (busy chats far more often than quiet ones), a channel
 post, an edit or a deletion of a recent message, a deletion of old messages anywhere in a
 history (unread ones among them), the other side reading our messages, the account
-reading a chat on another device, a presence change, a rename, someone forwarding a
-channel post or a message of another chat, and a burst: two to five
+reading or muting a chat on another device, a presence change, a rename, someone
+forwarding a channel post or a message of another chat, and a burst: two to five
 messages and reads pushed together in one seq container, as Telegram does, and a
 message in a secret chat (now and then in a newly opened one), which moves the qts
 stream instead of a pts one. Every choice
@@ -54,11 +54,14 @@ EVENT_WEIGHTS = {
     "burst": 4,
     "secret": 5,
     "forward": 3,
+    "mute": 2,
 }
 #: What a burst is made of, drawn with equal chances for each of its two to five parts.
 BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox", "secret")
 _MEDIA_KINDS = ("photo", "video", "file", "voice", "link")
 _RENAME_SUFFIXES = (" 🎉", " (new)", " ✈️", " 2.0", " 🏠")
+#: ``muted_until`` of a chat muted for ever.
+_MUTED_FOREVER = 2**31 - 1
 #: How far back edits and ordinary deletions reach.
 _RECENT = 10
 #: Chance that a secret message opens a new secret chat rather than using an open one.
@@ -120,6 +123,7 @@ class Traffic:
             "burst": self._burst,
             "secret": self._secret,
             "forward": self._forward,
+            "mute": self._mute,
         }
         assert self._handlers.keys() == EVENT_WEIGHTS.keys()
 
@@ -332,6 +336,14 @@ class Traffic:
             return []
         points = 1 if self.rng.random() < 0.5 else len(updates)
         return [seq_container(self.store, updates, points)]
+
+    def _mute(self) -> list[AnyUpdates]:
+        """The account mutes or unmutes a chat or channel on another device."""
+        peer_id = self._pick_any()
+        if peer_id is None:
+            return []
+        until = self.rng.choice((0, _MUTED_FOREVER, self.store.now() + 8 * 3600))
+        return self._push(self.store.set_notify_settings(peer_id, until))
 
     def _presence(self) -> list[AnyUpdates]:
         if not self._users:

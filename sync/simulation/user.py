@@ -1,5 +1,5 @@
-"""The simulated user: opens chats, scrolls, sends, edits, forwards, deletes, reads, and
-deletes elsewhere.
+"""The simulated user: opens chats, scrolls, sends, edits, forwards, deletes, reads,
+mutes, and deletes elsewhere.
 
 Each ``act`` does one thing through the client's real paths: history windows through
 ``postbox.combined_view`` (scrolling moves the window's anchor, often into a hole),
@@ -21,6 +21,7 @@ from postbox import (
     MessageId,
     PeerId,
     PeerNamespace,
+    PeerNotificationSettings,
     Postbox,
     Subscription,
     Transaction,
@@ -29,6 +30,7 @@ from sync.engine import (
     enqueue_delete,
     enqueue_edit,
     enqueue_forward,
+    enqueue_mute,
     enqueue_read,
     enqueue_send,
 )
@@ -40,11 +42,12 @@ from sync.simulation.world import SimServer
 
 __all__ = ["SimulatedUser"]
 
+MUTED_FOREVER = PeerNotificationSettings.MUTED_FOREVER
 #: Messages on each side of the anchor in an open chat.
 WINDOW = 20
 _ACTIONS = (
     "open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "unsend",
-    "forward", "close",
+    "forward", "close", "mute",
 )  # fmt: skip
 
 
@@ -150,6 +153,9 @@ class SimulatedUser:
                         rng=rng,
                     )
                 )  # fmt: skip
+        elif action == "mute":
+            until = rng.choice((0, MUTED_FOREVER, now + 3600))
+            postbox.transaction(lambda tx: enqueue_mute(tx, peer, until))
         elif action == "delete" and peer.namespace != PeerNamespace.CHANNEL:
             own_ids = [m.id for m in store.recent_messages(int(peer), 10) if m.out]
             if own_ids:

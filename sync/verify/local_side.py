@@ -26,7 +26,7 @@ from postbox import (
     StateCursor,
     Transaction,
 )
-from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG
+from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG, SETTINGS_TAG
 from sync.protocol import MediaKind
 from sync.verify.expected import MEDIA_TAGS
 
@@ -37,7 +37,7 @@ CLOUD = int(MessageNamespace.CLOUD)
 GROUPS = (PeerGroupId.ROOT, PeerGroupId.ARCHIVE)
 #: Each shared-media kind with the postbox tag its summary is stored under.
 TAGGED_KINDS: tuple[tuple[MediaKind, int], ...] = tuple(MEDIA_TAGS.items())
-_OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG)
+_OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG, SETTINGS_TAG)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
 
 

@@ -265,3 +265,25 @@ def test_an_account_is_online_to_the_others_while_it_is_connected(server, tmp_pa
         with synced(server, tmp_path / "a.db", TOKEN):
             wait_until(bob, lambda: status(bob) is PresenceStatus.ONLINE)
         wait_until(bob, lambda: status(bob) is PresenceStatus.OFFLINE)
+
+
+def test_a_mute_on_one_device_reaches_the_other(server, tmp_path, capsys) -> None:
+    me, friend, group = contact_in_a_group(server)
+    friend_token = token_of(server, friend)
+
+    def muted_until(account: Account, peer: int) -> int:
+        settings = account.postbox.run(lambda tx: tx.get_notification_settings(PeerId(peer)))
+        return 0 if settings is None else settings.muted_until
+
+    with (
+        synced(server, tmp_path / "b1.db", friend_token, me) as phone,
+        synced(server, tmp_path / "b2.db", friend_token, me) as laptop,
+    ):
+        phone.set_muted(PeerId(group), True).result()
+        wait_until(laptop, lambda: muted_until(laptop, group) > 0)
+        laptop.set_muted(PeerId(group), False).result()
+        wait_until(phone, lambda: muted_until(phone, group) == 0)
+        for account in (phone, laptop):
+            assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
+        for db in ("b1.db", "b2.db"):
+            verify_agrees(server, tmp_path / db, friend_token, capsys)
