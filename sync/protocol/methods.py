@@ -34,6 +34,14 @@ from sync.protocol.schema import (
     WireRecord,
     WireType,
 )
+from sync.protocol.stickers import (
+    ANY_ALL_STICKERS,
+    ANY_SAVED_GIFS,
+    ANY_STICKER_SET,
+    GetAllStickers,
+    GetSavedGifs,
+    GetStickerSet,
+)
 from sync.protocol.types import (
     ANY_CHANNEL_DIFFERENCE,
     ANY_DIFFERENCE,
@@ -174,7 +182,8 @@ class GetFullPeer(WireRecord, frozen=True):
 
 
 class SendMessage(WireRecord, frozen=True):
-    """``random_id`` is the client's key: sending it again returns the same message."""
+    """``random_id`` is the client's key: sending it again returns the same message. The
+    text may be empty when media is attached (a sticker is sent so)."""
 
     peer: PeerRef
     text: Text
@@ -318,6 +327,9 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("forwardMessages", ForwardMessages, _record(SentMessages)),
         Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),
         Method("readHistory", ReadHistory, _record(AffectedMessages)),
+        Method("getAllStickers", GetAllStickers, ANY_ALL_STICKERS),
+        Method("getStickerSet", GetStickerSet, ANY_STICKER_SET),
+        Method("getSavedGifs", GetSavedGifs, ANY_SAVED_GIFS),
     )
 }
 _METHOD_NAMES = {method.params: name for name, method in METHODS.items()}

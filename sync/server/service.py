@@ -22,6 +22,7 @@ from sync.protocol import (
     EditMessage,
     ErrorCode,
     ForwardMessages,
+    GetAllStickers,
     GetChannelDifference,
     GetDialogs,
     GetDifference,
@@ -29,7 +30,10 @@ from sync.protocol import (
     GetHistory,
     GetPeerDialogs,
     GetPeers,
+    GetSavedGifs,
     GetState,
+    GetStickerSet,
+    MediaKind,
     PeerKind,
     Peers,
     ProtocolError,
@@ -72,6 +76,7 @@ class Service:
     def __init__(self, store: ServerStore, *, token: str, seed: int, publish: Publish) -> None:
         self.store = store
         self._token = token.encode()
+        store.stickers.ensure_seeded(seed)
         self.traffic = Traffic(store, seed)
         self._publish = publish
         self._handlers: dict[type[Any], Callable[[Session, Any], WireRecord]] = {
@@ -89,6 +94,9 @@ class Service:
             ForwardMessages: self._forward_messages,
             DeleteMessages: self._delete_messages,
             ReadHistory: self._read_history,
+            GetAllStickers: lambda _s, p: store.stickers.all_stickers(p.hash),
+            GetStickerSet: lambda _s, p: store.stickers.sticker_set(p),
+            GetSavedGifs: lambda _s, p: store.stickers.saved_gifs(p.hash),
         }
 
     def handle(self, session: Session, request: Request) -> WireRecord:
@@ -153,12 +161,13 @@ class Service:
             raise StoreError(
                 f"no message {params.reply_to} to reply to", ErrorCode.MESSAGE_ID_INVALID
             )
+        media = self.store.stickers.checked_media(params.media, params.text)
         update = self.store.add_message(
             params.peer,
             out=True,
             author=self.store.self_id,
             text=params.text,
-            media=params.media,
+            media=media,
             reply_to=params.reply_to,
             random_id=params.random_id,
         )
@@ -176,6 +185,8 @@ class Service:
             )
         if current.forward is not None:
             raise StoreError("a forwarded message cannot be edited", ErrorCode.MESSAGE_ID_INVALID)
+        if any(item.kind is MediaKind.STICKER for item in current.media):
+            raise StoreError("a sticker cannot be edited", ErrorCode.MESSAGE_ID_INVALID)
         if not params.text.strip() and not current.media:
             raise ProtocolError("the message would be empty", ErrorCode.MESSAGE_EMPTY)
         update = self.store.edit_message(params.peer, params.id, params.text)
