@@ -448,8 +448,9 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
     peer_id = entry.peer_id
     tx.delete_messages([MessageId(peer_id, _LOCAL, entry.contents["local_id"])])
     message = message_from_wire(sent.message)
+    reached = _pts_reached(tx, peer_id, sent.pts)
     if not tx.message_exists(MessageId(peer_id, CLOUD, message.id or 0)):
-        if _pts_reached(tx, peer_id, sent.pts):
+        if reached:
             # The stored pts is past the send's: either its update was applied and the
             # message deleted since (it must not come back), or the cursor started after
             # it (a first sync, a reset) and it is history. The server says which: the id
@@ -463,9 +464,10 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
         # Stored ahead of updates not applied yet: messages before it that they bring
         # are not counted unread here, so the server is asked.
         request_validation(tx, peer_id)
-    if not gap and _is_applied(tx, peer_id, sent.pts):
+    if not reached and not gap and _is_applied(tx, peer_id, sent.pts):
         # The message was the next update: all before it is known through the cursor,
-        # so the range above it is too. Otherwise the difference brings it with that claim.
+        # so the range above it is too. Otherwise the difference brings it with that claim;
+        # and a cursor that was there already (a fresh one) says nothing of the range.
         tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, MAX_MESSAGE_ID)
     return gap
 
