@@ -155,7 +155,7 @@ class StickerPicker(QFrame):
         column.addWidget(self.heading)
         column.addWidget(self.grid, 1)
         column.addWidget(self.empty)
-        self.resize(CELL * _COLUMNS + 44, CELL * 3 + TAB + 64)
+        self.resize(CELL * _COLUMNS + 44, CELL * 2 + TAB + 76)
 
     # -- the views, open while shown --------------------------------------------------
 
