@@ -397,7 +397,13 @@ def history_rows(
             item = message.media[0]
             media = item.title or _MEDIA_LABELS.get(item.kind, "Media")
             media_kind, media_size = item.kind.name.lower(), item.size
-            sticker = None if message.text else sticker_face(item)
+            face = sticker_face(item)
+            if face is not None:
+                media = f"{face.emoji} {media}"
+            # Drawn bare only when nothing else goes with it (a caption, a reply, a forward
+            # header): otherwise it is a card in a bubble, like other media.
+            plain = not (message.text or message.reply_to_id or message.forward_info)
+            sticker = face if plain else None
         rows.append(
             MessageRow(
                 key=("message", message.id.namespace, message.id.id),

@@ -15,6 +15,7 @@ from client.account import Account
 from postbox import (
     MAX_MESSAGE_ID,
     ChatListInclusion,
+    ForwardInfo,
     Glyph,
     GlyphShape,
     ItemCollectionId,
@@ -228,3 +229,30 @@ def test_pack_tabs_mark_the_gifs(account) -> None:
     finally:
         subscription.dispose()
     assert [tab.gifs for tab in tabs] == [False, False, True]
+
+
+def test_a_forwarded_sticker_is_a_card_that_says_so(qtbot, window, account) -> None:
+    cat = sticker(1, 0, "🐱")
+
+    def receive(tx: Transaction) -> None:
+        tx.add_messages(
+            [
+                StoreMessage(ALICE, CLOUD, 10, NOW - 10, flags=int(MessageFlags.INCOMING),
+                             author_id=ALICE, media=(cat,)),
+                StoreMessage(ALICE, CLOUD, 11, NOW - 5, flags=int(MessageFlags.INCOMING),
+                             author_id=ALICE, media=(cat,),
+                             forward_info=ForwardInfo(ALICE, NOW - 1000)),
+            ]
+        )  # fmt: skip
+
+    account.postbox.run(receive)
+
+    def shown() -> dict[int, MessageRow]:
+        rows = window.history_model.rows
+        return {r.id: r for r in rows if isinstance(r, MessageRow) and r.id in (10, 11)}
+
+    qtbot.waitUntil(lambda: len(shown()) == 2)
+    plain, forwarded = shown()[10], shown()[11]
+    assert plain.sticker is not None and plain.sticker.emoji == "🐱"
+    assert forwarded.sticker is None and forwarded.forwarded_from == "Alice Baker"
+    assert forwarded.media == "🐱 Sticker" and forwarded.media_kind == "sticker"
