@@ -21,6 +21,8 @@ from client.hole_map import HoleSegment, read_hole_map
 from client.search_query import SearchResults, search_database
 from postbox import (
     ClosedRange,
+    Media,
+    MediaKind,
     Message,
     MessageId,
     MessageNamespace,
@@ -101,6 +103,24 @@ class Account:
                 tx, peer_id, text, timestamp=int(time.time()), reply_to=reply_to
             )
         )
+
+    def send_media(self, peer_id: PeerId, media: Media, *, text: str = "") -> Future[MessageId]:
+        """Store a pending sticker or GIF message (from the stored collections) and queue
+        it; a sticker goes alone, with no text. The future gives its local id."""
+        if media.kind not in (MediaKind.STICKER, MediaKind.GIF) or media.glyph is None:
+            raise ValueError("only a sticker or GIF from the picker can be sent")
+        if media.kind is MediaKind.STICKER and text.strip():
+            raise ValueError("a sticker is sent without text")
+        return self.postbox.transaction(
+            lambda tx: enqueue_send(tx, peer_id, text, timestamp=int(time.time()), media=(media,))
+        )
+
+    def refresh_stickers(self) -> None:
+        """Ask the server for the sticker sets and saved GIFs again (with the hashes of
+        the stored ones, so nothing unchanged comes back)."""
+        if self._started and self._worker.running:
+            with contextlib.suppress(RuntimeError):  # stopped meanwhile
+                self._worker.submit(lambda engine: engine.item_collections.request("asked"))
 
     def forward_messages(
         self, peer_id: PeerId, message_ids: Sequence[MessageId]

@@ -3,8 +3,9 @@
 ``python -m client.screenshots [OUT_DIR]`` (default ``resources/screenshots``) starts
 an embedded server with a fixed seed, the sync worker and the window on the offscreen
 platform, waits until the chat list is loaded, opens the busiest chats, sends a message
-and a reply, opens a message's menu, a chat with unread messages, the narrow layout and
-a window with no server, and saves a PNG at each step.
+and a reply, opens the sticker picker and sends a sticker from it, opens a message's
+menu, a chat with unread messages, the narrow layout and a window with no server, and
+saves a PNG at each step.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["take_screenshots"]
 
@@ -111,6 +113,7 @@ def take_screenshots(out: Path) -> list[Path]:
 
             _wait(app, replied)
             shot("reply.png")
+            saved.extend(_sticker_shots(app, window, out))
             target = incoming[-1]
             menu = window.chat_pane.message_menu(target)
             index = window.history_model.index(window.history_model.row_of(target.key) or 0, 0)
@@ -200,6 +203,41 @@ def take_screenshots(out: Path) -> list[Path]:
             account.close()
             app.processEvents()
     return saved
+
+
+def _sticker_shots(app: object, window: Any, out: Path) -> list[Path]:
+    """The sticker picker open over a chat; then the sticker chosen in it, sent."""
+    from PySide6.QtGui import QPainter
+
+    from ui.models import ROW_ROLE
+    from ui.rows import MessageRow
+
+    picker = window.chat_pane.sticker_button.open_picker()
+    _wait(app, lambda: len(picker.tabs) >= 3 and picker.model.rowCount() > 0)
+    picker.select(picker.tabs[1].key)
+    _wait(app, lambda: picker.model.rowCount() > 0 and picker.current == picker.tabs[1].key)
+    app.processEvents()  # type: ignore[attr-defined]
+    picture = window.grab()
+    painter = QPainter(picture)
+    painter.drawPixmap(window.mapFromGlobal(picker.pos()), picker.grab())
+    painter.end()
+    picker_path = out / "sticker-picker.png"
+    picture.save(str(picker_path))
+    chosen = picker.model.index(2, 0).data(ROW_ROLE)
+    picker.grid.clicked.emit(picker.model.index(2, 0))
+
+    def delivered() -> bool:
+        return any(
+            isinstance(r, MessageRow) and r.sticker == chosen.face and r.delivery == "sent"
+            for r in window.history_model.rows
+        )
+
+    _wait(app, delivered)
+    _wait(app, lambda: not window.history.animator.running)
+    app.processEvents()  # type: ignore[attr-defined]
+    sent_path = out / "sticker.png"
+    window.grab().save(str(sent_path))
+    return [picker_path, sent_path]
 
 
 def _offline_shot(app: object, out: Path, db: Path) -> Path:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 from postbox.chat_list import ChatListHole, ChatListIndex
 from postbox.holes import HoleKey, HoleOperation
 from postbox.ids import MessageId, MessageIndex, PeerId
+from postbox.item_collection import ItemCollectionId
 from postbox.message import Message, StoreMessage
 from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import CachedPeerData, Peer, PeerNotificationSettings, PeerPresence
@@ -157,6 +158,10 @@ class ChangeRecord:
     removed_unsent_ids: frozenset[MessageId] = frozenset()
     updated_tag_summaries: frozenset[TagSummaryKey] = frozenset()
     updated_preferences: frozenset[str] = frozenset()
+    #: Namespaces whose ordered list of item collections changed.
+    updated_item_collection_infos: frozenset[int] = frozenset()
+    #: Item collections whose items changed.
+    updated_item_collection_items: frozenset[ItemCollectionId] = frozenset()
 
     @property
     def is_empty(self) -> bool:
@@ -178,6 +183,8 @@ class ChangeRecord:
             or self.removed_unsent_ids
             or self.updated_tag_summaries
             or self.updated_preferences
+            or self.updated_item_collection_infos
+            or self.updated_item_collection_items
         )
 
 

@@ -14,10 +14,15 @@ from postbox.ids import MessageId, MessageIndex, PeerId
 __all__ = [
     "decode_int32",
     "decode_int64",
+    "decode_item_collection_info_key",
+    "decode_item_collection_item_key",
     "decode_message_id_key",
     "decode_message_index_key",
     "encode_int32",
     "encode_int64",
+    "item_collection_info_key",
+    "item_collection_item_key",
+    "item_collection_items_prefix",
     "message_id_key",
     "message_index_key",
     "peer_namespace_prefix",
@@ -38,6 +43,12 @@ MESSAGE_ID = struct.Struct(">QII")
 MESSAGE_INDEX = struct.Struct(">QIII")
 #: The message key after its peer(8) namespace(4) prefix.
 TIMESTAMP_ID = struct.Struct(">II")
+#: namespace(4) index(4): a collection's place in its namespace's ordered list.
+ITEM_COLLECTION_INFO = struct.Struct(">II")
+#: namespace(4) collection id(8) item index(4)
+ITEM_COLLECTION_ITEM = struct.Struct(">IQI")
+#: namespace(4) collection id(8): the prefix of a collection's items.
+ITEM_COLLECTION = struct.Struct(">IQ")
 
 
 def encode_int32(value: int) -> bytes:
@@ -84,6 +95,33 @@ def message_index_key(index: MessageIndex) -> bytes:
 def decode_message_index_key(key: bytes, offset: int = 0) -> MessageIndex:
     peer, namespace, timestamp, id_ = MESSAGE_INDEX.unpack_from(key, offset)
     return MessageIndex(MessageId(PeerId(peer - O64), namespace - O32, id_ - O32), timestamp - O32)
+
+
+def item_collection_info_key(namespace: int, index: int) -> bytes:
+    """namespace(4) index(4)."""
+    return ITEM_COLLECTION_INFO.pack(namespace + O32, index + O32)
+
+
+def decode_item_collection_info_key(key: bytes) -> tuple[int, int]:
+    """(namespace, index) of an info key."""
+    namespace, index = ITEM_COLLECTION_INFO.unpack(key)
+    return namespace - O32, index - O32
+
+
+def item_collection_items_prefix(namespace: int, collection_id: int) -> bytes:
+    """namespace(4) collection id(8): every item key of the collection starts with it."""
+    return ITEM_COLLECTION.pack(namespace + O32, collection_id + O64)
+
+
+def item_collection_item_key(namespace: int, collection_id: int, index: int) -> bytes:
+    """namespace(4) collection id(8) item index(4)."""
+    return ITEM_COLLECTION_ITEM.pack(namespace + O32, collection_id + O64, index + O32)
+
+
+def decode_item_collection_item_key(key: bytes) -> tuple[int, int, int]:
+    """(namespace, collection id, item index) of an item key."""
+    namespace, collection_id, index = ITEM_COLLECTION_ITEM.unpack(key)
+    return namespace - O32, collection_id - O64, index - O32
 
 
 def successor(prefix: bytes) -> bytes:

@@ -14,6 +14,8 @@ from postbox.ids import MessageId, MessageIndex, PeerId
 
 __all__ = [
     "ForwardInfo",
+    "Glyph",
+    "GlyphShape",
     "Media",
     "MediaKind",
     "Message",
@@ -58,23 +60,70 @@ class MediaKind(enum.IntEnum):
     FILE = 2
     VOICE = 3
     LINK = 4
+    STICKER = 5
+    GIF = 6
+
+
+class GlyphShape(enum.IntEnum):
+    """The shape a sticker or GIF is drawn on."""
+
+    CIRCLE = 0
+    ROUNDED_SQUARE = 1
+    DIAMOND = 2
+    HEXAGON = 3
+    STAR = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Glyph:
+    """How a sticker or GIF looks here, with no image file: an emoji on a coloured shape.
+
+    ``colour`` is 0xRRGGBB; ``set_id`` names the sticker set it comes from (0: none, as
+    for a GIF), as Telegram's sticker attribute names its pack.
+    """
+
+    emoji: str
+    shape: GlyphShape
+    colour: int
+    set_id: int = 0
+
+    def encode(self) -> tuple[Any, ...]:
+        return (self.emoji, int(self.shape), self.colour, self.set_id)
+
+    @classmethod
+    def decode(cls, data: Any) -> Glyph:
+        emoji, shape, colour, set_id = data
+        if type(emoji) is not str or type(colour) is not int or type(set_id) is not int:
+            raise TypeError(f"a glyph holds {data!r}")
+        return cls(emoji, _GLYPH_SHAPES[shape], colour, set_id)
+
+
+_GLYPH_SHAPES = tuple(GlyphShape)
 
 
 @dataclass(frozen=True, slots=True)
 class Media:
+    """A media item; a sticker or GIF carries the ``glyph`` it is drawn as."""
+
     kind: MediaKind
     id: int
     size: int = 0
     url: str | None = None
     title: str | None = None
+    glyph: Glyph | None = None
 
     def encode(self) -> tuple[Any, ...]:
-        return (int(self.kind), self.id, self.size, self.url, self.title)
+        if self.glyph is None:  # the layout from before glyphs: stored bytes unchanged
+            return (int(self.kind), self.id, self.size, self.url, self.title)
+        return (int(self.kind), self.id, self.size, self.url, self.title, self.glyph.encode())
 
     @classmethod
     def decode(cls, data: Any) -> Media:
-        kind, media_id, size, url, title = data
-        return cls(_MEDIA_KINDS[kind], media_id, size, url, title)
+        kind, media_id, size, url, title, *rest = data
+        if not rest:
+            return cls(_MEDIA_KINDS[kind], media_id, size, url, title)
+        (glyph,) = rest
+        return cls(_MEDIA_KINDS[kind], media_id, size, url, title, Glyph.decode(glyph))
 
 
 _MEDIA_KINDS = tuple(MediaKind)

@@ -23,6 +23,13 @@ from postbox.chat_list import ChatListHole, ChatListInclusion, ChatListIndex, Pe
 from postbox.errors import InvalidArgumentError, PostboxError
 from postbox.holes import ClosedRange, MessageHistoryHoleSpace
 from postbox.ids import MessageId, MessageIndex, PeerId
+from postbox.item_collection import (
+    ItemCollectionId,
+    ItemCollectionInfo,
+    ItemCollectionItem,
+    checked_infos,
+    checked_items,
+)
 from postbox.message import Message, StoreMessage
 from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import CachedPeerData, Peer, PeerNotificationSettings, PeerPresence
@@ -488,6 +495,48 @@ class Transaction:
     def set_preference(self, key: str, value: Any) -> None:
         self._check().preferences.set(key, value)
 
+    # -- item collections -----------------------------------------------------
+
+    def get_item_collection_infos(
+        self, namespace: int
+    ) -> list[tuple[ItemCollectionId, ItemCollectionInfo]]:
+        """A namespace's collections (the sticker packs, ...) in their order."""
+        return self._check().item_collection_infos.infos(namespace)
+
+    def get_item_collection_info(
+        self, collection_id: ItemCollectionId
+    ) -> ItemCollectionInfo | None:
+        """A listed collection's info, or ``None``."""
+        for listed, info in self.get_item_collection_infos(collection_id.namespace):
+            if listed == collection_id:
+                return info
+        return None
+
+    def replace_item_collection_infos(
+        self, namespace: int, infos: Iterable[tuple[ItemCollectionId, ItemCollectionInfo]]
+    ) -> None:
+        """Make ``infos`` the namespace's collections, in this order; the items of a
+        collection no longer listed go with it."""
+        tables = self._check()
+        listed = checked_infos(namespace, infos)
+        before = {listed_id for listed_id, _ in tables.item_collection_infos.infos(namespace)}
+        tables.item_collection_infos.replace(namespace, [(c.id, info) for c, info in listed])
+        for gone in before - {collection_id for collection_id, _ in listed}:
+            tables.item_collection_items.replace(gone, ())
+
+    def get_item_collection_items(
+        self, collection_id: ItemCollectionId, *, limit: int = -1
+    ) -> list[ItemCollectionItem]:
+        """A collection's first ``limit`` items (all with -1), in index order."""
+        return self._check().item_collection_items.items(collection_id, limit)
+
+    def replace_item_collection_items(
+        self, collection_id: ItemCollectionId, items: Iterable[ItemCollectionItem]
+    ) -> None:
+        """Make ``items`` (distinct indexes) the collection's items."""
+        checked, listed = checked_items(collection_id, items)
+        self._check().item_collection_items.replace(checked, listed)
+
     # -- commit ---------------------------------------------------------------
 
     def commit(self) -> ChangeRecord:
@@ -542,4 +591,6 @@ class Transaction:
             removed_unsent_ids=removed_unsent,
             updated_tag_summaries=tables.tag_summaries.updated(),
             updated_preferences=tables.preferences.updated_keys(),
+            updated_item_collection_infos=tables.item_collection_infos.updated_namespaces(),
+            updated_item_collection_items=tables.item_collection_items.updated_collections(),
         )

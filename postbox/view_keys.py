@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from postbox.chat_list import ChatListIndex, PeerGroupId
 from postbox.ids import MessageId, MessageIndex, PeerId
+from postbox.item_collection import ItemCollectionId
 
 if TYPE_CHECKING:
     # Named in the keys' bases as strings, which ruff does not read as uses.
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from postbox.views.holes_views import (  # noqa: F401
         ChatListHolesView,
         MessageHistoryHolesView,
+    )
+    from postbox.views.item_collection_views import (  # noqa: F401
+        ItemCollectionInfosView,
+        ItemCollectionItemsView,
     )
     from postbox.views.message_history_view import MessageHistoryView  # noqa: F401
     from postbox.views.peer_view import BasicPeerView, PeerView  # noqa: F401
@@ -45,6 +50,8 @@ __all__ = [
     "ContactsViewKey",
     "HistoryAnchor",
     "HistoryAnchorKind",
+    "ItemCollectionInfosViewKey",
+    "ItemCollectionItemsViewKey",
     "MessageHistoryHolesViewKey",
     "MessageHistoryViewKey",
     "OperationLogViewKey",
@@ -166,6 +173,22 @@ class MessageHistoryHolesViewKey(PostboxViewKey["MessageHistoryHolesView"]):
 @dataclass(frozen=True, slots=True)
 class ChatListHolesViewKey(PostboxViewKey["ChatListHolesView"]):
     """The chat-list holes at the boundary of every open chat-list view (a singleton)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCollectionInfosViewKey(PostboxViewKey["ItemCollectionInfosView"]):
+    """The collections of ``namespaces`` in their order, each with its first
+    ``preview_items`` items (the seeds' ``itemCollectionInfos``)."""
+
+    namespaces: tuple[int, ...]
+    preview_items: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCollectionItemsViewKey(PostboxViewKey["ItemCollectionItemsView"]):
+    """One collection's info and items (the seeds' ``itemCollectionInfo``)."""
+
+    collection_id: ItemCollectionId
 
 
 class HistoryAnchorKind(enum.Enum):

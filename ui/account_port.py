@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from client import Device, EngineStatus, HoleSegment, SearchResults
-from postbox import ClosedRange, Message, MessageId, PeerId, Postbox
+from postbox import ClosedRange, Media, Message, MessageId, PeerId, Postbox
 
 __all__ = ["AccountLike"]
 
@@ -23,6 +23,8 @@ class AccountLike(Protocol):
     def send_message(
         self, peer_id: PeerId, text: str, *, reply_to: int | None = None
     ) -> Future[MessageId]: ...
+
+    def send_media(self, peer_id: PeerId, media: Media, *, text: str = "") -> Future[MessageId]: ...
 
     def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]: ...
 

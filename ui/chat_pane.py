@@ -34,6 +34,7 @@ from postbox import (
     CombinedView,
     HistoryAnchor,
     HistoryAnchorKind,
+    Media,
     Message,
     MessageHistoryView,
     MessageHistoryViewKey,
@@ -60,6 +61,7 @@ from ui.rows import (
     peer_subtitle,
 )
 from ui.selecting import SelectionBar, text_overlay
+from ui.sticker_picker import StickerButton
 
 __all__ = ["HISTORY_WINDOW", "ChatPane"]
 
@@ -181,6 +183,8 @@ class ChatPane(QWidget):
         self.compose.returnPressed.connect(self.send)
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self.send)
+        self.sticker_button = StickerButton(self.account.postbox)
+        self.sticker_button.sticker_chosen.connect(self.send_sticker)
         # Messages chosen with "Select" or Ctrl+click, and what can be done with them.
         self.selection = SelectionBar(self.account, self.history, lambda: self.peer_id)
         self.selection.forward_requested.connect(self.forward_requested)
@@ -190,6 +194,7 @@ class ChatPane(QWidget):
         compose_column.addWidget(self.edit_banner)
         compose_row = QHBoxLayout()
         compose_row.addWidget(self.compose, 1)
+        compose_row.addWidget(self.sticker_button)
         compose_row.addWidget(self.send_button)
         compose_column.addLayout(compose_row)
 
@@ -209,7 +214,7 @@ class ChatPane(QWidget):
         self.compose.installEventFilter(self)
 
     def _set_enabled(self, enabled: bool) -> None:
-        for widget in (self.compose, self.send_button, self.info_button):
+        for widget in (self.compose, self.send_button, self.sticker_button, self.info_button):
             widget.setEnabled(enabled)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
@@ -584,6 +589,13 @@ class ChatPane(QWidget):
         self.compose.clear()
         self.jump_to_bottom()
 
+    @Slot(object)
+    def send_sticker(self, media: Media) -> None:
+        """Send a sticker or GIF chosen in the picker (shown pending until it is sent)."""
+        if self.peer_id is not None:
+            self.account.send_media(self.peer_id, media)
+            self.jump_to_bottom()
+
     def edit_last(self) -> bool:
         """Start editing our newest sent message shown; False if there is none."""
         for row in reversed(self.history.history_model.rows):
@@ -701,6 +713,7 @@ class ChatPane(QWidget):
         self.account.delete_messages(peer, [message], for_everyone=for_everyone)
 
     def close_feed(self) -> None:
+        self.sticker_button.close_picker()
         if self._feed is not None:
             self._feed.close()
             self._feed = None

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from ui.models import ROW_ROLE
 from ui.paint_cache import RowPixmaps
 from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow, UnreadRow
+from ui.stickers import paint_sticker_message, sticker_row_height
 from ui.theme import current_theme, qcolor
 
 __all__ = ["ChatListDelegate", "HistoryDelegate", "has_links", "link_at", "link_document"]
@@ -199,7 +200,10 @@ def _media_card_text(row: MessageRow) -> tuple[str, str] | None:
     return row.media or kind, details
 
 
-_KIND_NAMES = {"photo": "Photo", "video": "Video", "file": "File", "voice": "Voice message"}
+_KIND_NAMES = {
+    "photo": "Photo", "video": "Video", "file": "File", "voice": "Voice message", "gif": "GIF",
+    "sticker": "Sticker",
+}  # fmt: skip
 
 
 def format_size(size: int) -> str:
@@ -255,7 +259,7 @@ def _draw_kind_icon(painter: QPainter, disc: QRect, kind: str) -> None:
     white = QColor("white")
     c = QRectF(disc).center()
     r = disc.width() / 2
-    if kind in ("video", "voice"):  # play
+    if kind in ("video", "voice", "gif"):  # play
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(white)
         painter.drawPolygon(
@@ -383,6 +387,8 @@ class HistoryDelegate(QStyledItemDelegate):
         line = _line(option)
         if not isinstance(row, MessageRow):
             return int(line * 2)
+        if row.sticker is not None:
+            return sticker_row_height(row, line)
         extra = _media_height(row, line) + (line + 2 if row.author else 0)
         extra += _reply_height(line) if row.reply is not None else 0
         extra += line + 2 if row.forwarded_from is not None else 0
@@ -496,6 +502,9 @@ class HistoryDelegate(QStyledItemDelegate):
         footer = row.time + ("  edited" if row.edited else "")
         if row.delivery:
             footer += "  " + _TICKS[row.delivery]
+        if row.sticker is not None:
+            paint_sticker_message(painter, option, row, footer)
+            return
         bold = QFont(option.font)
         bold.setBold(True)
         author_width = QFontMetrics(bold).horizontalAdvance(row.author) if row.author else 0

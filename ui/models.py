@@ -17,7 +17,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from postbox import UpdateKind, ViewUpdateType
 from ui.diff import Change, Insert, Move, Remove, RowStep, diff_rows
-from ui.rows import ChatRow, HistoryRow
+from ui.rows import ChatRow, HistoryRow, StickerCell
 
 __all__ = ["ROW_ROLE", "ChatListModel", "HistoryModel", "RowModel", "effective_update"]
 
@@ -37,7 +37,7 @@ _PRECEDENCE = (
     UpdateKind.GENERIC,
 )
 
-R = TypeVar("R", ChatRow, HistoryRow)
+R = TypeVar("R", ChatRow, HistoryRow, StickerCell)
 
 
 def effective_update(reasons: Iterable[ViewUpdateType], fallback: ViewUpdateType) -> ViewUpdateType:

@@ -19,6 +19,11 @@ from postbox import (
     ChatListHoleEntry,
     ChatListMessageEntry,
     ChatListView,
+    Glyph,
+    ItemCollectionId,
+    ItemCollectionInfosView,
+    ItemCollectionItem,
+    Media,
     MediaKind,
     Message,
     MessageFlags,
@@ -42,6 +47,9 @@ __all__ = [
     "LoadingRow",
     "MessageRow",
     "ReplyPreview",
+    "PackTab",
+    "StickerCell",
+    "StickerFace",
     "avatar_color",
     "chat_list_rows",
     "format_list_time",
@@ -51,6 +59,9 @@ __all__ = [
     "peer_subtitle",
     "presence_text",
     "preview_text",
+    "pack_tabs",
+    "sticker_cells",
+    "sticker_face",
 ]
 
 #: Avatar backgrounds, picked by peer id so a chat keeps its colour.
@@ -63,6 +74,8 @@ _MEDIA_LABELS = {
     MediaKind.FILE: "File",
     MediaKind.VOICE: "Voice message",
     MediaKind.LINK: "Link",
+    MediaKind.STICKER: "Sticker",
+    MediaKind.GIF: "GIF",
 }
 
 
@@ -88,6 +101,9 @@ def preview_text(message: Message | None) -> str:
         return text
     kind = message.media[0].kind
     label = _MEDIA_LABELS.get(kind, "Media")
+    glyph = message.media[0].glyph
+    if kind is MediaKind.STICKER and glyph is not None:
+        label = f"{glyph.emoji} Sticker"
     if kind is MediaKind.LINK or not text:
         return text or label
     return f"{label}, {text}"
@@ -261,9 +277,33 @@ class MessageRow:
     media_size: int = 0
     #: A forwarded message's "Forwarded from" name ("" while it is not known yet).
     forwarded_from: str | None = None
+    #: A sticker (or a GIF without a caption), drawn large with no bubble.
+    sticker: StickerFace | None = None
 
 
 HistoryRow = LoadingRow | DateRow | UnreadRow | MessageRow
+
+
+@dataclass(frozen=True, slots=True)
+class StickerFace:
+    """How a sticker or GIF is drawn: its emoji on a soft shape ("circle", "star", ...)
+    of a colour ("#rrggbb"); a GIF is marked as one."""
+
+    emoji: str
+    shape: str
+    colour: str
+    gif: bool = False
+
+
+def sticker_face(media: Media) -> StickerFace | None:
+    """The face of a sticker or GIF, ``None`` for other media (or one with no glyph)."""
+    glyph: Glyph | None = media.glyph
+    if glyph is None or media.kind not in (MediaKind.STICKER, MediaKind.GIF):
+        return None
+    return StickerFace(
+        glyph.emoji, glyph.shape.name.lower(), f"#{glyph.colour & 0xFFFFFF:06x}",
+        media.kind is MediaKind.GIF,
+    )  # fmt: skip
 
 
 def _delivery(message: Message, max_outgoing_read: int) -> str | None:
@@ -352,10 +392,18 @@ def history_rows(
             unread_bar = False
         media = media_kind = ""
         media_size = 0
+        sticker = None
         if message.media:
             item = message.media[0]
             media = item.title or _MEDIA_LABELS.get(item.kind, "Media")
             media_kind, media_size = item.kind.name.lower(), item.size
+            face = sticker_face(item)
+            if face is not None:
+                media = f"{face.emoji} {media}"
+            # Drawn bare only when nothing else goes with it (a caption, a reply, a forward
+            # header): otherwise it is a card in a bubble, like other media.
+            plain = not (message.text or message.reply_to_id or message.forward_info)
+            sticker = face if plain else None
         rows.append(
             MessageRow(
                 key=("message", message.id.namespace, message.id.id),
@@ -375,6 +423,7 @@ def history_rows(
                 media_kind=media_kind,
                 media_size=media_size,
                 forwarded_from=_forwarded_from(message, peer_names),
+                sticker=sticker,
             )
         )
     if view.hole_later:
@@ -407,6 +456,56 @@ def _reply_preview(
     else:
         author = chat_name
     return ReplyPreview(target.id.id, author, preview_text(target) or "Message")
+
+
+@dataclass(frozen=True, slots=True)
+class PackTab:
+    """A sticker set (or the saved GIFs) in the picker's strip: shown by its first item."""
+
+    key: ItemCollectionId
+    title: str
+    count: int
+    face: StickerFace | None
+    gifs: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StickerCell:
+    """A sticker or GIF in the picker's grid, and the media sent when it is chosen."""
+
+    key: int
+    face: StickerFace
+    media: Media
+    title: str
+
+
+def pack_tabs(view: ItemCollectionInfosView, gifs_namespace: int) -> list[PackTab]:
+    """The picker's tabs: every collection of the view in its order; the collections of
+    ``gifs_namespace`` are the saved GIFs' tab."""
+    tabs = []
+    for entry in view.entries():
+        first = entry.first_items[0].media if entry.first_items else None
+        tabs.append(
+            PackTab(
+                entry.id,
+                entry.info.title,
+                entry.info.count,
+                None if first is None else sticker_face(first),
+                entry.id.namespace == gifs_namespace,
+            )
+        )
+    return tabs
+
+
+def sticker_cells(items: Iterable[ItemCollectionItem], title: str = "") -> list[StickerCell]:
+    """The grid of one collection: each item that has a face, in order."""
+    cells = []
+    for item in items:
+        face = sticker_face(item.media)
+        if face is not None:
+            label = f"{face.emoji}  {title}".strip()
+            cells.append(StickerCell(item.media.id, face, item.media, label))
+    return cells
 
 
 def presence_text(presence: PeerPresence | None, now: int, tz: dt.tzinfo = dt.UTC) -> str:

@@ -8,6 +8,8 @@ from postbox.tables.cached_peer_data_table import CachedPeerDataTable
 from postbox.tables.chat_list_index_table import ChatListIndexTable, ChatListPeerState
 from postbox.tables.chat_list_table import ChatListEntryKey, ChatListTable
 from postbox.tables.contact_table import ContactTable
+from postbox.tables.item_collection_info_table import ItemCollectionInfoTable
+from postbox.tables.item_collection_item_table import ItemCollectionItemTable
 from postbox.tables.message_history_hole_index_table import MessageHistoryHoleIndexTable
 from postbox.tables.message_history_index_table import MessageHistoryIndexTable
 from postbox.tables.message_history_metadata_table import MessageHistoryMetadataTable
@@ -75,6 +77,8 @@ class Tables:
             box, self.operation_log_metadata, self.merged_operation_log
         )
         self.preferences = PreferencesTable(box)
+        self.item_collection_infos = ItemCollectionInfoTable(box)
+        self.item_collection_items = ItemCollectionItemTable(box)
         self.in_commit_order: tuple[CommitParticipant, ...] = (
             self.messages,
             self.message_index,
@@ -97,6 +101,8 @@ class Tables:
             self.merged_operation_log,
             self.operation_log_metadata,
             self.preferences,
+            self.item_collection_infos,
+            self.item_collection_items,
             self.metadata,
         )
 

@@ -13,6 +13,11 @@ from postbox.views.holes_views import (
     MessageHistoryHolesEntry,
     MessageHistoryHolesView,
 )
+from postbox.views.item_collection_views import (
+    ItemCollectionEntry,
+    ItemCollectionInfosView,
+    ItemCollectionItemsView,
+)
 from postbox.views.message_history_view import MessageHistoryView
 from postbox.views.peer_view import BasicPeerView, PeerView
 from postbox.views.simple_views import (
@@ -41,6 +46,9 @@ __all__ = [
     "CombinedView",
     "ContactsView",
     "HoleDirection",
+    "ItemCollectionEntry",
+    "ItemCollectionInfosView",
+    "ItemCollectionItemsView",
     "MessageHistoryHolesEntry",
     "MessageHistoryHolesView",
     "MessageHistoryView",

@@ -12,6 +12,8 @@ from postbox.view_keys import (
     ChatListHolesViewKey,
     ChatListViewKey,
     ContactsViewKey,
+    ItemCollectionInfosViewKey,
+    ItemCollectionItemsViewKey,
     MessageHistoryHolesViewKey,
     MessageHistoryViewKey,
     OperationLogViewKey,
@@ -30,6 +32,10 @@ from postbox.views.chat_list_view import MutableChatListView
 from postbox.views.holes_views import (
     MutableChatListHolesView,
     MutableMessageHistoryHolesView,
+)
+from postbox.views.item_collection_views import (
+    MutableItemCollectionInfosView,
+    MutableItemCollectionItemsView,
 )
 from postbox.views.message_history_view import MutableMessageHistoryView
 from postbox.views.peer_view import MutableBasicPeerView, MutablePeerView
@@ -57,6 +63,8 @@ _CONSTRUCTORS: dict[type[AnyViewKey], ViewConstructor] = {
     OperationLogViewKey: simple_views.MutableOperationLogView,
     SynchronizeReadStatesViewKey: simple_views.MutableSynchronizeReadStatesView,
     UnsentMessagesViewKey: simple_views.MutableUnsentMessagesView,
+    ItemCollectionInfosViewKey: MutableItemCollectionInfosView,
+    ItemCollectionItemsViewKey: MutableItemCollectionItemsView,
     MessageHistoryHolesViewKey: lambda key, tx: MutableMessageHistoryHolesView(frozenset()),
     ChatListHolesViewKey: lambda key, tx: MutableChatListHolesView(frozenset()),
 }

@@ -12,6 +12,7 @@ from typing import TypeAlias
 
 from postbox.change_record import ChangeRecord
 from postbox.ids import PeerId
+from postbox.item_collection import ItemCollectionId
 
 __all__ = [
     "CONTACTS",
@@ -23,6 +24,8 @@ __all__ = [
     "chat_list",
     "chat_list_position",
     "chat_state",
+    "item_collection_infos",
+    "item_collection_items",
     "messages",
     "notification_settings",
     "operation_log",
@@ -92,6 +95,15 @@ def preference(key: str) -> Topic:
     return ("preference", key)
 
 
+def item_collection_infos(namespace: int) -> Topic:
+    """A namespace's ordered list of item collections."""
+    return ("item_collection_infos", namespace)
+
+
+def item_collection_items(collection_id: ItemCollectionId) -> Topic:
+    return ("item_collection_items", collection_id)
+
+
 def topics_of(change: ChangeRecord) -> set[Topic]:
     """Every topic a committed change touched."""
     topics: set[Topic] = set()
@@ -128,4 +140,8 @@ def topics_of(change: ChangeRecord) -> set[Topic]:
         add(UNSENT)
     for preference_key in change.updated_preferences:
         add(("preference", preference_key))
+    for namespace in change.updated_item_collection_infos:
+        add(("item_collection_infos", namespace))
+    for collection_id in change.updated_item_collection_items:
+        add(("item_collection_items", collection_id))
     return topics

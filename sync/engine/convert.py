@@ -1,4 +1,5 @@
-"""Wire records to postbox values: messages, peers, presences, read states, dialogs."""
+"""Wire records to postbox values: messages, peers, presences, read states, dialogs; and
+media (a sticker or GIF's glyph with it) back to the wire, for sending."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from postbox import (
 from sync.protocol import (
     Dialog,
     ForwardHeader,
+    Glyph,
+    GlyphShape,
     Media,
     MediaKind,
     Message,
@@ -27,6 +30,7 @@ __all__ = [
     "CLOUD",
     "forward_from_wire",
     "media_from_wire",
+    "media_to_wire",
     "message_from_wire",
     "peer_from_wire",
     "presence_from_wire",
@@ -42,7 +46,13 @@ _MEDIA_KINDS = {
     MediaKind.FILE: postbox.MediaKind.FILE,
     MediaKind.VOICE: postbox.MediaKind.VOICE,
     MediaKind.LINK: postbox.MediaKind.LINK,
+    MediaKind.STICKER: postbox.MediaKind.STICKER,
+    MediaKind.GIF: postbox.MediaKind.GIF,
 }
+_WIRE_KINDS = {kind: wire for wire, kind in _MEDIA_KINDS.items()}
+_SHAPES = {shape: postbox.GlyphShape[shape.name] for shape in GlyphShape}
+_WIRE_SHAPES = {shape: wire for wire, shape in _SHAPES.items()}
+#: The shared-media tag of each media kind; stickers and GIFs are filed under none.
 _MEDIA_TAGS = {
     MediaKind.PHOTO: MessageTags.PHOTO,
     MediaKind.VIDEO: MessageTags.VIDEO,
@@ -62,12 +72,37 @@ def tags_of(media: tuple[Media, ...]) -> int:
     """The shared-media tags of a message with ``media``."""
     tags = 0
     for item in media:
-        tags |= _MEDIA_TAGS[item.kind]
+        tags |= _MEDIA_TAGS.get(item.kind, 0)
     return tags
 
 
 def media_from_wire(item: Media) -> postbox.Media:
-    return postbox.Media(_MEDIA_KINDS[item.kind], item.id, item.size, item.url, item.title)
+    glyph = item.glyph
+    return postbox.Media(
+        _MEDIA_KINDS[item.kind],
+        item.id,
+        item.size,
+        item.url,
+        item.title,
+        None
+        if glyph is None
+        else postbox.Glyph(glyph.emoji, _SHAPES[glyph.shape], glyph.colour, glyph.set_id),
+    )
+
+
+def media_to_wire(item: postbox.Media) -> Media:
+    """A stored media item as a request carries it (a sticker to send)."""
+    glyph = item.glyph
+    return Media(
+        _WIRE_KINDS[item.kind],
+        item.id,
+        item.size,
+        item.url,
+        item.title,
+        None
+        if glyph is None
+        else Glyph(glyph.emoji, _WIRE_SHAPES[glyph.shape], glyph.colour, glyph.set_id),
+    )
 
 
 def message_from_wire(message: Message) -> StoreMessage:

@@ -29,6 +29,7 @@ from postbox import (
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
 from sync.engine.hole_filler import HoleFiller
+from sync.engine.item_collections import ItemCollectionSync
 from sync.engine.outbound import ACCOUNT_PEER_PREFERENCE, Outbound
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
@@ -129,6 +130,10 @@ class SyncEngine:
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,
             recent=recent, rng=self._rng,
         )  # fmt: skip
+        #: The installed sticker sets and saved GIFs, fetched on every connection.
+        self.item_collections = ItemCollectionSync(
+            postbox, self.call, timeouts=timeouts, changes=self.changes, rng=self._rng
+        )
         self.connection_state = "connecting"
         #: Connections authorized, and attempts to open one.
         self.connections = 0
@@ -192,6 +197,7 @@ class SyncEngine:
                 ("outbound", self.outbound.run),
                 ("read-states", self.read_states.run),
                 ("tag-summaries", self.tag_summaries.run),
+                ("sticker-sets", self.item_collections.run),
                 ("quiet-poll", self._poll_when_quiet),
             )
         ]
@@ -249,6 +255,7 @@ class SyncEngine:
             self._connected.set()
             self.changes.notify()
             self.state_manager.request_poll("connected")
+            self.item_collections.request("connected")
             while True:
                 push = await connection.pushes.get()
                 if push is None:
@@ -382,6 +389,7 @@ class SyncEngine:
             and self.outbound.idle
             and self.read_states.idle
             and self.tag_summaries.idle
+            and self.item_collections.idle
         )
 
     async def wait_idle(self, *, settle: float = 0.2, timeout: float = 60.0) -> bool:
@@ -417,6 +425,7 @@ class SyncEngine:
         counters["read_states_validated"] = self.read_states.validated
         counters["read_states_corrected"] = self.read_states.corrected
         counters["media_counts_validated"] = self.tag_summaries.validated
+        counters["sticker_sets_fetched"] = self.item_collections.sets_fetched
         counters["connections"] = self.connections
         counters["connection_attempts"] = self.connection_attempts
         problems = (
@@ -425,6 +434,7 @@ class SyncEngine:
             self.outbound.problem,
             self.read_states.problem,
             self.tag_summaries.problem,
+            self.item_collections.problem,
             self.part_problem,
         )
         return EngineStatus(

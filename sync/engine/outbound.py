@@ -18,7 +18,7 @@ import asyncio
 import functools
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +26,7 @@ from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
     ForwardInfo,
+    Media,
     Message,
     MessageFlags,
     MessageHistoryHoleSpace,
@@ -40,7 +41,7 @@ from postbox import (
     StoreMessage,
     Transaction,
 )
-from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.convert import CLOUD, media_to_wire, message_from_wire
 from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import DeleteMessages as DeleteHere
 from sync.engine.read_states import request_validation
@@ -95,6 +96,7 @@ _FINAL_ERRORS = frozenset(
         ErrorCode.MESSAGE_EMPTY,
         ErrorCode.INVALID_PARAMS,
         ErrorCode.CHANNEL_INVALID,
+        ErrorCode.MEDIA_INVALID,
     }
 )
 
@@ -118,9 +120,11 @@ def enqueue_send(
     author_id: PeerId | None = None,
     reply_to: int | None = None,
     random_id: int | None = None,
+    media: Sequence[Media] = (),
 ) -> MessageId:
     """Store a pending message in the local namespace and queue its sending (by the
-    account's own peer unless ``author_id`` says otherwise)."""
+    account's own peer unless ``author_id`` says otherwise). ``media``: a sticker or GIF
+    (the text may then be empty), sent with its glyph."""
     random_id = random.getrandbits(63) if random_id is None else random_id
     author_id = account_peer(tx) if author_id is None else author_id
     message = StoreMessage(
@@ -131,11 +135,19 @@ def enqueue_send(
         flags=int(MessageFlags.UNSENT),
         author_id=author_id,
         text=text,
+        media=tuple(media),
         reply_to_id=reply_to,
     )
     ensure_listed(tx, (peer_id,))
     (index,) = tx.add_messages([message])
-    contents = {"random_id": random_id, "local_id": index.id.id, "text": text, "reply_to": reply_to}
+    contents: dict[str, Any] = {
+        "random_id": random_id,
+        "local_id": index.id.id,
+        "text": text,
+        "reply_to": reply_to,
+    }
+    if media:
+        contents["media"] = [item.encode() for item in media]
     tx.add_operation_log_entry(peer_id, SEND_TAG, contents)
     return index.id
 
@@ -407,8 +419,11 @@ class Outbound:
     async def _send(self, peer: int, contents: dict[str, Any]) -> SentMessage:
         forward = contents.get("forward")
         if forward is None:
+            media = tuple(media_to_wire(Media.decode(item)) for item in contents.get("media", ()))
             sent: SentMessage = await self._call(
-                SendMessage(peer, contents["text"], contents["random_id"], contents["reply_to"])
+                SendMessage(
+                    peer, contents["text"], contents["random_id"], contents["reply_to"], media
+                )
             )
             return sent
         from_peer, source_id = forward
@@ -477,8 +492,9 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
     peer_id = entry.peer_id
     tx.delete_messages([MessageId(peer_id, _LOCAL, entry.contents["local_id"])])
     message = message_from_wire(sent.message)
+    reached = _pts_reached(tx, peer_id, sent.pts)
     if not tx.message_exists(MessageId(peer_id, CLOUD, message.id or 0)):
-        if _pts_reached(tx, peer_id, sent.pts):
+        if reached:
             # The stored pts is past the send's: either its update was applied and the
             # message deleted since (it must not come back), or the cursor started after
             # it (a first sync, a reset) and it is history. The server says which: the id
@@ -492,9 +508,10 @@ def _sent(tx: Transaction, entry: PeerOperationLogEntry, sent: SentMessage) -> b
         # Stored ahead of updates not applied yet: messages before it that they bring
         # are not counted unread here, so the server is asked.
         request_validation(tx, peer_id)
-    if not gap and _is_applied(tx, peer_id, sent.pts):
+    if not reached and not gap and _is_applied(tx, peer_id, sent.pts):
         # The message was the next update: all before it is known through the cursor,
-        # so the range above it is too. Otherwise the difference brings it with that claim.
+        # so the range above it is too. Otherwise the difference brings it with that claim;
+        # and a cursor that was there already (a fresh one) says nothing of the range.
         tx.remove_hole(peer_id, CLOUD, _EVERYWHERE, message.id or 0, MAX_MESSAGE_ID)
     return gap
 

@@ -34,6 +34,14 @@ from sync.protocol.schema import (
     WireRecord,
     WireType,
 )
+from sync.protocol.stickers import (
+    ANY_ALL_STICKERS,
+    ANY_SAVED_GIFS,
+    ANY_STICKER_SET,
+    GetAllStickers,
+    GetSavedGifs,
+    GetStickerSet,
+)
 from sync.protocol.types import (
     ANY_CHANNEL_DIFFERENCE,
     ANY_DIFFERENCE,
@@ -195,7 +203,8 @@ class GetFullPeer(WireRecord, frozen=True):
 
 
 class SendMessage(WireRecord, frozen=True):
-    """``random_id`` is the client's key: sending it again returns the same message."""
+    """``random_id`` is the client's key: sending it again returns the same message. The
+    text may be empty when media is attached (a sticker is sent so)."""
 
     peer: PeerRef
     text: Text
@@ -364,6 +373,9 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("setNotifySettings", SetNotifySettings, _record(AffectedMessages)),
         Method("getAuthorizations", GetAuthorizations, _record(Authorizations)),
         Method("resetAuthorization", ResetAuthorization, _record(Authorizations)),
+        Method("getAllStickers", GetAllStickers, ANY_ALL_STICKERS),
+        Method("getStickerSet", GetStickerSet, ANY_STICKER_SET),
+        Method("getSavedGifs", GetSavedGifs, ANY_SAVED_GIFS),
     )
 }
 _METHOD_NAMES = {method.params: name for name, method in METHODS.items()}

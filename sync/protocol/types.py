@@ -52,6 +52,8 @@ __all__ = [
     "DifferenceTooLong",
     "ForwardHeader",
     "FullPeer",
+    "Glyph",
+    "GlyphShape",
     "Media",
     "MediaKind",
     "Message",
@@ -117,6 +119,16 @@ class MediaKind(enum.StrEnum):
     FILE = "file"
     VOICE = "voice"
     LINK = "link"
+    STICKER = "sticker"
+    GIF = "gif"
+
+
+class GlyphShape(enum.StrEnum):
+    CIRCLE = "circle"
+    ROUNDED_SQUARE = "rounded_square"
+    DIAMOND = "diamond"
+    HEXAGON = "hexagon"
+    STAR = "star"
 
 
 class PresenceStatus(enum.StrEnum):
@@ -164,12 +176,25 @@ class FullPeer(WireRecord, frozen=True):
     contact: bool = False
 
 
+class Glyph(WireRecord, frozen=True):
+    """How a sticker or GIF is drawn, with no image file: an emoji on a coloured shape
+    (``colour`` 0xRRGGBB). ``set_id`` names a sticker's set (0 for a GIF)."""
+
+    emoji: Annotated[str, Meta(min_length=1, max_length=16)]
+    shape: GlyphShape
+    colour: Annotated[int, Meta(ge=0, le=0xFFFFFF)]
+    set_id: Int64 = 0
+
+
 class Media(WireRecord, frozen=True):
+    """A media item; a sticker or GIF (a document the server keeps) carries its glyph."""
+
     kind: MediaKind
     id: Int64
     size: PeerRef = 0
     url: Annotated[str, Meta(max_length=2048)] | None = None
     title: Annotated[str, Meta(max_length=256)] | None = None
+    glyph: Glyph | None = None
 
 
 class ForwardHeader(WireRecord, frozen=True):

@@ -15,6 +15,8 @@ import msgpack
 from sync.errors import NotAServerDatabaseError
 from sync.protocol import (
     ForwardHeader,
+    Glyph,
+    GlyphShape,
     Media,
     MediaKind,
     Message,
@@ -76,6 +78,13 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS devices (
         device INTEGER PRIMARY KEY, name TEXT NOT NULL, last_active INTEGER NOT NULL,
         revoked INTEGER NOT NULL DEFAULT 0)""",
+    """CREATE TABLE IF NOT EXISTS sticker_sets (
+        id INTEGER PRIMARY KEY, position INTEGER NOT NULL, access_hash INTEGER NOT NULL,
+        title TEXT NOT NULL, short_name TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS sticker_documents (
+        id INTEGER PRIMARY KEY, kind TEXT NOT NULL, set_id INTEGER NOT NULL,
+        position INTEGER NOT NULL, emoji TEXT NOT NULL, shape TEXT NOT NULL,
+        colour INTEGER NOT NULL)""",
 )
 #: The columns a seeded dataset fills (it has no forwarded messages).
 DATASET_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
@@ -103,6 +112,8 @@ _TABLE_ORDER = (
     ("sent_messages", "random_id"),
     ("links", "peer, id"),
     ("devices", "device"),
+    ("sticker_sets", "id"),
+    ("sticker_documents", "id"),
 )
 
 
@@ -172,8 +183,17 @@ def unpack(data: bytes) -> Any:
     return msgpack.unpackb(data, raw=False)
 
 
+def _media_map(item: Media) -> dict[str, Any]:
+    """A media item as stored: its wire map, without the glyph of one that has none (as
+    a dataset's rows store it)."""
+    stored = item.to_wire()
+    if stored["glyph"] is None:
+        del stored["glyph"]
+    return stored
+
+
 def media_to_db(media: Sequence[Media]) -> bytes | None:
-    return pack([item.to_wire() for item in media]) if media else None
+    return pack([_media_map(item) for item in media]) if media else None
 
 
 def media_from_db(data: bytes | None) -> tuple[Media, ...]:
@@ -181,9 +201,22 @@ def media_from_db(data: bytes | None) -> tuple[Media, ...]:
     if not data:
         return ()
     return tuple(
-        Media(MediaKind(item["kind"]), item["id"], item["size"], item["url"], item["title"])
+        Media(
+            MediaKind(item["kind"]),
+            item["id"],
+            item["size"],
+            item["url"],
+            item["title"],
+            _glyph_from_db(item.get("glyph")),
+        )
         for item in unpack(data)
     )
+
+
+def _glyph_from_db(stored: dict[str, Any] | None) -> Glyph | None:
+    if stored is None:
+        return None
+    return Glyph(stored["emoji"], GlyphShape(stored["shape"]), stored["colour"], stored["set_id"])
 
 
 def forward_to_db(header: ForwardHeader | None) -> bytes | None:

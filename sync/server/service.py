@@ -24,6 +24,7 @@ from sync.protocol import (
     EditMessage,
     ErrorCode,
     ForwardMessages,
+    GetAllStickers,
     GetAuthorizations,
     GetChannelDifference,
     GetDialogs,
@@ -32,7 +33,10 @@ from sync.protocol import (
     GetHistory,
     GetPeerDialogs,
     GetPeers,
+    GetSavedGifs,
     GetState,
+    GetStickerSet,
+    MediaKind,
     PeerKind,
     Peers,
     PresenceStatus,
@@ -112,6 +116,8 @@ class Service:
             known=known_boxes,
             new_secret=new_secret,
         )
+        self._seed = seed
+        store.stickers.ensure_seeded(seed)
         self.traffic = Traffic(store, seed, is_account=self.accounts.is_account)
         self._publish = publish
         self._terminate = terminate
@@ -136,6 +142,9 @@ class Service:
             SetNotifySettings: self._set_notify_settings,
             GetAuthorizations: self._get_authorizations,
             ResetAuthorization: self._reset_authorization,
+            GetAllStickers: lambda s, p: self.box(s).stickers.all_stickers(p.hash),
+            GetStickerSet: lambda s, p: self.box(s).stickers.sticker_set(p),
+            GetSavedGifs: lambda s, p: self.box(s).stickers.saved_gifs(p.hash),
         }
 
     def handle(self, session: Session, request: Request) -> WireRecord:
@@ -201,6 +210,7 @@ class Service:
             log.warning("connection %s (%s): wrong token", session.number, session.peer_name)
             raise ProtocolError("the token is not valid", ErrorCode.AUTH_FAILED)
         box = self.accounts.box(account)
+        box.stickers.ensure_seeded(self._seed)
         devices.check_in(box, params.device, params.device_name)
         session.authorized, session.account, session.device = True, account, params.device
         me = box.peer(account)
@@ -256,16 +266,17 @@ class Service:
             raise StoreError(
                 f"no message {params.reply_to} to reply to", ErrorCode.MESSAGE_ID_INVALID
             )
+        media = store.stickers.checked_media(params.media, params.text)
         update = store.add_message(
             params.peer,
             out=True,
             author=store.self_id,
             text=params.text,
-            media=params.media,
+            media=media,
             reply_to=params.reply_to,
             random_id=params.random_id,
         )
-        self._publish(session.account, [push_for(self.store, update)], session)
+        self._publish(session.account, [push_for(store, update)], session)
         if isinstance(update, UpdateNewEncryptedMessage):
             return SentMessage(update.message, update.qts, 1)
         return SentMessage(update.message, update.pts, update.pts_count)
@@ -280,10 +291,12 @@ class Service:
             )
         if current.forward is not None:
             raise StoreError("a forwarded message cannot be edited", ErrorCode.MESSAGE_ID_INVALID)
+        if any(item.kind is MediaKind.STICKER for item in current.media):
+            raise StoreError("a sticker cannot be edited", ErrorCode.MESSAGE_ID_INVALID)
         if not params.text.strip() and not current.media:
             raise ProtocolError("the message would be empty", ErrorCode.MESSAGE_EMPTY)
         update = store.edit_message(params.peer, params.id, params.text)
-        self._publish(session.account, [push_for(self.store, update)], session)
+        self._publish(session.account, [push_for(store, update)], session)
         return SentMessage(update.message, update.pts, update.pts_count)
 
     def _forward_messages(self, session: Session, params: ForwardMessages) -> SentMessages:
@@ -335,9 +348,7 @@ class Service:
                 )
                 for source, random_id in zip(sources, params.random_ids, strict=True)
             ]
-        self._publish(
-            session.account, [push_for(self.store, update) for update in updates], session
-        )
+        self._publish(session.account, [push_for(store, update) for update in updates], session)
         last = updates[-1]
         assert not isinstance(last, UpdateNewEncryptedMessage)  # refused above
         return SentMessages(tuple(update.message for update in updates), last.pts, len(updates))
@@ -357,7 +368,7 @@ class Service:
         update = store.delete_messages(params.peer, params.ids)
         if update is None:
             return AffectedMessages(self._current_pts(store, params.peer), 0)
-        self._publish(session.account, [push_for(self.store, update)], session)
+        self._publish(session.account, [push_for(store, update)], session)
         return AffectedMessages(update.pts, update.pts_count)
 
     def _read_history(self, session: Session, params: ReadHistory) -> AffectedMessages:
@@ -365,7 +376,7 @@ class Service:
         update = store.read_inbox(params.peer, params.max_id)
         if update is None:
             return AffectedMessages(self._current_pts(store, params.peer), 0)
-        self._publish(session.account, [push_for(self.store, update)], session)
+        self._publish(session.account, [push_for(store, update)], session)
         return AffectedMessages(update.pts, update.pts_count)
 
     def _set_notify_settings(self, session: Session, params: SetNotifySettings) -> AffectedMessages:

@@ -78,6 +78,7 @@ from sync.server.schema import (
     pack,
     unpack,
 )
+from sync.server.stickers import StickerStore
 from sync.server.update_logs import UpdateLogs
 
 __all__ = [
@@ -125,6 +126,7 @@ class ServerStore:
         self._db = ServerDatabase(path)
         #: The pts and qts logs that answer differences.
         self.logs = UpdateLogs(self._db, log_window)
+        self.stickers = StickerStore(self._db)  #: the sticker sets and saved GIFs
         self._last_date = self.meta("date", 0)
         self._observer: Callable[[AnyUpdate], None] | None = None
 

@@ -8,7 +8,8 @@ reading or muting a chat on another device, a presence change, a rename, someone
 forwarding a channel post or a message of another chat, and a burst: two to five
 messages and reads pushed together in one seq container, as Telegram does, and a
 message in a secret chat (now and then in a newly opened one), which moves the qts
-stream instead of a pts one. Every choice
+stream instead of a pts one. Now and then a new message is a sticker from the server's
+sets, drawn from a stream of its own so the other choices stay as they were. Every choice
 comes from a ``random.Random`` seeded with the server's seed and the store's counters, so
 the same seed and the same requests give the same events, and a server restarted from
 its file does not replay the events it already made.
@@ -27,6 +28,7 @@ from sync.protocol import (
     AnyUpdates,
     Media,
     MediaKind,
+    Message,
     PeerKind,
     PresenceStatus,
     Updates,
@@ -36,7 +38,7 @@ from sync.protocol import (
 from sync.server.pushes import push_for, seq_container
 from sync.server.store import ServerStore, forward_header
 
-__all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "Traffic"]
+__all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "STICKER_SHARE", "Traffic"]
 
 #: Relative frequency of each kind of event. New messages and presence dominate, as in a
 #: real account; reads from another device and deletions deep in history are rarer; a
@@ -68,6 +70,13 @@ _RECENT = 10
 _NEW_SECRET_CHAT = 0.1
 #: Peer flags of users nobody opens a secret chat with: bots, and the account itself.
 _NOT_A_PERSON = 2 | 8
+#: Share of new messages in private chats and groups that are a sticker.
+STICKER_SHARE = 0.08
+
+
+def _is_sticker(message: Message) -> bool:
+    """A sticker message: nobody edits one."""
+    return any(item.kind is MediaKind.STICKER for item in message.media)
 
 
 class Traffic:
@@ -82,6 +91,8 @@ class Traffic:
         state = store.state()
         # The counters make a restarted server draw new events, not the ones it made.
         self.rng = random.Random(f"traffic:{seed}:{state.pts}:{state.seq}:{state.qts}")
+        self._sticker_rng = random.Random(f"stickers:{seed}:{state.pts}:{state.seq}:{state.qts}")
+        self._stickers = [sticker for _, stickers in store.stickers.sets() for sticker in stickers]
         self._media_ids = itertools.count(self.rng.getrandbits(40) + 1)
         self._kinds = list(EVENT_WEIGHTS)
         self._kind_weights = list(itertools.accumulate(EVENT_WEIGHTS.values()))
@@ -181,6 +192,8 @@ class Traffic:
         if author is None:
             return None
         text, media = self._content(peer_id)
+        if self._stickers and self._sticker_rng.random() < STICKER_SHARE:
+            text, media = "", (self._sticker_rng.choice(self._stickers),)
         return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
 
     def _secret_message(self) -> AnyUpdate | None:
@@ -243,7 +256,7 @@ class Traffic:
             m
             for m in self.store.recent_messages(peer_id, _RECENT)
             if not m.out
-            and not (editable and m.forward is not None)
+            and not (editable and (m.forward is not None or _is_sticker(m)))
             and not self.is_account(m.author or peer_id)
         ]
         if not recent:

@@ -8,20 +8,30 @@ from typing import Any
 
 import postbox
 from postbox import ForwardInfo, MessageFlags, MessageTags, PeerId, PeerPresence
-from sync.protocol import MediaKind, Message, Presence, PresenceStatus
+from sync.protocol import Glyph, Media, MediaKind, Message, Presence, PresenceStatus
 
-__all__ = ["MEDIA_TAGS", "expected_message", "expected_presence", "stored_message"]
+__all__ = [
+    "MEDIA_TAGS",
+    "expected_glyph",
+    "expected_media",
+    "expected_message",
+    "expected_presence",
+    "stored_message",
+]
 
-#: Each wire media kind: the kind postbox stores and the shared-media tag it files under.
-_MEDIA: dict[MediaKind, tuple[postbox.MediaKind, MessageTags]] = {
+#: Each wire media kind: the kind postbox stores and the shared-media tag it files under
+#: (stickers and GIFs under none).
+_MEDIA: dict[MediaKind, tuple[postbox.MediaKind, int]] = {
     MediaKind.PHOTO: (postbox.MediaKind.PHOTO, MessageTags.PHOTO),
     MediaKind.VIDEO: (postbox.MediaKind.VIDEO, MessageTags.VIDEO),
     MediaKind.FILE: (postbox.MediaKind.FILE, MessageTags.FILE),
     MediaKind.LINK: (postbox.MediaKind.LINK, MessageTags.LINK),
     MediaKind.VOICE: (postbox.MediaKind.VOICE, MessageTags.VOICE),
+    MediaKind.STICKER: (postbox.MediaKind.STICKER, 0),
+    MediaKind.GIF: (postbox.MediaKind.GIF, 0),
 }
-#: The shared-media tag of each wire media kind, in the order the counts are checked.
-MEDIA_TAGS: dict[MediaKind, int] = {kind: int(tag) for kind, (_, tag) in _MEDIA.items()}
+#: The shared-media tag of each tagged wire media kind, in the order the counts are checked.
+MEDIA_TAGS: dict[MediaKind, int] = {kind: int(tag) for kind, (_, tag) in _MEDIA.items() if tag}
 _PRESENCE = {
     PresenceStatus.ONLINE: postbox.PresenceStatus.ONLINE,
     PresenceStatus.OFFLINE: postbox.PresenceStatus.OFFLINE,
@@ -52,7 +62,11 @@ def expected_message(message: Message) -> tuple[Any, ...]:
     for item in message.media:
         kind, tag = _MEDIA[item.kind]
         tags |= tag
-        media.append(postbox.Media(kind, item.id, item.size, item.url, item.title))
+        media.append(
+            postbox.Media(
+                kind, item.id, item.size, item.url, item.title, expected_glyph(item.glyph)
+            )
+        )
     forward = message.forward
     return (
         message.date,
@@ -71,6 +85,21 @@ def expected_message(message: Message) -> tuple[Any, ...]:
             None if forward.channel is None else PeerId(forward.channel),
             forward.channel_post,
         ),
+    )
+
+
+def expected_media(item: Media) -> postbox.Media:
+    """The media item the client must store for ``item``."""
+    kind = _MEDIA[item.kind][0]
+    return postbox.Media(kind, item.id, item.size, item.url, item.title, expected_glyph(item.glyph))
+
+
+def expected_glyph(glyph: Glyph | None) -> postbox.Glyph | None:
+    """The glyph a sticker or GIF must be stored with (shapes match by name)."""
+    if glyph is None:
+        return None
+    return postbox.Glyph(
+        glyph.emoji, postbox.GlyphShape[glyph.shape.name], glyph.colour, glyph.set_id
     )
 
 

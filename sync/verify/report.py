@@ -23,6 +23,8 @@ class Category(enum.StrEnum):
     CURSOR = "cursor"
     TAG_SUMMARIES = "tag_summaries"
     PENDING = "pending"
+    STICKERS = "stickers"
+    SAVED_GIFS = "saved_gifs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ class Report:
     presences_unknown: int = 0
     contacts_compared: int = 0
     tag_summaries_compared: int = 0
+    sticker_sets_compared: int = 0
+    saved_gifs_compared: int = 0
 
     @property
     def ok(self) -> bool:
@@ -83,4 +87,6 @@ class Report:
             "presences_unknown_locally": self.presences_unknown,
             "contacts_compared": self.contacts_compared,
             "tag_summaries_compared": self.tag_summaries_compared,
+            "sticker_sets_compared": self.sticker_sets_compared,
+            "saved_gifs_compared": self.saved_gifs_compared,
         }

@@ -27,6 +27,11 @@ from sync.verify.compare_peers import (
     compare_presences,
     contact_claims,
 )
+from sync.verify.compare_stickers import (
+    compare_collections,
+    read_local_collections,
+    server_collections,
+)
 from sync.verify.local_side import LocalState, read_local
 from sync.verify.report import Report
 from sync.verify.server_side import Call
@@ -70,13 +75,15 @@ async def verify(postbox: Postbox, call: Call, *, cursor: bool = True) -> Report
         if int(chat.peer_id) in chats
         for kind, _ in chat.tag_summaries
     ]
-    histories, (peer_records, presences), contacts, tag_counts = await asyncio.gather(
+    stored_collections = await asyncio.wrap_future(postbox.transaction(read_local_collections))
+    histories, (peer_records, presences), contacts, tag_counts, collections = await asyncio.gather(
         server_side.histories(
             call, {int(c.peer_id): c.known_ranges() for c in compared if int(c.peer_id) in chats}
         ),
         server_side.peers(call, (int(peer_id) for peer_id in local.peers)),
         server_side.contact_status(call, (int(peer_id) for peer_id in contact_claims(local))),
         server_side.tag_counts(call, tagged),
+        server_collections(call),
     )
     for chat in compared:
         compare_messages(report, chat, histories.get(int(chat.peer_id), _NOTHING))
@@ -92,6 +99,7 @@ async def verify(postbox: Postbox, call: Call, *, cursor: bool = True) -> Report
     compare_peers(report, local, peer_records, _required_peers(local))
     compare_presences(report, local, presences)
     compare_contacts(report, local, contacts)
+    compare_collections(report, stored_collections, collections)
     if cursor:
         compare_cursor(report, local, state, server, excused)
     return report

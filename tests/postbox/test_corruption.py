@@ -27,7 +27,13 @@ from postbox import (
     ChatListInclusion,
     ChatListViewKey,
     ForwardInfo,
+    Glyph,
+    GlyphShape,
     HistoryAnchor,
+    ItemCollectionId,
+    ItemCollectionInfo,
+    ItemCollectionInfosViewKey,
+    ItemCollectionItem,
     Media,
     MediaKind,
     MessageFlags,
@@ -57,6 +63,7 @@ USERS = [PeerId.make(PeerNamespace.USER, i) for i in (1, 2, 3)]
 GROUP = PeerId.make(PeerNamespace.GROUP, 4)
 CHANNEL = PeerId.make(PeerNamespace.CHANNEL, 5)
 PEERS = [*USERS, GROUP, CHANNEL]
+PACK = ItemCollectionId(0, 1)
 #: How many damaged files are read.
 CASES = 400
 
@@ -89,6 +96,14 @@ def _fill(tx: Transaction) -> None:
     tx.add_operation_log_entry(USERS[0], 1, {"random_id": 1, "local_id": 1, "text": "hi"})
     tx.add_operation_log_entry(USERS[1], 2, {"max_id": 70})
     tx.set_preference("theme", {"name": "dark"})
+    tx.replace_item_collection_infos(0, [(PACK, ItemCollectionInfo("Pack", 2, 5, "pack", 9))])
+    tx.replace_item_collection_items(
+        PACK,
+        [
+            ItemCollectionItem(i, Media(MediaKind.STICKER, i, glyph=Glyph("🐱", shape, 0xFF00, 1)))
+            for i, shape in enumerate(GlyphShape)
+        ],
+    )
 
 
 def _read_everything(postbox: Postbox) -> None:
@@ -106,6 +121,8 @@ def _read_everything(postbox: Postbox) -> None:
         for tag in (1, 2):
             tx.get_merged_operation_log_entries(tag)
         tx.search_messages("chess")
+        tx.get_item_collection_infos(PACK.namespace)
+        tx.get_item_collection_items(PACK)
         for peer in PEERS:
             tx.get_peer(peer)
             tx.get_peer_presence(peer)
@@ -126,7 +143,10 @@ def _read_everything(postbox: Postbox) -> None:
                 tx.get_operation_log_entries(peer, tag)
 
     postbox.run(read)
-    keys: list[AnyViewKey] = [ChatListViewKey(PeerGroupId.ROOT, count=50)]
+    keys: list[AnyViewKey] = [
+        ChatListViewKey(PeerGroupId.ROOT, count=50),
+        ItemCollectionInfosViewKey((PACK.namespace,)),
+    ]
     keys += [MessageHistoryViewKey(p, HistoryAnchor.upper_bound(), 20) for p in PEERS]
     postbox.combined_view(keys, lambda _snapshot: None).ready.result(timeout=30)
 

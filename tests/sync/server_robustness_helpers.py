@@ -60,6 +60,8 @@ DATA_ERRORS = frozenset(
         ErrorCode.MESSAGE_ID_INVALID,
         ErrorCode.CHANNEL_INVALID,
         ErrorCode.MESSAGE_EMPTY,
+        ErrorCode.MEDIA_INVALID,
+        ErrorCode.STICKERSET_INVALID,
     }
 )
 

@@ -70,7 +70,8 @@ MESSAGE = Message(
     None,
     ForwardHeader(43, 1_600_000_000),
 )
-#: ``MESSAGE`` as the dataclass records wrote it: every field, in order, none left out.
+#: ``MESSAGE`` as the dataclass records wrote it: every field, in order, none left out
+#: (with the media's glyph, added since, as ``None``).
 MESSAGE_MAP = {
     "peer": USER,
     "id": 7,
@@ -78,7 +79,7 @@ MESSAGE_MAP = {
     "out": False,
     "text": "hi",
     "author": USER,
-    "media": [{"kind": "photo", "id": 9, "size": 100, "url": None, "title": "cat"}],
+    "media": [{"kind": "photo", "id": 9, "size": 100, "url": None, "title": "cat", "glyph": None}],
     "reply_to": 3,
     "edit_date": None,
     "forward": {"author": 43, "date": 1_600_000_000, "channel": None, "channel_post": None},

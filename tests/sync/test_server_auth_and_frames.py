@@ -280,7 +280,7 @@ _INVALID_PARAMS = {
     "getHistory limit nil": ("getHistory", {"peer": _PEER, "limit": None}),
     "getHistory add_offset too negative": ("getHistory", {"peer": _PEER, "add_offset": -101}),
     "getHistory offset_id over int32": ("getHistory", {"peer": _PEER, "offset_id": 2**31}),
-    "getHistory unknown filter": ("getHistory", {"peer": _PEER, "filter": "sticker"}),
+    "getHistory unknown filter": ("getHistory", {"peer": _PEER, "filter": "poll"}),
     "getDifference date missing": ("getDifference", {"pts": 1, "qts": 0}),
     "getDifference pts a str": ("getDifference", {"pts": "1", "qts": 0, "date": 0}),
     "getChannelDifference limit 1001": (

@@ -27,6 +27,7 @@ from sync.protocol import (
     EditMessage,
     ErrorCode,
     ForwardMessages,
+    GetAllStickers,
     GetAuthorizations,
     GetChannelDifference,
     GetDialogs,
@@ -35,7 +36,9 @@ from sync.protocol import (
     GetHistory,
     GetPeerDialogs,
     GetPeers,
+    GetSavedGifs,
     GetState,
+    GetStickerSet,
     MediaKind,
     ReadHistory,
     ResetAuthorization,
@@ -79,6 +82,9 @@ READ_ONLY_METHODS = (
     "getPeers",
     "getFullPeer",
     "getAuthorizations",
+    "getAllStickers",
+    "getStickerSet",
+    "getSavedGifs",
 )
 WRITE_METHODS = (
     "sendMessage",
@@ -214,6 +220,7 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
     dates = st.sampled_from([0, _clock() - 7 * 86_400, _clock()])
     texts = st.text(min_size=1, max_size=40).filter(str.strip)
     kinds = st.sampled_from(list(MediaKind)) | st.none()
+    hashes = st.integers(-(2**63), 2**63 - 1) | st.just(0)
     params = {
         "auth": st.builds(Auth, st.sampled_from([TOKEN] * 9 + ["wrong"])),
         "getState": st.just(GetState()),
@@ -269,6 +276,9 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
         "resetAuthorization": st.builds(
             ResetAuthorization, st.integers(min_value=-(2**63), max_value=2**63 - 1)
         ),
+        "getAllStickers": st.builds(GetAllStickers, hashes),
+        "getStickerSet": st.builds(GetStickerSet, hashes, hashes, hashes),
+        "getSavedGifs": st.builds(GetSavedGifs, hashes),
     }
     return st.builds(
         encode_request, _VALID_IDS, st.sampled_from(methods).flatmap(params.__getitem__)

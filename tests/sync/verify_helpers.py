@@ -3,7 +3,8 @@
 ``mirror`` asks the server for everything through the ordinary methods and stores it
 the way the client would once fully synced: every message (no holes), read states,
 the chat list with its pins and archive, mutes, channel pts, peers, presences, one
-loaded profile (cached data, contact status, shared-media counts) and the cursor.
+loaded profile (cached data, contact status, shared-media counts), the installed sticker
+sets and saved GIFs, and the cursor.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from postbox import (
     ChannelState,
     ChatListHole,
     ChatListInclusion,
+    ItemCollectionId,
+    ItemCollectionInfo,
+    ItemCollectionItem,
     MessageHistoryHoleSpace,
     PeerGroupId,
     PeerId,
@@ -29,14 +33,26 @@ from postbox import (
 from sync.connection import ServerConnection
 from sync.engine.convert import (
     CLOUD,
+    media_from_wire,
     message_from_wire,
     peer_from_wire,
     presence_from_wire,
     read_state_from_dialog,
 )
-from sync.protocol import Auth, GetFullPeer, GetHistory, GetState, PeerKind, peer_kind
+from sync.engine.item_collections import PACKS, SAVED_GIFS, SAVED_GIFS_TITLE, set_info
+from sync.protocol import (
+    Auth,
+    GetFullPeer,
+    GetHistory,
+    GetState,
+    Media,
+    PeerKind,
+    collection_hash,
+    peer_kind,
+)
 from sync.server.server import EmbeddedServer
 from sync.verify import Report, server_side, verify
+from sync.verify.compare_stickers import server_collections
 from sync.verify.local_side import TAGGED_KINDS
 
 
@@ -70,6 +86,7 @@ async def _mirror(server: EmbeddedServer, token: str, db: Path) -> None:
         for kind, tag in TAGGED_KINDS:
             page = await call(GetHistory(profile, limit=1, filter=kind))
             counts[tag] = (page.count, max((m.id for m in page.messages), default=0))
+        collections = await server_collections(call)
     finally:
         await connection.close()
 
@@ -101,6 +118,16 @@ async def _mirror(server: EmbeddedServer, token: str, db: Path) -> None:
         tx.replace_contact_peer_ids([PeerId(profile)] if full.contact else [])
         for tag, (count, newest) in counts.items():
             tx.replace_tag_summary(PeerId(profile), tag, CLOUD, count, newest)
+        tx.replace_item_collection_infos(
+            PACKS,
+            [(ItemCollectionId(PACKS, found.id), set_info(found)) for found, _ in collections.sets],
+        )
+        for found, documents in collections.sets:
+            tx.replace_item_collection_items(ItemCollectionId(PACKS, found.id), _items(documents))
+        gifs_hash = collection_hash(gif.id for gif in collections.gifs)
+        gifs = ItemCollectionInfo(SAVED_GIFS_TITLE, len(collections.gifs), gifs_hash)
+        tx.replace_item_collection_infos(SAVED_GIFS.namespace, [(SAVED_GIFS, gifs)])
+        tx.replace_item_collection_items(SAVED_GIFS, _items(collections.gifs))
         tx.set_state(StateCursor(state.pts, state.qts, state.seq, state.date))
 
     postbox = Postbox(db)
@@ -108,6 +135,10 @@ async def _mirror(server: EmbeddedServer, token: str, db: Path) -> None:
         await asyncio.wrap_future(postbox.transaction(store))
     finally:
         postbox.close()
+
+
+def _items(documents: tuple[Media, ...]) -> list[ItemCollectionItem]:
+    return [ItemCollectionItem(i, media_from_wire(d)) for i, d in enumerate(documents)]
 
 
 def _folder(listed: server_side.ServerDialogs, peer: int) -> int:
