@@ -16,6 +16,7 @@ caught, with the original as the cause.
     ├── ConnectionLostError           the connection dropped; also a ConnectionError
     │                                                                (sync.connection)
     ├── AuthorizationError            the server refused the token   (sync.engine)
+    │   └── SessionTerminatedError    this device's session was ended elsewhere
     ├── ServerDatabaseError           the server's database file     (here)
     │   └── NotAServerDatabaseError   another application's file, or not a database
     ├── SimulationError               something tried to leave the simulated world

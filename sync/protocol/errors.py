@@ -36,6 +36,8 @@ class ErrorCode(enum.StrEnum):
     MESSAGE_EMPTY = "MESSAGE_EMPTY"
     MEDIA_INVALID = "MEDIA_INVALID"
     STICKERSET_INVALID = "STICKERSET_INVALID"
+    #: No such device of the account to terminate (or the asking one itself).
+    DEVICE_INVALID = "DEVICE_INVALID"
     FLOOD = "FLOOD"
     INTERNAL = "INTERNAL"
 

@@ -52,10 +52,10 @@ def sessions(box: ServerStore, current: int, online: Collection[int]) -> Authori
 def revoke(box: ServerStore, device: int, *, asking: int) -> None:
     """Terminate ``device``'s session (not the asking device's own: that is logging out)."""
     if device == asking:
-        raise ProtocolError(
-            "a device cannot terminate its own session; log out instead", ErrorCode.INVALID_PARAMS
+        raise StoreError(
+            "a device cannot terminate its own session; log out instead", ErrorCode.DEVICE_INVALID
         )
     row = box.database.one("SELECT revoked FROM devices WHERE device = ?", (device,))
     if row is None or row[0]:
-        raise StoreError(f"no device {device} with a session", ErrorCode.PEER_ID_INVALID)
+        raise StoreError(f"no device {device} with a session", ErrorCode.DEVICE_INVALID)
     box.database.execute("UPDATE devices SET revoked = 1 WHERE device = ?", (device,))

@@ -84,4 +84,4 @@ def test_a_device_cannot_terminate_itself_or_an_unknown_one(server, tmp_path) ->
         for device in (mine, 12345):
             with pytest.raises(RpcError) as refused:
                 one.terminate_device(device).result(timeout=30)
-            assert refused.value.code in (ErrorCode.INVALID_PARAMS, ErrorCode.PEER_ID_INVALID)
+            assert refused.value.code is ErrorCode.DEVICE_INVALID

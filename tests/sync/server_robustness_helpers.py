@@ -62,6 +62,7 @@ DATA_ERRORS = frozenset(
         ErrorCode.MESSAGE_EMPTY,
         ErrorCode.MEDIA_INVALID,
         ErrorCode.STICKERSET_INVALID,
+        ErrorCode.DEVICE_INVALID,
     }
 )
 

@@ -28,6 +28,7 @@ from sync.protocol import (
     UpdateDeleteMessages,
     UpdateEditChannelMessage,
     UpdateEditMessage,
+    UpdateNotifySettings,
     UpdateReadChannelInbox,
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
@@ -42,6 +43,8 @@ class AccountModel:
         self.messages, self.read_marks = known.account_part()
         self.pts = known.pts
         self.qts = known.qts
+        #: The mutes the difference told of, by chat.
+        self.mutes: dict[int, int] = {}
 
     def apply(self, messages: tuple[Message, ...], updates: tuple[object, ...]) -> None:
         for message in messages:
@@ -57,6 +60,8 @@ class AccountModel:
                 self.read_marks[update.peer] = (update.max_id, self.read_marks[update.peer][1])
             elif isinstance(update, UpdateReadHistoryOutbox):
                 self.read_marks[update.peer] = (self.read_marks[update.peer][0], update.max_id)
+            elif isinstance(update, UpdateNotifySettings):
+                self.mutes[update.peer] = update.muted_until
             else:
                 raise AssertionError(f"unexpected update in a difference: {update!r}")
 
@@ -138,6 +143,8 @@ def test_a_difference_from_any_earlier_pts_reproduces_the_server(
     expected_messages, expected_marks = now.account_part()
     assert model.messages == expected_messages
     assert model.read_marks == expected_marks
+    for peer, muted_until in model.mutes.items():  # the newest mute of each chat wins
+        assert harness.store.dialog(peer).muted_until == muted_until
 
     # Exactly the channels that moved are named in the final answer; each catches up.
     moved = {hint.channel: hint.pts for hint in final.channels}

@@ -43,6 +43,7 @@ from sync.protocol import (
     ReadHistory,
     ResetAuthorization,
     SendMessage,
+    SetNotifySettings,
     encode_request,
 )
 from sync.protocol.methods import MAX_REQUEST_ID
@@ -72,7 +73,6 @@ from tests.sync.server_robustness_helpers import (
 )
 
 READ_ONLY_METHODS = (
-    "auth",
     "getState",
     "getDifference",
     "getChannelDifference",
@@ -86,12 +86,15 @@ READ_ONLY_METHODS = (
     "getStickerSet",
     "getSavedGifs",
 )
+#: ``auth`` among them: it records the device that logs in.
 WRITE_METHODS = (
+    "auth",
     "sendMessage",
     "editMessage",
     "forwardMessages",
     "deleteMessages",
     "readHistory",
+    "setNotifySettings",
     "resetAuthorization",
 )
 
@@ -272,6 +275,9 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
             DeleteMessages, chats, st.lists(message_ids, max_size=4).map(tuple)
         ),
         "readHistory": st.builds(ReadHistory, chats, message_ids),
+        "setNotifySettings": st.builds(
+            SetNotifySettings, chats, st.sampled_from((0, 2**31 - 1, 1_800_000_000))
+        ),
         "getAuthorizations": st.just(GetAuthorizations()),
         "resetAuthorization": st.builds(
             ResetAuthorization, st.integers(min_value=-(2**63), max_value=2**63 - 1)
