@@ -4,8 +4,8 @@
 an embedded server with a fixed seed, the sync worker and the window on the offscreen
 platform, waits until the chat list is loaded, opens the busiest chats, sends a message
 and a reply, opens the sticker picker and sends a sticker from it, opens a message's
-menu, a chat with unread messages, the narrow layout and a window with no server, and
-saves a PNG at each step.
+menu, a chat with unread messages, the narrow layout, a window with no server and two
+accounts' windows talking, and saves a PNG at each step.
 """
 
 from __future__ import annotations
@@ -196,6 +196,7 @@ def take_screenshots(out: Path) -> list[Path]:
             shot("dark.png")
             apply_theme(app, "light")
             saved.append(_offline_shot(app, out, Path(scratch) / "offline.db"))
+            saved.append(_two_windows_shot(app, out, server, Path(scratch)))
         finally:
             window.close_feeds()
             window.close()
@@ -238,6 +239,67 @@ def _sticker_shots(app: object, window: Any, out: Path) -> list[Path]:
     sent_path = out / "sticker.png"
     window.grab().save(str(sent_path))
     return [picker_path, sent_path]
+
+
+def _two_windows_shot(app: object, out: Path, server: Any, scratch: Path) -> Path:
+    """Two accounts talking through the server, side by side: a message from the left
+    arrives on the right, the answer comes back, and the left one's ticks turn read."""
+    from PySide6.QtGui import QPainter, QPixmap
+
+    from client.account import Account
+    from client.demo_seats import demo_seats
+    from postbox import PeerId
+    from ui.main_window import MainWindow
+    from ui.rows import MessageRow
+
+    seats = demo_seats(server, scratch / "left.db", 2)
+    opened = []
+    for seat in seats:
+        account = Account(seat.db, "127.0.0.1", server.port, seat.token).start()
+        window = MainWindow(account)
+        window.resize(720, 640)
+        window.show()
+        window.open_chat(PeerId(seat.open_peer), seat.open_title)
+        opened.append((account, window))
+    (left_account, left), (right_account, right) = opened
+
+    def shows(window: Any, text: str, delivery: str | None = None) -> bool:
+        return any(
+            isinstance(r, MessageRow)
+            and r.text == text
+            and (delivery is None or r.delivery == delivery)
+            for r in window.history_model.rows
+        )
+
+    try:
+        question, answer = "Are you coming to the climbing gym tonight?", "Yes! See you at 7 🧗"
+        _wait(app, lambda: bool(left.history_model.rows and right.history_model.rows))
+        left.chat_pane.compose.setText(question)
+        left.chat_pane.send()
+        _wait(app, lambda: shows(right, question))
+        right.chat_pane.compose.setText(answer)
+        right.chat_pane.send()
+        _wait(app, lambda: shows(left, answer) and shows(left, question, "read"))
+        _wait(app, lambda: not (left.history.animator.running or right.history.animator.running))
+        app.processEvents()  # type: ignore[attr-defined]
+        pictures = [left.grab(), right.grab()]
+        gap = 8
+        width = sum(p.width() for p in pictures) + gap
+        joined = QPixmap(width, max(p.height() for p in pictures))
+        joined.fill(left.palette().mid().color())
+        painter = QPainter(joined)
+        painter.drawPixmap(0, 0, pictures[0])
+        painter.drawPixmap(pictures[0].width() + gap, 0, pictures[1])
+        painter.end()
+        path = out / "two-windows.png"
+        joined.save(str(path))
+        return path
+    finally:
+        for account, window in opened:
+            window.close_feeds()
+            window.close()
+            window.deleteLater()
+            account.close()
 
 
 def _offline_shot(app: object, out: Path, db: Path) -> Path:
