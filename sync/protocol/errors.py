@@ -28,10 +28,13 @@ class ErrorCode(enum.StrEnum):
     INVALID_PARAMS = "INVALID_PARAMS"
     AUTH_REQUIRED = "AUTH_REQUIRED"
     AUTH_FAILED = "AUTH_FAILED"
+    #: The connection did not authorize in time, and is closed.
+    AUTH_TIMEOUT = "AUTH_TIMEOUT"
     PEER_ID_INVALID = "PEER_ID_INVALID"
     MESSAGE_ID_INVALID = "MESSAGE_ID_INVALID"
     CHANNEL_INVALID = "CHANNEL_INVALID"
     MESSAGE_EMPTY = "MESSAGE_EMPTY"
+    #: Too much at once (e.g. too many connections): try again later.
     FLOOD = "FLOOD"
     INTERNAL = "INTERNAL"
 
