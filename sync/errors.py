@@ -17,7 +17,8 @@ caught, with the original as the cause.
     │                                                                (sync.connection)
     ├── AuthorizationError            the server refused the token   (sync.engine)
     ├── ServerDatabaseError           the server's database file     (here)
-    │   └── NotAServerDatabaseError   another application's file, or not a database
+    │   ├── NotAServerDatabaseError   another application's file, or not a database
+    │   └── NewerServerDatabaseError  written by a newer schema version
     ├── SimulationError               something tried to leave the simulated world
     │   └── StalledError              nothing ready, no timer set   (sync.simulation)
     └── ServerDownError               the simulated server restarts; also a
@@ -26,7 +27,12 @@ caught, with the original as the cause.
 
 from __future__ import annotations
 
-__all__ = ["NotAServerDatabaseError", "ServerDatabaseError", "SyncError"]
+__all__ = [
+    "NewerServerDatabaseError",
+    "NotAServerDatabaseError",
+    "ServerDatabaseError",
+    "SyncError",
+]
 
 
 class SyncError(Exception):
@@ -40,3 +46,8 @@ class ServerDatabaseError(SyncError):
 class NotAServerDatabaseError(ServerDatabaseError):
     """The file is another application's SQLite database, or no database at all; it was
     left as it was."""
+
+
+class NewerServerDatabaseError(ServerDatabaseError):
+    """The file is a server database of a newer schema version than this server knows;
+    it was left as it was."""
