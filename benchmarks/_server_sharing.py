@@ -8,7 +8,9 @@ d. **Server memory.** The server runs alone in a spawned process, so its residen
    (``VmRSS``) is its own: at rest; with 500 idle authorized connections; with 500 idle
    connections that never authorize (and how many of them the server kept, at once and
    ``_AUTH_WAIT`` seconds later); with 40 connections that never authorize, each of
-   which declared a 4 MiB frame and sent all of it but the last 64 KiB. Aim: under 100 MB.
+   which declared a 4 MiB frame and sent all of it but the last 64 KiB; with 256 such
+   connections that declared a frame at the limit before auth (4 KiB) and sent all of it
+   but the last byte. Aim: under 100 MB.
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ _FLOODERS: Final = 40
 _DECLARED: Final = 4 * 1024 * 1024
 #: What each flooder leaves unsent of the frame it declared.
 _SHORT_BY: Final = 64 * 1024
+#: Connections that declare a frame at the limit before auth (the server's default cap on
+#: unauthorized connections), the limit, and what each leaves unsent.
+_SMALL_FLOODERS: Final = 256
+_SMALL_DECLARED: Final = 4096
+_SMALL_SHORT_BY: Final = 1
 #: Seconds after which the idle unauthorized connections are counted again.
 _AUTH_WAIT: Final = 11.0
 _SETTLE: Final = 0.5
@@ -216,10 +223,14 @@ async def _open(port: int, count: int) -> list[_Streams]:
     return opened
 
 
-async def _authorize(streams: Sequence[_Streams]) -> int:
-    """Authorize every connection; how many the server answered with a result."""
+async def _open_authorized(port: int, count: int) -> tuple[list[_Streams], int]:
+    """``count`` connections, each authorized before the next opens; and how many the
+    server authorized."""
+    opened: list[_Streams] = []
     authorized = 0
-    for reader, writer in streams:
+    for _ in range(count):
+        reader, writer = await asyncio.open_connection(HOST, port)
+        opened.append((reader, writer))
         writer.write(encode_frame(encode_request(1, Auth(TOKEN))))
         decoder = FrameDecoder()
         bodies: list[bytes] = []
@@ -230,15 +241,15 @@ async def _authorize(streams: Sequence[_Streams]) -> int:
             bodies = decoder.feed(data)
         if bodies and "result" in decode_body(bodies[0]):
             authorized += 1
-    return authorized
+    return opened, authorized
 
 
-async def _flood(streams: Sequence[_Streams]) -> None:
-    """Declare a 4 MiB frame on each connection and send all of it but ``_SHORT_BY``
-    (or as much as the server takes before it closes the connection)."""
-    body = bytes(_DECLARED - _SHORT_BY)
+async def _flood(streams: Sequence[_Streams], declared: int, short_by: int) -> None:
+    """Declare a frame of ``declared`` bytes on each connection and send all of it but
+    ``short_by`` (or as much as the server takes before it closes the connection)."""
+    body = bytes(declared - short_by)
     for _reader, writer in streams:
-        writer.write(_LENGTH.pack(_DECLARED) + body)
+        writer.write(_LENGTH.pack(declared) + body)
 
     async def sent(writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, OSError):
@@ -278,8 +289,7 @@ def _measure_memory(
 
     figures = [mb("at rest", "a spawned process serving the benchmark's account")]
 
-    idle = run(_open(host.port, _IDLE))
-    authorized = run(_authorize(idle))
+    idle, authorized = run(_open_authorized(host.port, _IDLE))
     kept = host.settled_connections()
     figures.append(
         mb(f"{_IDLE} idle authorized connections", f"{authorized} authorized, {kept} open; {aim}")
@@ -306,13 +316,26 @@ def _measure_memory(
     host.settled_connections()
 
     flooders = run(_open(host.port, _FLOODERS))
-    run(_flood(flooders))
+    run(_flood(flooders, _DECLARED, _SHORT_BY))
     kept = host.settled_connections()
     figures.append(
         mb(
             f"{_FLOODERS} unauthorized 4 MiB frames",
             f"each declared {_DECLARED >> 20} MiB and sent all but {_SHORT_BY >> 10} KiB;"
             f" the server kept {kept} open; {aim}",
+        )
+    )
+    run(_close(flooders))
+    host.settled_connections()
+
+    flooders = run(_open(host.port, _SMALL_FLOODERS))
+    run(_flood(flooders, _SMALL_DECLARED, _SMALL_SHORT_BY))
+    kept = host.settled_connections()
+    figures.append(
+        mb(
+            f"{_SMALL_FLOODERS} unauthorized 4 KiB frames",
+            f"each declared {_SMALL_DECLARED:,} bytes (the limit before auth) and sent all"
+            f" but {_SMALL_SHORT_BY}; the server kept {kept} open; {aim}",
         )
     )
     run(_close(flooders))
