@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
 import struct
 import time
@@ -150,6 +151,8 @@ async def _serve_commands(config: ServerConfig, pipe: Connection) -> None:
 
 def _server_main(config: ServerConfig, pipe: Connection) -> None:
     """The server process: serves until "stop", answering "connections" meanwhile."""
+    # One line per refused connection would bury the table: only errors are shown.
+    logging.basicConfig(level=logging.ERROR)
     try:
         asyncio.run(_serve_commands(config, pipe))
     except (EOFError, OSError, KeyboardInterrupt):
