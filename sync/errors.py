@@ -19,6 +19,8 @@ caught, with the original as the cause.
     ├── ServerDatabaseError           the server's database file     (here)
     │   ├── NotAServerDatabaseError   another application's file, or not a database
     │   └── NewerServerDatabaseError  written by a newer schema version
+    ├── SchedulingError               the server broke its own turn rules; also a
+    │                                 RuntimeError                   (sync.server)
     ├── SimulationError               something tried to leave the simulated world
     │   └── StalledError              nothing ready, no timer set   (sync.simulation)
     └── ServerDownError               the simulated server restarts; also a

@@ -15,14 +15,16 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from sync.errors import SyncError
+
 __all__ = ["RoundRobin", "SchedulingError"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-class SchedulingError(RuntimeError):
-    """A caller broke ``RoundRobin``'s rules (our bug, not the peer's)."""
+class SchedulingError(SyncError, RuntimeError):
+    """A caller broke ``RoundRobin``'s rules (the server's bug, not the peer's)."""
 
 
 @dataclass(slots=True)
