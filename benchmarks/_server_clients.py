@@ -2,7 +2,9 @@
 
 Each worker is a spawned process with its own event loop and connections, so clients
 do not share the server's GIL. ``Workers`` starts them, hands out jobs and collects
-results; ``RawClient`` is a client that only frames and spot-checks answers.
+results; ``RawClient`` is a client that only frames and spot-checks answers. For
+sharing the server: ``GreedyJob`` sends thousands of requests at once and reads the
+answers, ``StateJob`` asks ``getState`` one at a time meanwhile.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sync.protocol import (
     Auth,
     FrameDecoder,
     GetHistory,
+    GetState,
     MessagesSlice,
     ResultFrame,
     ShortMessage,
@@ -35,11 +38,15 @@ from sync.protocol import (
 )
 
 __all__ = [
+    "GreedyJob",
+    "GreedyResult",
     "PushJob",
     "PushResult",
     "RawJob",
     "RequestJob",
     "RequestResult",
+    "StateJob",
+    "StateResult",
     "Workers",
     "check_page",
     "page",
@@ -110,8 +117,42 @@ class PushResult:
     cpu: float
 
 
-_Job = RequestJob | RawJob | PushJob
-_Result = RequestResult | PushResult
+@dataclass(frozen=True)
+class GreedyJob:
+    """One connection that sends ``requests`` getHistory pages at once, then reads them all."""
+
+    port: int
+    peer: int
+    offsets: tuple[int, ...]
+    requests: int
+
+
+@dataclass(frozen=True)
+class GreedyResult:
+    answered: int
+    #: From "go" to the last answer (or to the end of the connection).
+    seconds: float
+    #: Why the connection ended before every answer came, or ``None``.
+    lost: str | None
+
+
+@dataclass(frozen=True)
+class StateJob:
+    """One connection asking ``getState``, one call at a time, until "stop" arrives."""
+
+    port: int
+
+
+@dataclass(frozen=True)
+class StateResult:
+    #: Round trip of every call, in ms.
+    latencies: tuple[float, ...]
+    #: Why the connection ended before "stop", or ``None``.
+    lost: str | None
+
+
+_Job = RequestJob | RawJob | PushJob | GreedyJob | StateJob
+_Result = RequestResult | PushResult | GreedyResult | StateResult
 
 
 def page(peer: int, offset_id: int) -> GetHistory:
@@ -210,6 +251,12 @@ class _RawClient:
 
     def send(self, request_id: int, params: GetHistory | Auth) -> None:
         self._writer.write(encode_frame(encode_request(request_id, params)))
+
+    def send_all(self, requests: Sequence[tuple[int, GetHistory]]) -> None:
+        """Every request in one write: the transport sends them as fast as the server reads."""
+        self._writer.write(
+            b"".join(encode_frame(encode_request(number, params)) for number, params in requests)
+        )
 
     async def frames(self) -> list[bytes]:
         """The next complete frames (at least one); ``ConnectionLostError`` at the end."""
@@ -330,11 +377,69 @@ async def _push_job(job: PushJob, pipe: Connection) -> PushResult:
         await conn.close()
 
 
+async def _greedy_job(job: GreedyJob, pipe: Connection) -> GreedyResult:
+    clock = time.perf_counter
+    decode_result = METHODS["getHistory"].decode_result
+    client = await _RawClient.open(job.port)
+    offsets = job.offsets
+    # Request 1 was auth.
+    requests = [(n + 2, page(job.peer, offsets[n % len(offsets)])) for n in range(job.requests)]
+    answered = 0
+    lost: str | None = None
+    try:
+        pipe.send(("ready", None))
+        await _wait_for_go(pipe)
+        start = clock()
+        client.send_all(requests)
+        try:
+            while answered < job.requests:
+                for body in await client.frames():
+                    request_id, params = requests[answered]
+                    answered += 1
+                    if request_id % RAW_CHECK_EVERY == 0:
+                        frame = decode_server_frame(body)
+                        if not isinstance(frame, ResultFrame) or frame.id != request_id:
+                            raise AssertionError(f"request {request_id}: answered {frame}")
+                        check_page(decode_result(frame.result), params.offset_id)
+        except (ConnectionError, OSError) as error:
+            lost = str(error) or type(error).__name__
+        return GreedyResult(answered, clock() - start, lost)
+    finally:
+        await client.close()
+
+
+async def _state_job(job: StateJob, pipe: Connection) -> StateResult:
+    clock = time.perf_counter
+    conn = await connect(job.port)
+    latencies: list[float] = []
+    try:
+        pipe.send(("ready", None))
+        await _wait_for_go(pipe)
+        stop = asyncio.create_task(asyncio.to_thread(pipe.recv))
+        try:
+            while not stop.done():
+                sent = clock()
+                await conn.call(GetState())
+                latencies.append((clock() - sent) * 1e3)
+        except ConnectionLostError as error:
+            await stop
+            return StateResult(tuple(latencies), str(error))
+        if (message := stop.result()) != "stop":
+            raise RuntimeError(f"expected 'stop', received {message!r}")
+        return StateResult(tuple(latencies), None)
+    finally:
+        await conn.close()
+
+
 async def _run_job(job: _Job, pipe: Connection) -> _Result:
     if isinstance(job, RequestJob):
         return await _request_job(job, pipe)
     if isinstance(job, RawJob):
         return await _raw_job(job, pipe)
+    if isinstance(job, GreedyJob):
+        return await _greedy_job(job, pipe)
+    if isinstance(job, StateJob):
+        return await _state_job(job, pipe)
     return await _push_job(job, pipe)
 
 

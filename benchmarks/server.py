@@ -30,6 +30,11 @@ b. **Pushed updates one client receives.** One authorized client (a worker proce
    hence the very same events and pushes) generated on the baseline store with nobody
    connected, and the encoding of the pushes they made.
 
+c. and d. (``_server_sharing.py``): a well-behaved client's ``getState`` latency while four
+   client processes each pipeline 5,000 ``getHistory(limit=100)``; the server's memory, in
+   a process of its own, with hundreds of idle connections and with unauthorized ones
+   that declared 4 MiB frames.
+
 "x2.50 baseline" in a note: this figure's time per request (or per event) over the
 baseline's. "CPU/req": CPU time of the server's thread and of the client processes over
 the timed requests, divided by the requests; they move much less than the rates when
@@ -61,6 +66,7 @@ from benchmarks._server_clients import (
     connect,
     page,
 )
+from benchmarks._server_sharing import GREEDY_CLIENTS, fairness_figures, memory_figures
 from benchmarks.harness import BenchContext, Figure, benchmark, percentile
 from dataset import DemoDataset, generate_dataset
 from sync.protocol import (
@@ -99,10 +105,28 @@ class _Config:
     baseline_requests: int
     #: Traffic events generated for the push figures.
     events: int
+    #: Requests each greedy client sends at once in c.
+    greedy_requests: int
+    #: Whether d. waits for the server's auth timeout to count the connections again.
+    wait_for_auth_timeout: bool
 
 
-_FULL: Final = _Config(duration=3.0, warmup=50, baseline_requests=2_000, events=20_000)
-_QUICK: Final = _Config(duration=0.8, warmup=20, baseline_requests=400, events=3_000)
+_FULL: Final = _Config(
+    duration=3.0,
+    warmup=50,
+    baseline_requests=2_000,
+    events=20_000,
+    greedy_requests=5_000,
+    wait_for_auth_timeout=True,
+)
+_QUICK: Final = _Config(
+    duration=0.8,
+    warmup=20,
+    baseline_requests=400,
+    events=3_000,
+    greedy_requests=1_000,
+    wait_for_auth_timeout=False,
+)
 
 _SEED: Final = 1
 _PEERS: Final = 200
@@ -321,7 +345,8 @@ def _pushes(server: EmbeddedServer, workers: Workers, events: int) -> _PushRun:
 @benchmark("server")
 def run(ctx: BenchContext) -> list[Figure]:
     config = _QUICK if ctx.quick else _FULL
-    workers = Workers(_WORKERS)  # they start up while the dataset is generated
+    # They start up while the dataset is generated.
+    workers = Workers(max(_WORKERS, GREEDY_CLIENTS + 1))
     try:
         return _run(config, workers)
     finally:
@@ -356,8 +381,10 @@ def _run(config: _Config, workers: Workers) -> list[Figure]:
             )
             figures += _request_figures(config, server, workers, store, service, peer, offsets)
             figures += _push_figures(config, server, workers, service, pushed)
+            figures += fairness_figures(server, workers, peer, offsets, config.greedy_requests)
     finally:
         store.close()
+    figures += memory_figures(server_config, wait_for_auth_timeout=config.wait_for_auth_timeout)
     figures.append(
         Figure(
             "load average, 1 min",

@@ -3,7 +3,9 @@
 ``ServerConnection.open(host, port)`` connects; ``call(params)`` sends a request and
 returns its decoded result (or raises ``RpcError``); pushed updates land in
 ``pushes``. If the connection drops, pending and later calls raise
-``ConnectionLostError`` and ``pushes`` receives ``None`` once.
+``ConnectionLostError`` and ``pushes`` receives ``None`` once. An error the server
+sent for no request (``FLOOD`` for too many connections, ``AUTH_TIMEOUT``) is kept in
+``server_error`` and named in ``closed_reason`` when the server then closes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sync.protocol import (
     ProtocolError,
     PushFrame,
     ResultFrame,
+    RpcError,
     WireRecord,
     decode_server_frame,
     encode_frame,
@@ -57,6 +60,8 @@ class ServerConnection:
         self._pending: dict[int, tuple[str, asyncio.Future[Any]]] = {}
         self.pushes: asyncio.Queue[AnyUpdates | None] = asyncio.Queue()
         self.closed_reason: str | None = None
+        #: The last error the server sent for no request, if any.
+        self.server_error: RpcError | None = None
         self._reading = asyncio.create_task(self._read_loop(), name="server-connection")
 
     @classmethod
@@ -114,7 +119,10 @@ class ServerConnection:
             while True:
                 data = await self._reader.read(64 * 1024)
                 if not data:
-                    self._lost("the server closed the connection")
+                    reason = "the server closed the connection"
+                    if self.server_error is not None:
+                        reason += f" ({self.server_error})"
+                    self._lost(reason)
                     return
                 for body in self._decoder.feed(data):
                     self._dispatch(body)
@@ -132,6 +140,7 @@ class ServerConnection:
         pending = self._pending.get(frame.id) if frame.id is not None else None
         if pending is None:
             if isinstance(frame, ErrorFrame):
+                self.server_error = frame.error
                 log.warning("server error for no request: %s", frame.error)
             return
         name, future = pending

@@ -18,7 +18,10 @@ caught, with the original as the cause.
     ├── AuthorizationError            the server refused the token   (sync.engine)
     │   └── SessionTerminatedError    this device's session was ended elsewhere
     ├── ServerDatabaseError           the server's database file     (here)
-    │   └── NotAServerDatabaseError   another application's file, or not a database
+    │   ├── NotAServerDatabaseError   another application's file, or not a database
+    │   └── NewerServerDatabaseError  written by a newer schema version
+    ├── SchedulingError               the server broke its own turn rules; also a
+    │                                 RuntimeError                   (sync.server)
     ├── SimulationError               something tried to leave the simulated world
     │   └── StalledError              nothing ready, no timer set   (sync.simulation)
     └── ServerDownError               the simulated server restarts; also a
@@ -27,7 +30,12 @@ caught, with the original as the cause.
 
 from __future__ import annotations
 
-__all__ = ["NotAServerDatabaseError", "ServerDatabaseError", "SyncError"]
+__all__ = [
+    "NewerServerDatabaseError",
+    "NotAServerDatabaseError",
+    "ServerDatabaseError",
+    "SyncError",
+]
 
 
 class SyncError(Exception):
@@ -41,3 +49,8 @@ class ServerDatabaseError(SyncError):
 class NotAServerDatabaseError(ServerDatabaseError):
     """The file is another application's SQLite database, or no database at all; it was
     left as it was."""
+
+
+class NewerServerDatabaseError(ServerDatabaseError):
+    """The file is a server database of a newer schema version than this server knows;
+    it was left as it was."""

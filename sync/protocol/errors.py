@@ -30,6 +30,8 @@ class ErrorCode(enum.StrEnum):
     AUTH_FAILED = "AUTH_FAILED"
     #: This device's session was terminated (from another device): log out.
     SESSION_REVOKED = "SESSION_REVOKED"
+    #: The connection did not authorize in time, and is closed.
+    AUTH_TIMEOUT = "AUTH_TIMEOUT"
     PEER_ID_INVALID = "PEER_ID_INVALID"
     MESSAGE_ID_INVALID = "MESSAGE_ID_INVALID"
     CHANNEL_INVALID = "CHANNEL_INVALID"
@@ -38,6 +40,7 @@ class ErrorCode(enum.StrEnum):
     STICKERSET_INVALID = "STICKERSET_INVALID"
     #: No such device of the account to terminate (or the asking one itself).
     DEVICE_INVALID = "DEVICE_INVALID"
+    #: Too much at once (e.g. too many connections): try again later.
     FLOOD = "FLOOD"
     INTERNAL = "INTERNAL"
 

@@ -121,7 +121,12 @@ def _check_shape(top: Any, top_depth: int) -> None:
 
 
 class FrameDecoder:
-    """Cuts a byte stream into frame bodies; refuses a length over ``max_size`` at once."""
+    """Cuts a byte stream into frame bodies; refuses a length over ``max_size`` at once.
+
+    ``feed`` hands back every frame the bytes complete. ``add`` and ``next_body`` hand
+    them out one at a time instead, each checked against ``max_size`` as it is then (a
+    server raises the limit once a connection has authorized).
+    """
 
     __slots__ = ("_buffer", "max_size")
 
@@ -162,3 +167,28 @@ class FrameDecoder:
             offset = end
         del buffer[:offset]
         return bodies
+
+    def add(self, data: bytes) -> None:
+        """Add ``data`` without cutting it yet (see ``next_body``)."""
+        self._buffer += data
+
+    def next_body(self) -> bytes | None:
+        """The body of the next complete frame, or ``None`` until one is complete.
+
+        Raises ``FrameTooLargeError`` as soon as the next length prefix exceeds
+        ``max_size``, before its body arrives (and again on every later call).
+        """
+        buffer = self._buffer
+        if len(buffer) < _LENGTH.size:
+            return None
+        (length,) = _LENGTH.unpack_from(buffer)
+        if length > self.max_size:
+            raise FrameTooLargeError(
+                f"frame of {length} bytes exceeds the limit of {self.max_size}"
+            )
+        end = _LENGTH.size + length
+        if end > len(buffer):
+            return None
+        body = bytes(buffer[_LENGTH.size : end])
+        del buffer[:end]
+        return body

@@ -1,14 +1,27 @@
-"""``postbox-server``: run the mock server on its own, with a dataset, traffic and faults."""
+"""``postbox-server``: run the mock server on its own, with a dataset, traffic and faults.
+
+The token is never printed or logged. It comes from ``--token-file`` (the file's first
+line) or ``--token``, else from ``POSTBOX_SERVER_TOKEN``; with none of them the server
+makes a random one and writes it to a new private file, whose path (not the token) it
+prints, and which it removes when it stops.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import enum
 import logging
+import os
+import secrets
+import shutil
 import signal
+import stat
 import sys
+import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS, DatasetError
@@ -16,16 +29,43 @@ from sync.errors import ServerDatabaseError
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import MockServer
 
-__all__ = ["main", "parse_config"]
+__all__ = ["TOKEN_ENVIRONMENT", "CommandLine", "TokenSource", "main", "parse_args", "parse_config"]
+
+#: The environment variable a token may come from.
+TOKEN_ENVIRONMENT = "POSTBOX_SERVER_TOKEN"
+#: Bytes of randomness in a token the server makes itself.
+_TOKEN_BYTES = 32
 
 _EPILOG = """\
 examples:
-  postbox-server --token secret                      generated account, port chosen
+  postbox-server --token-file secret.txt             generated account, port chosen
   postbox-server --port 7000 --rate 5 --db srv.db    5 events/s, data kept in srv.db
   postbox-server --dataset DIR --drop 0.1 --reorder 4
   postbox-server --db srv.db --drop-response 0.05 --cut-response 0.01
+The token comes from --token-file or --token, else POSTBOX_SERVER_TOKEN; with none of
+them a random one is written to a new private file, whose path is printed.
 Listening beyond 127.0.0.1 needs an explicit --host and prints a warning.
 """
+
+
+class TokenSource(enum.Enum):
+    """Where the token came from."""
+
+    FLAG = "--token"
+    FILE = "--token-file"
+    ENVIRONMENT = TOKEN_ENVIRONMENT
+    GENERATED = "generated"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLine:
+    """What the arguments (and the environment) ask for."""
+
+    config: ServerConfig
+    verbose: bool
+    token_source: TokenSource
+    #: Things to tell the user before serving (say, a token file others can read).
+    warnings: tuple[str, ...] = ()
 
 
 def _ranged(
@@ -64,7 +104,26 @@ def _parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
     )
     net.add_argument("--port", type=_int(0, 65535), default=0, help="0 picks a free port (default)")
-    net.add_argument("--token", default="demo-token", help="the token clients authorize with")
+    tokens = net.add_mutually_exclusive_group()
+    tokens.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="PATH",
+        help="read the token clients authorize with from the first line of PATH (keep it"
+        " private: chmod 600)",
+    )
+    tokens.add_argument(
+        "--token",
+        help=f"the token itself (other users can see it in the process list: prefer"
+        f" --token-file or {TOKEN_ENVIRONMENT})",
+    )
+    net.add_argument(
+        "--accounts-file",
+        type=Path,
+        metavar="PATH",
+        help="write every account's token to PATH (user id, token, name; readable by you"
+        " only): each person of the dataset can log in as an account of their own",
+    )
     data = parser.add_argument_group("data")
     data.add_argument(
         "--db", type=Path, help="server SQLite file, kept between runs (default: memory)"
@@ -148,13 +207,57 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _read_token_file(path: Path) -> tuple[str, list[str]]:
+    """The first line of ``path``, and a warning if others may read the file;
+    ``ValueError`` with a readable message if it cannot serve as a token."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            line = file.readline(1024)
+    except OSError as error:
+        raise ValueError(f"--token-file {path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--token-file {path}: not a text file") from None
+    token = line.strip()
+    if not token:
+        raise ValueError(f"--token-file {path}: its first line holds no token")
+    warnings = []
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        warnings.append(
+            f"{path} can be read by other users (mode {stat.S_IMODE(mode):04o});"
+            f" make it private: chmod 600 {path}"
+        )
+    return token, warnings
+
+
+def _token(args: argparse.Namespace) -> tuple[str, TokenSource, list[str]]:
+    if args.token_file is not None:
+        token, warnings = _read_token_file(args.token_file)
+        return token, TokenSource.FILE, warnings
+    if args.token is not None:
+        return args.token, TokenSource.FLAG, []
+    from_environment = os.environ.get(TOKEN_ENVIRONMENT)
+    if from_environment is not None:
+        if not from_environment.strip():
+            raise ValueError(f"{TOKEN_ENVIRONMENT} is set but empty")
+        return from_environment.strip(), TokenSource.ENVIRONMENT, []
+    return secrets.token_urlsafe(_TOKEN_BYTES), TokenSource.GENERATED, []
+
+
 def parse_config(argv: list[str] | None = None) -> tuple[ServerConfig, bool]:
     """The config the arguments describe, and whether to log verbosely; exits on bad input."""
+    command = parse_args(argv)
+    return command.config, command.verbose
+
+
+def parse_args(argv: list[str] | None = None) -> CommandLine:
+    """What the arguments and the environment ask for; exits on bad input."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.dataset is not None and not (args.dataset / "manifest.json").is_file():
         parser.error(f"--dataset {args.dataset}: not a dataset directory (no manifest.json)")
     try:
+        token, token_source, warnings = _token(args)
         faults = FaultConfig(
             drop=args.drop,
             duplicate=args.dup,
@@ -168,11 +271,12 @@ def parse_config(argv: list[str] | None = None) -> tuple[ServerConfig, bool]:
             cut_response=args.cut_response,
         )
         config = ServerConfig(
-            token=args.token,
+            token=token,
             host=args.host,
             port=int(args.port),
             db=args.db,
             dataset=args.dataset,
+            tokens_file=args.accounts_file,
             seed=int(args.seed),
             peers=int(args.peers),
             messages=int(args.messages),
@@ -183,21 +287,39 @@ def parse_config(argv: list[str] | None = None) -> tuple[ServerConfig, bool]:
         )
     except ValueError as error:
         parser.error(str(error))
-    return config, args.verbose
+    return CommandLine(config, args.verbose, token_source, tuple(warnings))
 
 
-async def _serve(config: ServerConfig) -> None:
+def _write_token_file(token: str) -> Path:
+    """A new file holding ``token``, readable by its owner only, in a new private
+    directory (``_remove_token_file`` removes both)."""
+    directory = Path(tempfile.mkdtemp(prefix="postbox-server-"))
+    path = directory / "token"
+    descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(token + "\n")
+    return path
+
+
+def _remove_token_file(path: Path) -> None:
+    shutil.rmtree(path.parent, ignore_errors=True)
+
+
+async def _serve(command: CommandLine, token_file: Path | None) -> None:
+    config = command.config
     server = MockServer(config)
     await server.start()
-    print(
-        f"postbox-server: listening on {config.host}:{server.port} (token {config.token!r})",
-        flush=True,
-    )
+    if token_file is not None:
+        where = f"the token is in {token_file}"
+    else:
+        where = f"token from {command.token_source.value}"
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    # Only now: whoever reads this line may stop the server at once.
+    print(f"postbox-server: listening on {config.host}:{server.port} ({where})", flush=True)
     try:
         await stop.wait()
     finally:
@@ -205,13 +327,30 @@ async def _serve(config: ServerConfig) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    config, verbose = parse_config(argv)
+    command = parse_args(argv)
     logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
+        level=logging.DEBUG if command.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    for warning in command.warnings:
+        print(f"postbox-server: warning: {warning}", file=sys.stderr, flush=True)
+    token_file = None
+    if command.token_source is TokenSource.GENERATED:
+        try:
+            token_file = _write_token_file(command.config.token)
+        except OSError as error:
+            print(f"postbox-server: error: cannot write a token file: {error}", file=sys.stderr)
+            return 1
     try:
-        asyncio.run(_serve(config))
+        return _run(command, token_file)
+    finally:
+        if token_file is not None:
+            _remove_token_file(token_file)
+
+
+def _run(command: CommandLine, token_file: Path | None) -> int:
+    try:
+        asyncio.run(_serve(command, token_file))
     except DatasetError as error:
         print(f"postbox-server: error: {error}", file=sys.stderr)
         return 1

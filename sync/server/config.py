@@ -101,10 +101,11 @@ class ServerConfig:
     ``messages`` and ``days``. ``db`` is the server's SQLite file (kept between runs);
     ``None`` keeps everything in memory (the other accounts' boxes live next to it, in
     ``<db>.accounts/``). ``rate`` is generated events per second. ``tokens_file``: where
-    to write every account's token (readable by its owner only).
+    to write every account's token (readable by its owner only). The token is left out
+    of the config's ``repr``, so that logging a config never shows it.
     """
 
-    token: str = "demo-token"
+    token: str = field(default="demo-token", repr=False)
     host: str = "127.0.0.1"
     port: int = 0
     db: Path | None = None
@@ -122,7 +123,25 @@ class ServerConfig:
     max_write_buffer: int = 8 * 1024 * 1024
     #: Failed auth attempts after which a connection is closed.
     max_auth_failures: int = 3
+    #: Requests read from one connection and not answered yet; the server stops reading
+    #: the connection while it has this many (before auth: one at a time).
+    max_requests_in_flight: int = 8
+    #: Seconds a connection has to authorize before it is closed.
+    auth_timeout: float = 10.0
+    #: The frame size limit until a connection has authorized (``max_frame_size`` after,
+    #: which also caps this one).
+    max_frame_size_before_auth: int = 4096
+    #: Connections at once; one more is answered with a ``FLOOD`` error and closed.
+    max_connections: int = 1000
+    #: Connections not authorized yet, at once; one more is refused like that too
+    #: (``max_connections`` holds for them as well).
+    max_unauthorized: int = 256
     clock: Callable[[], int] = _wall_clock
+
+    @property
+    def frame_limit_before_auth(self) -> int:
+        """The frame size limit a connection has until it authorizes."""
+        return min(self.max_frame_size_before_auth, self.max_frame_size)
 
     def __post_init__(self) -> None:
         _check(bool(self.token), "the token must not be empty")
@@ -137,3 +156,23 @@ class ServerConfig:
         _check(self.max_frame_size >= 1024, "the frame size limit must be at least 1024 bytes")
         _check(self.max_write_buffer >= 64 * 1024, "the write buffer limit must be >= 64 KiB")
         _check(self.max_auth_failures >= 1, "max_auth_failures must be at least 1")
+        _check(
+            1 <= self.max_requests_in_flight <= 10_000,
+            f"max_requests_in_flight must be within 1..10000, not {self.max_requests_in_flight}",
+        )
+        _check(
+            0.0 < self.auth_timeout <= 3600.0,
+            f"the auth timeout must be within 0..3600 s (more than 0), not {self.auth_timeout}",
+        )
+        _check(
+            self.max_frame_size_before_auth >= 512,
+            "the frame size limit before auth must be at least 512 bytes",
+        )
+        _check(
+            self.max_connections >= 1,
+            f"max_connections must be at least 1, not {self.max_connections}",
+        )
+        _check(
+            self.max_unauthorized >= 1,
+            f"max_unauthorized must be at least 1, not {self.max_unauthorized}",
+        )

@@ -1,4 +1,10 @@
-"""The mock server's SQLite schema, and converting its rows to wire records."""
+"""The mock server's SQLite schema, and converting its rows to wire records.
+
+A server database is marked by ``PRAGMA application_id`` and carries its schema version
+in ``PRAGMA user_version``: a file of an older version (0: from before versions were
+kept) gains what was added since; a newer one, or another application's file, is
+refused before anything in it changes.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from typing import Any
 import apsw
 import msgpack
 
-from sync.errors import NotAServerDatabaseError
+from sync.errors import NewerServerDatabaseError, NotAServerDatabaseError
 from sync.protocol import (
     ForwardHeader,
     Glyph,
@@ -28,6 +34,7 @@ __all__ = [
     "JOINED_COLUMNS",
     "MESSAGE_COLUMNS",
     "SCHEMA",
+    "SCHEMA_VERSION",
     "media_from_db",
     "database_digest",
     "forward_from_db",
@@ -91,6 +98,8 @@ DATASET_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date
 MESSAGE_COLUMNS = f"{DATASET_COLUMNS}, forward"
 #: Columns added since the first schema, with their type: added to an older file on open.
 ADDED_COLUMNS = (("messages", "forward", "BLOB"),)
+#: The schema version this server writes (``PRAGMA user_version``); it reads any older one.
+SCHEMA_VERSION = 1
 JOINED_COLUMNS = ", ".join(f"m.{column}" for column in MESSAGE_COLUMNS.split(", "))
 
 
@@ -120,14 +129,16 @@ _TABLE_ORDER = (
 def open_database(path: str | Path) -> apsw.Connection:
     """The server database at ``path`` in WAL mode, with every table and column of this
     schema (an older file gains the columns added since). A new file is readable by its
-    owner only. Another application's SQLite file is refused before anything in it
-    changes (``NotAServerDatabaseError``); apsw's other errors pass through."""
+    owner only. Another application's SQLite file (``NotAServerDatabaseError``) and a
+    file of a newer schema version (``NewerServerDatabaseError``) are refused before
+    anything in them changes; apsw's other errors pass through."""
     if str(path) != ":memory:":
         _create_private(Path(path))
     db = apsw.Connection(str(path))
     try:
         db.setbusytimeout(2_000)
         claim = _check_owner(db, path)
+        version = _check_version(db, path)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         with db:
@@ -139,6 +150,8 @@ def open_database(path: str | Path) -> apsw.Connection:
                     db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             if claim:
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            if version != SCHEMA_VERSION:
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         db.close()
         raise
@@ -158,6 +171,19 @@ def _check_owner(db: apsw.Connection, path: str | Path) -> bool:
         f"{path} is a SQLite database but not a postbox-server database; it was left "
         "unchanged: pass another --db"
     )
+
+
+def _check_version(db: apsw.Connection, path: str | Path) -> int:
+    """The file's schema version, if this server can use it (it is not newer)."""
+    ((version,),) = db.execute("PRAGMA user_version").fetchall()
+    assert isinstance(version, int)  # SQLite gives this pragma as an integer
+    if version > SCHEMA_VERSION:
+        raise NewerServerDatabaseError(
+            f"{path} is a postbox-server database of schema version {version}, newer than"
+            f" this server's {SCHEMA_VERSION}; it was left unchanged: use a newer"
+            " postbox-server or pass another --db"
+        )
+    return version
 
 
 def _create_private(path: Path) -> None:

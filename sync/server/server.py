@@ -1,10 +1,17 @@
 """The mock server on asyncio TCP: connections, auth, pushes with faults, traffic.
 
 ``MockServer`` runs on the caller's event loop; ``EmbeddedServer`` gives it a thread
-and a loop of its own, for demo mode and tests. Each connection reads frames, answers
-requests in order and receives pushes through its own ``FaultInjector``. A connection
-that stops reading is cut off once ``max_write_buffer`` bytes wait for it, so a stalled
-or flooding client cannot grow the server's memory.
+and a loop of its own, for demo mode and tests. Each connection (``connections.py``)
+reads frames and receives pushes through its own ``FaultInjector``.
+
+Connections share the server fairly: each has at most ``max_requests_in_flight``
+requests read and not answered (its socket is not read meanwhile, so a greedy client's
+writes block), and one task answers them one connection at a time in turn
+(``RoundRobin``), each connection's in order. Before auth a connection gets small
+frames, one request at a time and ``auth_timeout`` seconds; there are caps on
+connections and on unauthorized ones. A connection that stops reading is cut off once
+``max_write_buffer`` bytes wait for it, so a stalled or flooding client cannot grow
+the server's memory.
 """
 
 from __future__ import annotations
@@ -14,51 +21,56 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from dataset import DemoDataset, generate_dataset, iter_message_rows, read_dataset
 from sync.notifier import ChangeNotifier
-from sync.protocol import (
-    AnyUpdates,
-    ErrorCode,
-    FrameDecoder,
-    FramingError,
-    MalformedFrameError,
-    ProtocolError,
-    decode_body,
-    encode_error,
-    encode_frame,
-    encode_push,
-    encode_result,
-    parse_request,
-    request_id_of,
-)
+from sync.protocol import AnyUpdates, ErrorCode, ProtocolError, encode_error, encode_frame
 from sync.server.account_files import AccountBoxFiles
 from sync.server.config import FaultConfig, ServerConfig, is_loopback
+from sync.server.connections import (
+    MAX_MALFORMED_IN_A_ROW,
+    REORDER_FLUSH_SECONDS,
+    Connection,
+    Read,
+    bound_send_buffer,
+)
 from sync.server.faults import FaultInjector
+from sync.server.scheduling import RoundRobin
 from sync.server.service import Service, Session
 from sync.server.store import ServerStore
 
-__all__ = ["EmbeddedServer", "MockServer", "import_into"]
+__all__ = [
+    "MAX_MALFORMED_IN_A_ROW",
+    "REORDER_FLUSH_SECONDS",
+    "ConnectionLoad",
+    "EmbeddedServer",
+    "MockServer",
+    "import_into",
+]
 
 log = logging.getLogger("postbox.server")
 
-#: How long reordered pushes may wait for the window to fill before they go out anyway.
-REORDER_FLUSH_SECONDS = 0.05
-#: Malformed frames in a row after which a connection is taken for a non-protocol peer.
-MAX_MALFORMED_IN_A_ROW = 16
-_READ_CHUNK = 64 * 1024
-#: Frames queued for one connection are written together, at the latest at this size.
-_WRITE_CHUNK = 32 * 1024
-#: The largest kernel send buffer a connection is given.
-_MAX_SEND_BUFFER = 1024 * 1024
-
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLoad:
+    """One connection's requests read and not answered, and its bytes read and not yet
+    cut into frames."""
+
+    number: int
+    in_flight: int
+    buffered: int
+
+
+#: How long a stopping server waits for its closed connections' tasks to end.
+_STOP_GRACE_SECONDS = 2.0
 
 
 def import_into(store: ServerStore, config: ServerConfig) -> None:
@@ -73,209 +85,6 @@ def import_into(store: ServerStore, config: ServerConfig) -> None:
         )
 
 
-def _bound_send_buffer(writer: asyncio.StreamWriter, limit: int) -> None:
-    """Keep the kernel's send buffer within the write buffer limit.
-
-    Otherwise the kernel grows it to megabytes, and a client that stopped reading is
-    noticed (``max_write_buffer`` bytes waiting in the transport) only once those
-    megabytes are full as well.
-    """
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, min(limit, _MAX_SEND_BUFFER))
-
-
-class _Connection:
-    def __init__(
-        self,
-        server: MockServer,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        session: Session,
-    ) -> None:
-        self.server = server
-        self.reader = reader
-        self.writer = writer
-        self.session = session
-        self.closed = False
-        self._flush_timer: asyncio.TimerHandle | None = None
-        self._outbox: list[bytes] = []
-        self._queued = 0
-        self._flush_scheduled = False
-
-    def _write(self, payload: dict[str, Any]) -> None:
-        """Queue a frame; the frames queued in one pass of the loop go out in one write."""
-        if self.closed:
-            return
-        self._outbox.append(encode_frame(payload))
-        self._queued += len(self._outbox[-1])
-        if self._queued >= _WRITE_CHUNK:
-            self._flush()  # hands the bytes to the socket now and checks for a stall
-        elif not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if self.closed or not self._outbox:
-            return
-        if self.writer.transport.is_closing():  # the peer is gone; nothing can be sent
-            self._outbox.clear()
-            self.close("the client went away")
-            return
-        self.writer.write(b"".join(self._outbox))
-        self._outbox.clear()
-        self._queued = 0
-        waiting = self.writer.transport.get_write_buffer_size()
-        if waiting > self.server.config.max_write_buffer:
-            self.close(f"stalled: {waiting} bytes left unread", stalled=True)
-
-    def close(self, reason: str, *, stalled: bool = False) -> None:
-        if self.closed:
-            return
-        if not stalled:
-            self._flush()
-            if self.closed:  # the flush found the client stalled and closed it
-                return
-        self.closed = True
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
-        log.info(
-            "connection %s (%s) closed: %s", self.session.number, self.session.peer_name, reason
-        )
-        self.server.changes.notify()
-        if stalled:
-            self.writer.transport.abort()  # its unread backlog is dropped, not flushed
-        else:
-            self.writer.close()
-        self.server.connection_closed(self)
-
-    # -- pushes ----------------------------------------------------------------------
-
-    def push(self, updates: AnyUpdates) -> None:
-        if self.closed:
-            return
-        faults = self.session.faults
-        for delivery in faults.plan(updates):
-            if delivery.delay:
-                asyncio.get_running_loop().call_later(
-                    delivery.delay, self._send_push, delivery.updates
-                )
-            else:
-                self._send_push(delivery.updates)
-        if faults.held and self._flush_timer is None:
-            self._flush_timer = asyncio.get_running_loop().call_later(
-                REORDER_FLUSH_SECONDS, self._flush_held
-            )
-
-    def clear_faults(self) -> None:
-        """Deliver what faults held back, and inject none from now on."""
-        held = self.session.faults.release_held()
-        self.session.faults = FaultInjector.for_connection(FaultConfig(), 0, 0)
-        for updates in held:
-            self._send_push(updates)
-
-    def _flush_held(self) -> None:
-        self._flush_timer = None
-        for updates in self.session.faults.release_held():
-            self._send_push(updates)
-
-    def _send_push(self, updates: AnyUpdates) -> None:
-        if self.closed:
-            return
-        self._write(encode_push(updates))
-        if self.session.faults.count_sent():
-            self.close(f"fault: disconnect after {self.session.faults.pushes_sent} pushes")
-
-    # -- requests --------------------------------------------------------------------
-
-    async def run(self) -> None:
-        decoder = FrameDecoder(self.server.config.max_frame_size)
-        malformed_in_a_row = 0
-        try:
-            while not self.closed:
-                data = await self.reader.read(_READ_CHUNK)
-                if not data:
-                    self.close("the client hung up")
-                    break
-                try:
-                    for body in decoder.feed(data):
-                        if self.closed:
-                            break
-                        if self._answer(body):
-                            malformed_in_a_row = 0
-                            continue
-                        malformed_in_a_row += 1
-                        if malformed_in_a_row >= MAX_MALFORMED_IN_A_ROW:
-                            self.close(f"{malformed_in_a_row} malformed frames in a row")
-                    decoder.feed(b"")  # an oversized length after good frames raises now
-                except FramingError as error:
-                    self._write(encode_error(None, error))
-                    self.close(f"not a frame stream: {error.message}")
-                    break
-                await asyncio.sleep(0)
-        except (ConnectionError, OSError) as error:
-            self.close(f"connection error: {error}")
-        finally:
-            self.close("done")
-
-    def _answer(self, body: bytes) -> bool:
-        """Answer one frame; ``False`` if it was not even a well-formed map."""
-        try:
-            frame = decode_body(body, self.server.config.max_frame_size)
-        except MalformedFrameError as error:
-            self._write(encode_error(None, error))
-            return False
-        request_id = request_id_of(frame)
-        session = self.session
-        try:
-            request = parse_request(frame)
-            result = self.server.service.handle(session, request)
-        except ProtocolError as error:
-            self._respond(encode_error(request_id, error))
-            failures = session.auth_failures
-            if (
-                error.code is ErrorCode.AUTH_FAILED
-                and failures >= self.server.config.max_auth_failures
-            ):
-                self.close(f"{failures} failed auth attempts")
-            return True
-        except Exception:
-            log.exception("connection %s: request failed", session.number)
-            failure = ProtocolError("the server failed to answer", ErrorCode.INTERNAL)
-            self._respond(encode_error(request_id, failure))
-            return True
-        self._respond(encode_result(request.id, result))
-        return True
-
-    def send_error(self, error: ProtocolError) -> None:
-        """An error frame that answers no request."""
-        self._write(encode_error(None, error))
-
-    def _respond(self, payload: dict[str, Any]) -> None:
-        """Send an answer, unless this connection's faults drop, delay or cut it."""
-        plan = self.session.faults.plan_response()
-        if plan.cut:
-            self._cut_mid_frame(payload)
-        elif plan.drop:
-            log.debug("connection %s: fault: answer dropped", self.session.number)
-            self.server.changes.notify()
-        elif plan.delay:
-            asyncio.get_running_loop().call_later(plan.delay, self._write, payload)
-        else:
-            self._write(payload)
-
-    def _cut_mid_frame(self, payload: dict[str, Any]) -> None:
-        """Write what is queued and the first half of this frame, then close."""
-        self._flush()
-        if self.closed:
-            return
-        frame = encode_frame(payload)
-        self.writer.write(frame[: max(1, len(frame) // 2)])
-        self.close("fault: connection cut in the middle of an answer")
-
-
 class MockServer:
     """The server on the running event loop. ``await start()``, then ``port`` is known."""
 
@@ -285,11 +94,17 @@ class MockServer:
         self.store: ServerStore | None = None
         self._service: Service | None = None
         self._server: asyncio.Server | None = None
-        self._connections: set[_Connection] = set()
+        self._connections: set[Connection] = set()
+        self._unauthorized: set[Connection] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._traffic: asyncio.Task[None] | None = None
         self._connections_made = 0
-        #: Notified when connections come and go and after pushes: ``wait_for`` uses it.
+        #: Requests read and not answered yet, per connection, answered in turn.
+        self.requests: RoundRobin[Connection, Read] = RoundRobin()
+        self._requests_waiting = asyncio.Event()
+        self._answering: asyncio.Task[None] | None = None
+        #: Notified when connections come, authorize and go, after pushes, and when a
+        #: connection is no longer read for its requests in flight: ``wait_for`` uses it.
         self.changes = ChangeNotifier()
 
     @property
@@ -335,10 +150,66 @@ class MockServer:
                 connection.send_error(revoked)
                 connection.close("its session was terminated")
 
-    def connection_closed(self, connection: _Connection) -> None:
+    @property
+    def unauthorized_count(self) -> int:
+        """Connections that have not authorized yet."""
+        return len(self._unauthorized)
+
+    def connection_loads(self) -> tuple[ConnectionLoad, ...]:
+        """What each open connection holds of its client's requests, by number."""
+        return tuple(
+            sorted(
+                (
+                    ConnectionLoad(c.session.number, self.requests.in_flight(c), c.buffered)
+                    for c in self._connections
+                    if c in self.requests
+                ),
+                key=lambda load: load.number,
+            )
+        )
+
+    def connection_closed(self, connection: Connection) -> None:
         self._connections.discard(connection)
+        self._unauthorized.discard(connection)
+        self.requests.remove(connection)
         if self._service is not None:
             self._service.session_ended(connection.session)
+
+    def connection_authorized(self, connection: Connection) -> None:
+        self._unauthorized.discard(connection)
+        if connection in self.requests:
+            self.requests.set_limit(connection, self.config.max_requests_in_flight)
+        self.changes.notify()
+
+    def take_request(self, connection: Connection, read: Read) -> None:
+        """Queue what ``connection`` read (it had room) for its turn."""
+        if connection not in self.requests:  # closed meanwhile
+            return
+        self.requests.put(connection, read)
+        self._requests_waiting.set()
+        if self._answering is None:
+            self._answering = asyncio.create_task(self._answer_in_turn(), name="answering")
+
+    async def _answer_in_turn(self) -> None:
+        """Answer the connections' requests one at a time, one connection after another,
+        giving the loop a turn after each (pushes, accepts and reads go on meanwhile)."""
+        requests, waiting = self.requests, self._requests_waiting
+        while True:
+            turn = requests.take()
+            if turn is None:
+                waiting.clear()
+                await waiting.wait()
+                continue
+            connection, read = turn
+            try:
+                connection.serve(read)
+            except Exception:
+                log.exception("connection %s: answering failed", connection.session.number)
+                connection.close("the server failed to answer")
+            finally:
+                requests.done(connection)
+            connection.made_room()
+            await asyncio.sleep(0)
 
     def clear_faults(self) -> None:
         """Stop injecting faults: every connection delivers what its faults held back,
@@ -380,19 +251,23 @@ class MockServer:
             self._traffic = asyncio.create_task(self._generate_traffic(config.rate))
 
     async def stop(self) -> None:
-        if self._traffic is not None:
-            self._traffic.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._traffic
-            self._traffic = None
+        for attribute in ("_traffic", "_answering"):
+            task: asyncio.Task[None] | None = getattr(self, attribute)
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                setattr(self, attribute, None)
         if self._server is not None:
             self._server.close()
         for connection in list(self._connections):
             connection.close("server stopping")
-        for task in list(self._tasks):
-            task.cancel()
         if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            # Closed connections end their tasks as soon as their reads see the close.
+            _done, pending = await asyncio.wait(set(self._tasks), timeout=_STOP_GRACE_SECONDS)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
@@ -417,15 +292,37 @@ class MockServer:
                 connection.push(updates)
         self.changes.notify()
 
+    def _refusal(self) -> str | None:
+        """Why a new connection is refused now, or ``None`` if it is taken."""
+        config = self.config
+        if len(self._connections) >= config.max_connections:
+            return f"too many connections ({len(self._connections)} open); try again later"
+        if len(self._unauthorized) >= config.max_unauthorized:
+            return (
+                f"too many connections waiting to authorize ({len(self._unauthorized)});"
+                " try again later"
+            )
+        return None
+
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._connections_made += 1
         number = self._connections_made
         peer = writer.get_extra_info("peername")
-        _bound_send_buffer(writer, self.config.max_write_buffer)
+        peer_name = f"{peer[0]}:{peer[1]}" if peer else "?"
+        refusal = self._refusal()
+        if refusal is not None:
+            log.warning("connection %s from %s refused: %s", number, peer_name, refusal)
+            writer.write(encode_frame(encode_error(None, ProtocolError(refusal, ErrorCode.FLOOD))))
+            writer.close()
+            return
+        bound_send_buffer(writer, self.config.max_write_buffer)
         faults = FaultInjector.for_connection(self.config.faults, self.config.seed, number)
-        session = Session(number, faults, peer_name=f"{peer[0]}:{peer[1]}" if peer else "?")
-        connection = _Connection(self, reader, writer, session)
+        session = Session(number, faults, peer_name=peer_name)
+        connection = Connection(self, reader, writer, session)
         self._connections.add(connection)
+        self._unauthorized.add(connection)
+        self.requests.add(connection, 1)  # one at a time until it authorizes
+        connection.start_auth_timer()
         self.changes.notify()
         log.info("connection %s from %s", number, session.peer_name)
         task = asyncio.current_task()

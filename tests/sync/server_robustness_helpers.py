@@ -370,18 +370,27 @@ class SessionModel:
         )
 
 
-def split_stream(data: bytes, max_size: int) -> tuple[list[bytes], bool]:
-    """The frame bodies the server must find in ``data``; and whether a length over
-    ``max_size`` follows them (which ends the stream)."""
-    bodies: list[bytes] = []
-    offset = 0
-    while len(data) - offset >= _LENGTH.size:
-        (length,) = _LENGTH.unpack_from(data, offset)
-        if length > max_size:
-            return bodies, True
-        end = offset + _LENGTH.size + length
-        if end > len(data):
-            break
-        bodies.append(data[offset + _LENGTH.size : end])
-        offset = end
-    return bodies, False
+@dataclasses.dataclass(frozen=True)
+class NextFrame:
+    """What the server must find at one place of a byte stream."""
+
+    #: The frame's body, or ``None`` if no complete frame starts there.
+    body: bytes | None
+    #: Where the frame after it starts.
+    end: int
+    #: Whether a length over the limit starts there (which ends the stream).
+    too_large: bool = False
+
+
+def next_frame(data: bytes, offset: int, max_size: int) -> NextFrame:
+    """The frame of ``data`` that starts at ``offset``, judged by the limit ``max_size``
+    (the server's limit depends on whether the frames before it authorized)."""
+    if len(data) - offset < _LENGTH.size:
+        return NextFrame(None, offset)
+    (length,) = _LENGTH.unpack_from(data, offset)
+    if length > max_size:
+        return NextFrame(None, offset, too_large=True)
+    end = offset + _LENGTH.size + length
+    if end > len(data):
+        return NextFrame(None, offset)
+    return NextFrame(data[offset + _LENGTH.size : end], end)

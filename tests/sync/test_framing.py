@@ -375,6 +375,60 @@ def test_decoder_on_arbitrary_bytes_never_buffers_more_than_one_frame(max_size, 
         pass
 
 
+# --------------------------------------------------------------------------- one at a time
+
+
+def test_next_body_hands_out_one_frame_at_a_time():
+    first, second = encode_frame({"n": 1}), encode_frame({"n": 2})
+    decoder = FrameDecoder()
+    assert decoder.next_body() is None
+    decoder.add(first + second[:2])
+    assert decoder.next_body() == first[4:]
+    assert decoder.buffered == 2
+    assert decoder.next_body() is None
+    decoder.add(second[2:])
+    assert decoder.next_body() == second[4:]
+    assert decoder.next_body() is None
+    assert decoder.buffered == 0
+
+
+def test_next_body_judges_each_frame_by_the_limit_in_force_when_it_is_taken():
+    small, large = encode_frame({"n": 1}), encode_frame({"blob": b"x" * 100})
+    decoder = FrameDecoder(max_size=len(small) - 4)
+    decoder.add(small + large)
+    assert decoder.next_body() == small[4:]
+    with pytest.raises(FrameTooLargeError):
+        decoder.next_body()
+    decoder.max_size = len(large) - 4  # as a server does once a connection authorized
+    assert decoder.next_body() == large[4:]
+
+
+def test_next_body_refuses_a_length_over_the_limit_before_its_body_arrives():
+    decoder = FrameDecoder(max_size=10)
+    decoder.add(_header(11))
+    with pytest.raises(FrameTooLargeError, match="frame of 11 bytes exceeds the limit of 10"):
+        decoder.next_body()
+    with pytest.raises(FrameTooLargeError):
+        decoder.next_body()  # and again, the stream being broken there
+    assert decoder.buffered == 4
+
+
+@given(st.lists(st.binary(max_size=40), max_size=8), st.data())
+def test_next_body_cuts_what_feed_cuts(raw_bodies, data):
+    stream = b"".join(_header(len(body)) + body for body in raw_bodies)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(stream)), max_size=6))))
+    decoder = FrameDecoder(max_size=40)
+    taken: list[bytes] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        decoder.add(stream[start:cut])
+        start = cut
+        while (body := decoder.next_body()) is not None:
+            taken.append(body)
+    assert taken == raw_bodies
+    assert decoder.buffered == 0
+
+
 # --------------------------------------------------------------------------- malformed bodies
 
 _MAP_KEY_A = b"\x81\xa1a"  # fixmap of 1 entry, key "a"; append one value

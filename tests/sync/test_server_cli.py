@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dataset import generate_dataset, write_dataset
 from sync.connection import ServerConnection
 from sync.protocol import Auth, GetDialogs, GetHistory, GetState, PeerKind, RpcError, peer_kind
-from sync.server.cli import parse_config
+from sync.server.cli import TOKEN_ENVIRONMENT, TokenSource, parse_args, parse_config
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import EmbeddedServer
 
@@ -87,26 +89,171 @@ async def _history_of(port: int, token: str) -> tuple[int, list[int]]:
         await connection.close()
 
 
-def test_a_real_server_process_serves_and_stops_on_sigterm(tmp_path) -> None:
+async def _logged_in_as(port: int, token: str) -> int:
+    connection = await ServerConnection.open("127.0.0.1", port)
+    try:
+        authorization = await connection.call(Auth(token))
+        return int(authorization.user.id)
+    finally:
+        await connection.close()
+
+
+def _start(*argv: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """A ``postbox-server`` process (with -v: every log line) and its first line."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "sync.server.cli", "--token", "tok", "--peers", "20"]
-        + ["--messages", "400", "--db", str(tmp_path / "server.db")],
+        [sys.executable, "-m", "sync.server.cli", "--peers", "20", "--messages", "400", "-v"]
+        + list(argv),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert "listening on 127.0.0.1:" in line, line
-        port = int(line.split("127.0.0.1:")[1].split()[0])
-        peer, ids = asyncio.run(_history_of(port, "tok"))
-        assert ids
-    finally:
-        process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=30)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert "listening on 127.0.0.1:" in line, line
+    return process, line
+
+
+def _port(line: str) -> int:
+    return int(line.split("127.0.0.1:")[1].split()[0])
+
+
+def _stop(process: subprocess.Popen[str]) -> tuple[str, str]:
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "stopped" in err
+    return out, err
+
+
+def test_a_real_server_process_serves_and_stops_on_sigterm(tmp_path) -> None:
+    token = "a-flag-token-5c1e"
+    process, line = _start("--token", token, "--db", str(tmp_path / "server.db"))
+    try:
+        assert line.rstrip().endswith("(token from --token)"), line
+        peer, ids = asyncio.run(_history_of(_port(line), token))
+        assert ids
+    finally:
+        out, err = _stop(process)
+    assert token not in line + out + err
+
+
+def test_without_a_token_the_server_makes_one_and_prints_only_its_file() -> None:
+    environment = {k: v for k, v in os.environ.items() if k != TOKEN_ENVIRONMENT}
+    process, line = _start(env=environment)
+    try:
+        path = Path(line.split("the token is in ")[1].rstrip().rstrip(")"))
+        assert path.stat().st_mode & 0o777 == 0o600
+        assert path.parent.stat().st_mode & 0o777 == 0o700
+        token = path.read_text(encoding="utf-8").strip()
+        assert len(token) >= 32
+        _peer, ids = asyncio.run(_history_of(_port(line), token))
+        assert ids
+    finally:
+        out, err = _stop(process)
+    assert token not in line + out + err
+    assert not path.exists()  # removed when the server stopped
+    assert not path.parent.exists()
+
+
+def test_a_token_file_and_the_environment_keep_the_token_off_every_output(tmp_path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("file-token-77b2\nsecond line ignored\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    environment = {**os.environ, TOKEN_ENVIRONMENT: "env-token-91d0"}
+    for argv, token, source in (
+        (("--token-file", str(token_file)), "file-token-77b2", "--token-file"),
+        ((), "env-token-91d0", TOKEN_ENVIRONMENT),
+    ):
+        process, line = _start(*argv, env=environment)
+        try:
+            assert line.rstrip().endswith(f"(token from {source})"), line
+            assert asyncio.run(_history_of(_port(line), token))[1]
+        finally:
+            out, err = _stop(process)
+        assert token not in line + out + err
+        assert "warning" not in err
+
+
+def test_a_token_file_is_read_from_its_first_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(TOKEN_ENVIRONMENT, "from-the-environment")
+    token_file = tmp_path / "token"
+    token_file.write_text("  s3cret  \r\nmore\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    command = parse_args(["--token-file", str(token_file)])
+    assert (command.config.token, command.token_source) == ("s3cret", TokenSource.FILE)
+    assert command.warnings == ()
+    # An explicit flag wins over the environment, which wins over making one.
+    assert parse_args(["--token", "flag"]).config.token == "flag"
+    command = parse_args([])
+    assert (command.config.token, command.token_source) == (
+        "from-the-environment",
+        TokenSource.ENVIRONMENT,
+    )
+    monkeypatch.delenv(TOKEN_ENVIRONMENT)
+    made, again = parse_args([]), parse_args([])
+    assert made.token_source is TokenSource.GENERATED
+    assert made.config.token != again.config.token
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o666])
+def test_a_token_file_others_can_read_gets_a_warning(tmp_path, mode) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret\n", encoding="utf-8")
+    token_file.chmod(mode)
+    (warning,) = parse_args(["--token-file", str(token_file)]).warnings
+    assert warning == (
+        f"{token_file} can be read by other users (mode {mode:04o}); make it private:"
+        f" chmod 600 {token_file}"
+    )
+    assert "s3cret" not in warning
+
+
+def test_the_warning_about_a_readable_token_file_is_printed(tmp_path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("readable-token-3a3f\n", encoding="utf-8")
+    token_file.chmod(0o644)
+    process, _line = _start("--token-file", str(token_file))
+    _out, err = _stop(process)
+    assert f"postbox-server: warning: {token_file} can be read by other users" in err
+    assert "readable-token-3a3f" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read it (No such file or directory)"),
+        ("", "its first line holds no token"),
+        ("   \nsecond\n", "its first line holds no token"),
+        ("x" * 300 + "\n", "the token must be at most 256 characters"),
+    ],
+)
+def test_a_token_file_that_cannot_serve_is_refused_in_one_line(
+    tmp_path, capsys, content, message
+) -> None:
+    token_file = tmp_path / "token"
+    if content is not None:
+        token_file.write_text(content, encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--token-file", str(token_file)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err.splitlines()[-1]
+
+
+def test_a_token_file_and_a_token_flag_together_are_refused(tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--token", "a", "--token-file", str(tmp_path / "token")])
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_an_empty_token_in_the_environment_is_refused(monkeypatch, capsys) -> None:
+    monkeypatch.setenv(TOKEN_ENVIRONMENT, "  ")
+    with pytest.raises(SystemExit) as exited:
+        parse_args([])
+    assert exited.value.code == 2
+    assert f"{TOKEN_ENVIRONMENT} is set but empty" in capsys.readouterr().err
 
 
 def test_a_dataset_directory_is_served_as_generated(tmp_path) -> None:
@@ -191,3 +338,19 @@ def test_a_new_server_database_is_private_and_marked_as_ours(tmp_path) -> None:
     assert db.execute("PRAGMA application_id").fetchall() == [(APPLICATION_ID,)]
     db.close()
     ServerStore(path, clock=lambda: 1_700_000_000).close()  # and opens again
+
+
+def test_the_accounts_file_lists_tokens_that_log_in_and_never_shows_them(tmp_path) -> None:
+    accounts = tmp_path / "accounts.tsv"
+    environment = {**os.environ, TOKEN_ENVIRONMENT: "owner-token-5a1e"}
+    process, line = _start("--accounts-file", str(accounts), env=environment)
+    try:
+        rows = [row.split("\t") for row in accounts.read_text(encoding="utf-8").splitlines()]
+        assert accounts.stat().st_mode & 0o077 == 0
+        assert rows[0][1] == "owner-token-5a1e" and len(rows) > 5
+        user, token, _name = rows[3]
+        assert asyncio.run(_logged_in_as(_port(line), token)) == int(user)
+    finally:
+        out, err = _stop(process)
+    for _user, token, _name in rows:
+        assert token not in line + out + err

@@ -68,8 +68,8 @@ from tests.sync.server_robustness_helpers import (
     _wait_until,
     connection,
     expect,
+    next_frame,
     raw_client,
-    split_stream,
 )
 
 READ_ONLY_METHODS = (
@@ -328,31 +328,40 @@ def byte_streams(account: Account) -> st.SearchStrategy[bytes]:
     return st.one_of(st.binary(max_size=300), st.lists(chunk, max_size=8).map(b"".join))
 
 
-async def _send_stream(port: int, data: bytes, max_size: int, max_auth_failures: int) -> None:
-    """Send ``data`` on a fresh connection, hang up, and check every answer until EOF."""
-    bodies, too_large = split_stream(data, max_size)
+async def _send_stream(port: int, data: bytes, config: ServerConfig) -> None:
+    """Send ``data`` on a fresh connection, hang up, and check every answer until EOF.
+
+    Each frame is judged by the limit in force once the frames before it are answered:
+    the small one before auth, the full one after.
+    """
     async with raw_client(port) as client:
         client.send_bytes(data)
         with contextlib.suppress(ConnectionError, OSError):
             client.writer.write_eof()
         answers, reset = await client.read_until_closed()
-    model = SessionModel(max_auth_failures)
-    answered = 0
+    model = SessionModel(config.max_auth_failures)
+    offset = 0
     closing = False
+
+    def frame_at(offset: int) -> Any:
+        limit = config.max_frame_size if model.authorized else config.frame_limit_before_auth
+        return next_frame(data, offset, limit)
+
     for answer in answers:
         assert not closing, f"the server answered after it had to close: {answer!r}"
+        found = frame_at(offset)
         if answer.get("error", {}).get("code") == ErrorCode.FRAME_TOO_LARGE:
-            assert too_large, answer
+            assert found.too_large, (answer, "frames before the bad length went unanswered")
             assert answer["id"] is None, answer
-            assert answered == len(bodies), "frames before the bad length went unanswered"
             closing = True
             continue
-        assert answered < len(bodies), f"an answer to no frame: {answer!r}"
-        closing = model.check(expect(bodies[answered], max_size), answer)
-        answered += 1
+        assert found.body is not None, f"an answer to no frame: {answer!r}"
+        closing = model.check(expect(found.body, config.max_frame_size), answer)
+        offset = found.end
     if not reset and not closing:
-        assert answered == len(bodies), "complete frames went unanswered"
-        assert not too_large, "a length over the limit went unanswered"
+        found = frame_at(offset)
+        assert found.body is None, "complete frames went unanswered"
+        assert not found.too_large, "a length over the limit went unanswered"
 
 
 def test_fuzz_random_bytes_on_fresh_connections(server, account, caplog):
@@ -369,9 +378,7 @@ def test_fuzz_random_bytes_on_fresh_connections(server, account, caplog):
         def fuzz(data):
             runner.run(
                 asyncio.wait_for(
-                    _send_stream(
-                        server.port, data, config.max_frame_size, config.max_auth_failures
-                    ),
+                    _send_stream(server.port, data, config),
                     TIMEOUT * 2,
                 )
             )
