@@ -3,6 +3,10 @@
 The app's screens read the Postbox through live views; what the user does goes through
 the methods here, which write locally first (so the screen changes at once) and leave
 the delivery to the sync worker's outbound queue.
+
+Several processes may open one database file (a second window, ``postbox-chat send``):
+only the master client syncs it (``sync.engine.master``); an account whose process is a
+standby shows what the master commits, and takes over when the master exits.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from client.hole_map import HoleSegment, read_hole_map
 from client.search_query import SearchResults, search_database
 from postbox import (
     ClosedRange,
+    MasterClientLock,
     Message,
     MessageId,
     MessageNamespace,
@@ -61,8 +66,11 @@ class Account:
         self.postbox = Postbox(db)
         self.host, self.port = host, port
         self._worker = SyncWorker(
-            lambda: SyncEngine(self.postbox, host, port, token, timeouts=timeouts)
-        )
+            lambda: SyncEngine(
+                self.postbox, host, port, token, timeouts=timeouts,
+                master_lock=None if db is None else MasterClientLock(db),
+            )
+        )  # fmt: skip
         self._started = False
 
     def start(self) -> Self:
@@ -73,6 +81,24 @@ class Account:
     @property
     def worker(self) -> SyncWorker:
         return self._worker
+
+    @property
+    def role(self) -> str | None:
+        """ "master" while this process syncs the database, "standby" while another one
+        does; ``None`` before the sync worker runs."""
+        engine = self._worker.engine
+        if not self._started or engine is None:
+            return None
+        return "master" if engine.election is None else engine.election.role.value
+
+    @property
+    def client_id(self) -> int | None:
+        """This process's client id for the database (``None`` before it runs, or for a
+        database in memory, which no other process can open)."""
+        engine = self._worker.engine
+        if not self._started or engine is None or engine.election is None:
+            return None
+        return engine.election.client_id
 
     def status(self) -> EngineStatus | None:
         """The sync engine's state, or ``None`` before it runs."""

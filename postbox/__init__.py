@@ -28,6 +28,7 @@ from postbox.errors import (
     DatabaseLockedError,
     InvalidArgumentError,
     InvalidSearchQueryError,
+    MasterLockError,
     NotADatabaseError,
     PostboxClosedError,
     PostboxError,
@@ -50,6 +51,14 @@ from postbox.ids import (
     MessageNamespace,
     PeerId,
     PeerNamespace,
+)
+from postbox.master_client import (
+    MasterClientLock,
+    MasterLock,
+    MasterRole,
+    MasterStep,
+    new_client_id,
+    next_master_step,
 )
 from postbox.message import (
     ForwardInfo,
@@ -171,6 +180,11 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidSearchQueryError",
     "ForwardInfo",
+    "MasterClientLock",
+    "MasterLock",
+    "MasterLockError",
+    "MasterRole",
+    "MasterStep",
     "Media",
     "MediaKind",
     "Message",
@@ -239,4 +253,6 @@ __all__ = [
     "UpdateMessage",
     "ViewSnapshot",
     "ViewUpdateType",
+    "new_client_id",
+    "next_master_step",
 ]

@@ -16,9 +16,10 @@ it raises rolls the transaction back as a real storage error would.
 Another process's commits (``postbox-chat send``, a second window) reach the open views
 through SQLite's ``data_version``, a cheap look between transactions: every transaction
 looks first; the postbox thread looks when the write-ahead log is written (``file_watch``,
-where the system reports it: at once), and, while views are open, whenever it was idle
-for ``external_check_interval`` (the fallback). What another process changed reloads
-every open view; views that differ re-emit.
+where the system reports it: at once), and, while views are open or external change
+listeners registered, whenever it was idle for ``external_check_interval`` (the
+fallback). What another process changed reloads every open view; views that differ
+re-emit.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ _log = logging.getLogger(__name__)
 _STOP: Final = object()
 #: Queued by the file watch: the write-ahead log was written.
 _FILE_WRITTEN: Final = object()
-#: How often an idle postbox with open views checks for another process's commits.
+#: How often an idle postbox with open views (or external change listeners) checks for
+#: another process's commits.
 EXTERNAL_CHECK_INTERVAL: Final = 0.25
 #: After a write-ahead log write that showed nothing new, look once more this much later:
 #: the writer updates SQLite's index (a memory map, which raises no event) after its write.
@@ -285,7 +287,7 @@ class Postbox:
         timeout = None
         if self._box is not None and self._box.wal_pages > CHECKPOINT_PAGES:
             timeout = IDLE_CHECKPOINT_DELAY
-        if self.tracker.has_views:
+        if self._watches_others:
             timeout = min(timeout or self.external_check_interval, self.external_check_interval)
         if self._follow_up_at is not None:
             due = max(0.0, self._follow_up_at - time.monotonic())
@@ -297,14 +299,20 @@ class Postbox:
         follow_up = self._follow_up_at is not None and self._follow_up_at <= time.monotonic()
         if follow_up:
             self._follow_up_at = None
-        if follow_up or self.tracker.has_views:
+        if follow_up or self._watches_others:
             self._check_external()
+
+    @property
+    def _watches_others(self) -> bool:
+        """Whether anyone needs to know of other processes' commits (open views, or
+        external change listeners)."""
+        return self.tracker.has_views or bool(self._external_listeners)
 
     def _on_file_written(self) -> None:
         """On the file watch's thread: have the postbox thread look (once per burst)."""
         if self._closed or self._file_check_queued:
             return
-        if not (self.tracker.has_views or self._external_listeners):
+        if not self._watches_others:
             return  # nobody to tell
         self._file_check_queued = True
         self._queue.put(_FILE_WRITTEN)

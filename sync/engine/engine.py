@@ -4,7 +4,9 @@
 pushes to the ``StateManager``, and runs the ``HoleFiller`` and ``Outbound`` beside it.
 Every (re)connection counts as a gap: the state manager asks for the difference. A
 request interrupted by a lost connection is sent again once the connection is back.
-``SyncWorker`` runs an engine on a thread with its own event loop, for the app.
+Given a ``master_lock``, the engine does all this only while its process is the master
+client of the database (``master.py``); as a standby it waits, and takes over when the
+master exits. ``SyncWorker`` runs an engine on a thread with its own event loop, for the app.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any, TypeVar
 
 from postbox import (
     ChatListHolesEntry,
+    MasterLock,
+    MasterRole,
     MessageHistoryHolesEntry,
     Postbox,
     PostboxError,
@@ -29,6 +33,7 @@ from postbox import (
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
 from sync.engine.hole_filler import HoleFiller
+from sync.engine.master import MasterElection
 from sync.engine.outbound import ACCOUNT_PEER_PREFERENCE, Outbound
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
@@ -68,6 +73,11 @@ class EngineStatus:
     validating: int = 0
     #: Seconds until the next attempt to connect, while waiting for one.
     retry_in: float | None = None
+    #: "master" (this process syncs the database) or "standby" (another one does).
+    role: str = "master"
+    #: This process's client id, and the master's as last read (with a master lock).
+    client_id: int | None = None
+    master_client_id: int | None = None
 
 
 class SyncEngine:
@@ -82,6 +92,7 @@ class SyncEngine:
         difference_limit: int = DIFFERENCE_SLICE,
         connector: Connector | None = None,
         rng: random.Random | None = None,
+        master_lock: MasterLock | None = None,
     ) -> None:
         self.postbox = postbox
         self.host, self.port, self.token = host, port, token
@@ -111,6 +122,10 @@ class SyncEngine:
         self.tag_summaries = TagSummaryValidator(
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,
             recent=recent, rng=self._rng,
+        )  # fmt: skip
+        #: With a master lock: syncs only while this process is the database's master.
+        self.election = None if master_lock is None else MasterElection(
+            postbox, master_lock, interval=timeouts.master_check, changes=self.changes,
         )  # fmt: skip
         self.connection_state = "connecting"
         #: Connections authorized, and attempts to open one.
@@ -165,7 +180,53 @@ class SyncEngine:
         await self.changes.wait_for(predicate, timeout)
 
     async def run(self) -> None:
-        """Run until cancelled; raises ``AuthorizationError`` if the token is refused."""
+        """Run until cancelled; raises ``AuthorizationError`` if the token is refused.
+        With a master lock, sync only while this process is the master client."""
+        remove_listener = self.postbox.add_external_change_listener(self._on_external_change)
+        try:
+            if self.election is None:
+                await self._sync()
+            else:
+                await self._sync_as_master(self.election)
+        finally:
+            remove_listener()
+
+    def _on_external_change(self, _version: int) -> None:
+        """Another process committed (postbox thread)."""
+        if self.election is not None:
+            self.election.external_change()
+        self.changes.notify()
+
+    async def _sync_as_master(self, election: MasterElection) -> None:
+        """Wait as a standby until this process is the master, sync while it is; again
+        if it stops being one. Resigns when the engine stops."""
+        try:
+            while True:
+                if await election.step() is not MasterRole.MASTER:
+                    self.connection_state = "standby"
+                    self.changes.notify()
+                    await election.wait_until_master()
+                self.connection_state = "connecting"
+                self.changes.notify()
+                syncing = asyncio.create_task(self._sync(), name="sync")
+                demoted = asyncio.create_task(election.wait_until_standby(), name="master-check")
+                try:
+                    done, _ = await asyncio.wait(
+                        {syncing, demoted}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    syncing.cancel()
+                    demoted.cancel()
+                    await asyncio.gather(syncing, demoted, return_exceptions=True)
+                if syncing in done:
+                    syncing.result()  # what ended it (a refused token)
+                    return
+                log.warning("client %x is no longer the master", election.client_id)
+        finally:
+            await election.resign()
+
+    async def _sync(self) -> None:
+        """The network side: the connection and every part that uses it."""
         remove_listener = self.postbox.add_commit_listener(lambda _record: self.changes.notify())
         parts = [
             asyncio.create_task(self._supervised(name, run), name=name)
@@ -185,8 +246,10 @@ class SyncEngine:
             for task in parts:
                 task.cancel()
             await asyncio.gather(*parts, return_exceptions=True)
-            if self._connection is not None:
-                await self._connection.close()
+            connection, self._connection = self._connection, None
+            self._connected.clear()
+            if connection is not None:
+                await connection.close()
 
     async def _supervised(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
         """Run a part for ever: one that stops on an error it did not handle is logged,
@@ -371,7 +434,9 @@ class SyncEngine:
         counters["media_counts_validated"] = self.tag_summaries.validated
         counters["connections"] = self.connections
         counters["connection_attempts"] = self.connection_attempts
+        election = self.election
         problems = (
+            None if election is None else election.problem,
             self.problem,
             self.state_manager.problem,
             self.outbound.problem,
@@ -390,6 +455,9 @@ class SyncEngine:
             next((problem for problem in problems if problem), None),
             self.read_states.pending + self.tag_summaries.pending,
             None if self._retry_at is None else max(0.0, self._retry_at - loop_time()),
+            "master" if election is None else election.role.value,
+            None if election is None else election.client_id,
+            None if election is None else election.master_client_id,
         )
 
 
