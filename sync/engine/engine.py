@@ -6,7 +6,10 @@ Every (re)connection counts as a gap: the state manager asks for the difference.
 request interrupted by a lost connection is sent again once the connection is back.
 Given a ``master_lock``, the engine does all this only while its process is the master
 client of the database (``master.py``); as a standby it waits, and takes over when the
-master exits. ``SyncWorker`` runs an engine on a thread with its own event loop, for the app.
+master exits. Waits with a time limit use ``asyncio.timeout``: on Python 3.11,
+``asyncio.wait_for`` can swallow a cancellation that comes as the awaited thing
+finishes, and an engine being stopped then kept running. ``SyncWorker`` runs an engine
+on a thread with its own event loop, for the app.
 """
 
 from __future__ import annotations
@@ -156,7 +159,8 @@ class SyncEngine:
             if connection is None:
                 continue
             try:
-                return await asyncio.wait_for(connection.call(params), self.timeouts.request)
+                async with asyncio.timeout(self.timeouts.request):
+                    return await connection.call(params)
             except TimeoutError:
                 reason = f"no answer to {method_name(params)} in {self.timeouts.request:g} s"
                 log.warning("%s: reconnecting", reason)
@@ -315,7 +319,8 @@ class SyncEngine:
         self._retry_now.clear()
         self.changes.notify()
         try:
-            await asyncio.wait_for(self._retry_now.wait(), pause)
+            async with asyncio.timeout(pause):
+                await self._retry_now.wait()
         except TimeoutError:
             pass
         finally:
@@ -341,7 +346,8 @@ class SyncEngine:
     async def _open(self) -> ServerConnection | None:
         self.connection_attempts += 1
         try:
-            return await asyncio.wait_for(self.connector(), self.timeouts.request)
+            async with asyncio.timeout(self.timeouts.request):
+                return await self.connector()
         except (OSError, TimeoutError) as error:
             if isinstance(error, ConnectionRefusedError):
                 cause = "connection refused"
@@ -354,9 +360,8 @@ class SyncEngine:
 
     async def _authorize(self, connection: ServerConnection) -> Authorization | None:
         try:
-            answer: Authorization = await asyncio.wait_for(
-                connection.call(Auth(self.token)), self.timeouts.request
-            )
+            async with asyncio.timeout(self.timeouts.request):
+                answer: Authorization = await connection.call(Auth(self.token))
             return answer
         except RpcError as error:
             await connection.close()
