@@ -19,6 +19,13 @@ c. **Own commits**: what the watch costs a process's own commits (each wakes its
    which finds nothing new): the median ``postbox.run`` adding one message with the
    history view open, with the watch and without, in alternating rounds.
 
+d. **Takeover**: a ``postbox-chat sync`` process is the master client of a database
+   (against a mock server in this process), an ``Account`` here the standby. The master
+   is killed (SIGKILL) after a seeded random pause, so that kills fall at every phase
+   of the standby's looks: the time until the standby is the master, and until it is
+   connected. Then a second ``Account`` waits as standby while the first is closed: the
+   time from calling ``close`` until the second is the master.
+
 Also shown: what one idle ``data_version`` check costs when nothing changed.
 """
 
@@ -31,10 +38,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from benchmarks.harness import BenchContext, Figure, benchmark, percentile
+from client.account import Account
 from postbox import (
     MAX_MESSAGE_ID,
     CombinedView,
@@ -51,6 +60,9 @@ from postbox import (
     Transaction,
 )
 from postbox.value_box import ValueBox
+from sync.engine import SyncEngine
+from sync.server.config import ServerConfig
+from sync.server.server import EmbeddedServer
 
 __all__ = ["run"]
 
@@ -60,8 +72,11 @@ _FULL_COMMITS: Final = 60
 _QUICK_COMMITS: Final = 20
 _ARRIVAL_TIMEOUT: Final = 10.0
 _DATA_VERSION_CHECKS: Final = 20_000
-_OWN_ROUNDS: Final = 6
+_OWN_ROUNDS: Final = 20
 _OWN_COMMITS: Final = 200
+_TAKEOVERS: Final = 6
+_QUICK_TAKEOVERS: Final = 2
+_TOKEN: Final = "processes"
 
 #: Runs in the writer process: one message per line read, the commit time printed.
 _WRITER: Final = """
@@ -164,6 +179,83 @@ def _add(message: StoreMessage, tx: Transaction) -> None:
     tx.add_messages([message])
 
 
+def _wait_engine(account: Account, predicate_of: Callable[[SyncEngine], bool]) -> None:
+    """Wait (on the engine's change notifications) until ``predicate_of(engine)`` holds."""
+
+    def wait(engine: SyncEngine) -> Any:
+        return engine.wait_for(lambda: predicate_of(engine), _ARRIVAL_TIMEOUT)
+
+    account.worker.call(wait)
+
+
+def _is_master(engine: SyncEngine) -> bool:
+    return engine.election is not None and engine.election.is_master
+
+
+def _is_standby(engine: SyncEngine) -> bool:
+    return engine.connection_state == "standby"
+
+
+def _recorded(db: Path) -> int | None:
+    with Postbox(db, watch_file=False) as postbox:
+        return postbox.run(lambda tx: tx.get_master_client_id())
+
+
+def _wait_recorded(db: Path, before: int | None) -> None:
+    """Until a new master records itself (on other processes' commits)."""
+    changed = threading.Event()
+    with Postbox(db) as postbox:
+        postbox.add_external_change_listener(lambda _version: changed.set())
+        while postbox.run(lambda tx: tx.get_master_client_id()) in (None, before):
+            if not changed.wait(_ARRIVAL_TIMEOUT):
+                raise RuntimeError("the master process never recorded itself")
+            changed.clear()
+
+
+def _takeovers(scratch: Path, rounds: int) -> dict[str, list[float]]:
+    """Seconds from a master's end to the standby's takeover, by how it ended."""
+    times: dict[str, list[float]] = {"killed": [], "connected": [], "closed": []}
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root}
+    config = ServerConfig(token=_TOKEN, peers=12, messages=300, seed=11)
+    rng = random.Random(11)
+    with EmbeddedServer(config) as server:
+        for round_ in range(rounds):
+            db = scratch / f"takeover-{round_}.db"
+            before = _recorded(db) if db.exists() else None
+            master = subprocess.Popen(
+                [sys.executable, "-m", "client.cli", "sync", "--quiet", "--timeout", "600",
+                 "--server", f"127.0.0.1:{server.port}", "--token", _TOKEN, "--db", str(db)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+            )  # fmt: skip
+            try:
+                _wait_recorded(db, before)
+                standby = Account(db, "127.0.0.1", server.port, _TOKEN).start()
+                _wait_engine(standby, _is_standby)
+                time.sleep(rng.uniform(0.0, 0.5))  # any phase of the standby's looks
+                start = time.monotonic()
+                master.kill()
+                master.wait()
+                _wait_engine(standby, _is_master)
+                times["killed"].append(time.monotonic() - start)
+                _wait_engine(standby, lambda engine: engine.connected)
+                times["connected"].append(time.monotonic() - start)
+            finally:
+                if master.poll() is None:
+                    master.kill()
+                    master.wait()
+            other = Account(db, "127.0.0.1", server.port, _TOKEN).start()
+            try:
+                _wait_engine(other, _is_standby)
+                start = time.monotonic()
+                standby.close()
+                _wait_engine(other, _is_master)
+                times["closed"].append(time.monotonic() - start)
+            finally:
+                other.close()
+    return times
+
+
 def _data_version_check(path: Path) -> float:
     """Microseconds per ``PRAGMA data_version`` when nothing changed."""
     box = ValueBox(str(path))
@@ -195,10 +287,22 @@ def run(ctx: BenchContext) -> list[Figure]:
         ]
     rounds = 2 if ctx.quick else _OWN_ROUNDS
     own = _own_commits(path, rounds)
-    note = f"{rounds // 2 * _OWN_COMMITS} commits each, view open"
+    note = f"{rounds // 2 * _OWN_COMMITS:,} commits each, view open"
     figures += [
         Figure("(c) own commit, no watch, median", own[False], "µs", note),
         Figure("(c) own commit, watched, median", own[True], "µs", note),
         Figure("data_version check", _data_version_check(path), "µs", "nothing changed"),
     ]
+    takeovers = _takeovers(ctx.scratch, _QUICK_TAKEOVERS if ctx.quick else _TAKEOVERS)
+    count = f"{len(takeovers['killed'])} takeovers"
+    for name, key in (
+        ("(d) master killed -> standby is master", "killed"),
+        ("(d) master killed -> standby connected", "connected"),
+        ("(d) master closed -> standby is master", "closed"),
+    ):
+        values = [seconds * 1e3 for seconds in takeovers[key]]
+        figures += [
+            Figure(f"{name}, median", percentile(values, 50), "ms", count),
+            Figure(f"{name}, max", max(values), "ms"),
+        ]
     return figures
