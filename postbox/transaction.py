@@ -86,6 +86,10 @@ class Transaction:
     def get_peer(self, peer_id: PeerId) -> Peer | None:
         return self._check().peers.get(peer_id)
 
+    def get_all_peers(self) -> dict[PeerId, Peer]:
+        """Every stored peer (a scan of the table: for look-ups by name, not per frame)."""
+        return self._check().peers.all()
+
     def update_peers(self, peers: Iterable[Peer]) -> None:
         """Store peers; a peer seen for the first time gets its initial history holes."""
         tables = self._check()

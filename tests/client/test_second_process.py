@@ -14,7 +14,18 @@ from pathlib import Path
 import pytest
 
 from client.account import Account
-from postbox import PeerId, Postbox, PostboxClosedError
+from client.cli import main
+from postbox import (
+    CombinedView,
+    HistoryAnchor,
+    MessageFlags,
+    MessageHistoryViewKey,
+    MessageId,
+    MessageNamespace,
+    PeerId,
+    Postbox,
+    PostboxClosedError,
+)
 from sync.engine import SyncEngine
 from sync.protocol import PeerKind
 from sync.server.config import ServerConfig
@@ -67,6 +78,81 @@ def on_server(server: EmbeddedServer, account: Account, peer: int, text: str) ->
     """Wait (on the account's changes, which include other processes' commits) until the
     server stores ``text`` in ``peer``."""
     wait_until(account, lambda: count_on_server(server, peer, text) > 0)
+
+
+def send_process(db: Path, peer: str, text: str) -> subprocess.CompletedProcess[str]:
+    """``postbox-chat send`` as a process of its own."""
+    command = [sys.executable, "-m", "client.cli", "send", "--db", str(db), "--to", peer, text]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_a_message_sent_by_another_process_shows_at_once_and_reaches_the_server_once(
+    server, tmp_path, capsys
+) -> None:
+    user = chat_of(server, PeerKind.USER)
+    db = tmp_path / "a.db"
+    text = "queued by postbox-chat send"
+    # The chat on screen, as the window opens it: the cloud history and the pending one.
+    keys = [
+        MessageHistoryViewKey(PeerId(user), HistoryAnchor.upper_bound(), 50, namespace)
+        for namespace in (MessageNamespace.CLOUD, MessageNamespace.LOCAL)
+    ]
+    shown: list[tuple[MessageId, int]] = []  # the message's id and flags, per snapshot
+    pending, sent = threading.Event(), threading.Event()
+
+    def on_snapshot(snapshot: CombinedView) -> None:
+        for key in keys:
+            for message in snapshot[key].entries:
+                if message.text == text:
+                    shown.append((message.id, message.flags))
+                    local = message.id.namespace == MessageNamespace.LOCAL
+                    (pending if local else sent).set()
+
+    with synced(server, db, user) as account:
+        screen = account.postbox.combined_view(keys, on_snapshot)
+        try:
+            screen.ready.result(timeout=WAIT)
+            done = send_process(db, str(user), text)
+            assert done.returncode == 0, done.stderr
+            assert done.stderr == ""
+            local_id = int(done.stdout)
+            # The other process's commit re-emits the open view, then the engine sends it.
+            assert pending.wait(WAIT)
+            assert sent.wait(WAIT)
+            assert account.worker.call(lambda engine: engine.wait_idle(timeout=WAIT))
+        finally:
+            screen.dispose()
+        first_id, flags = shown[0]
+        assert first_id == MessageId(PeerId(user), MessageNamespace.LOCAL, local_id)
+        assert flags & MessageFlags.UNSENT
+        assert shown[-1][0].namespace == MessageNamespace.CLOUD
+        assert engine_of(account).outbound.sent == 1
+    assert count_on_server(server, user, text) == 1
+    with synced(server, db, user):  # restarted: nothing is sent again
+        pass
+    assert count_on_server(server, user, text) == 1
+    verify_agrees(server, db, capsys)
+
+
+def test_a_message_queued_while_no_app_runs_is_sent_by_the_next_sync(
+    server, tmp_path, capsys
+) -> None:
+    user = chat_of(server, PeerKind.USER)
+    db = tmp_path / "a.db"
+    with synced(server, db, user):
+        pass
+    assert main(["send", "--db", str(db), "--to", str(user), "while", "offline"]) == 0
+    assert count_on_server(server, user, "while offline") == 0
+    address = f"127.0.0.1:{server.port}"
+    status = main(
+        ["sync", "--server", address, "--token", TOKEN, "--db", str(db), "--quiet",
+         "--until-idle", "--timeout", "60"]
+    )  # fmt: skip
+    assert status == 0, capsys.readouterr().err
+    assert count_on_server(server, user, "while offline") == 1
+    capsys.readouterr()
+    verify_agrees(server, db, capsys)
 
 
 def test_two_accounts_on_one_file_one_sends_and_the_other_takes_over(
@@ -185,8 +271,6 @@ def test_a_killed_master_is_taken_over(server, tmp_path, capsys) -> None:
 
 
 def test_sync_fails_in_one_line_while_another_process_syncs(server, tmp_path, capsys) -> None:
-    from client.cli import main
-
     db = tmp_path / "a.db"
     with synced(server, db):
         address = f"127.0.0.1:{server.port}"
