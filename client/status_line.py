@@ -34,10 +34,6 @@ class StatusLine:
 def status_line(status: EngineStatus | None) -> StatusLine:
     if status is None:  # no sync engine runs
         return StatusLine("Offline")
-    if status.role == "standby":
-        if status.problem:
-            return StatusLine(_sentence(status.problem), warning=True)
-        return StatusLine("Standby: another process syncs this account; its updates show here.")
     connection = status.connection
     if connection == "token refused":
         return StatusLine(
@@ -45,6 +41,10 @@ def status_line(status: EngineStatus | None) -> StatusLine:
             final=True,
             warning=True,
         )
+    if status.role == "standby":
+        if status.problem:
+            return StatusLine(_sentence(status.problem), warning=True)
+        return StatusLine("Standby: another process syncs this account; its updates show here.")
     if connection.startswith("waiting to reconnect"):
         cause = _cause(status.problem, "cannot reach the server")
         return StatusLine(

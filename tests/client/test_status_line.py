@@ -68,3 +68,8 @@ def test_a_standby_that_cannot_take_part_warns() -> None:
     line = status_line(status("standby", role="standby", problem=problem))
     assert line.warning
     assert line.text.startswith("Cannot take part in choosing the syncing process")
+
+
+def test_a_refused_token_is_said_even_after_the_engine_let_the_master_lock_go() -> None:
+    line = status_line(status("token refused", role="standby", problem="refused"))
+    assert line.final and line.text.startswith("The server refused this token.")
