@@ -3,6 +3,10 @@
 The app's screens read the Postbox through live views; what the user does goes through
 the methods here, which write locally first (so the screen changes at once) and leave
 the delivery to the sync worker's outbound queue.
+
+Several processes may open one database file (a second window, ``postbox-chat send``):
+only the master client syncs it (``sync.engine.master``); an account whose process is a
+standby shows what the master commits, and takes over when the master exits.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from client.hole_map import HoleSegment, read_hole_map
 from client.search_query import SearchResults, search_database
 from postbox import (
     ClosedRange,
+    MasterClientLock,
     Media,
     MediaKind,
     Message,
@@ -68,8 +73,11 @@ class Account:
         self.host, self.port = host, port
         name = device_name or f"postbox-chat on {platform.node() or 'this computer'}"
         self._worker = SyncWorker(
-            lambda: SyncEngine(self.postbox, host, port, token, timeouts=timeouts, device_name=name)
-        )
+            lambda: SyncEngine(
+                self.postbox, host, port, token, timeouts=timeouts, device_name=name,
+                master_lock=None if db is None else MasterClientLock(db),
+            )
+        )  # fmt: skip
         self._started = False
         self._closed = False
         #: The account logged out: its database is gone.
@@ -83,6 +91,24 @@ class Account:
     @property
     def worker(self) -> SyncWorker:
         return self._worker
+
+    @property
+    def role(self) -> str | None:
+        """ "master" while this process syncs the database, "standby" while another one
+        does; ``None`` before the sync worker runs."""
+        engine = self._worker.engine
+        if not self._started or engine is None:
+            return None
+        return "master" if engine.election is None else engine.election.role.value
+
+    @property
+    def client_id(self) -> int | None:
+        """This process's client id for the database (``None`` before it runs, or for a
+        database in memory, which no other process can open)."""
+        engine = self._worker.engine
+        if not self._started or engine is None or engine.election is None:
+            return None
+        return engine.election.client_id
 
     def status(self) -> EngineStatus | None:
         """The sync engine's state, or ``None`` before it runs."""
@@ -227,7 +253,7 @@ class Account:
         self.close()
         path = self.postbox.path
         if path is not None and str(path) != ":memory:":
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in ("", "-wal", "-shm", "-journal", ".master"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
         self.logged_out = True
 

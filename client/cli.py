@@ -1,7 +1,8 @@
 """The ``postbox-chat`` command line.
 
 Commands: ``demo`` and ``run`` open the desktop client (``client.app``); ``sync`` and
-``verify`` run the sync engine headless (``client.sync_commands``); ``storage-demo``
+``verify`` run the sync engine headless (``client.sync_commands``); ``send`` queues a
+message in a database from another process (``client.send_command``); ``storage-demo``
 generates a dataset (``dataset.generator``), writes it into a fresh Postbox
 database through ordinary transactions, and prints the chat list, a history window, a
 full-text search, a shared-media summary and one live change, with the figures it
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from client.app import add_app_commands
+from client.send_command import add_send_command
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
 from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
@@ -77,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     add_sync_commands(commands)
+    add_send_command(commands)
     add_app_commands(commands)
     demo = commands.add_parser(
         "storage-demo",

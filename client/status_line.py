@@ -3,8 +3,9 @@
 ``status_line(status)`` turns an ``EngineStatus`` into the line the window shows above
 the chat list, Telegram's "Connecting…" / "Updating…" and more: why it cannot connect
 and when it tries again (with a retry button), a refused token (no retry: it will not
-help), or a failure that keeps coming back (the database full). Nothing is shown while
-all is well. Pure: tested without Qt.
+help), a failure that keeps coming back (the database full), or that another process
+syncs the database (a standby: this window shows what that one receives). Nothing is
+shown while all is well. Pure: tested without Qt.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ def status_line(status: EngineStatus | None) -> StatusLine:
             final=True,
             warning=True,
         )
+    if status.role == "standby":
+        if status.problem:
+            return StatusLine(_sentence(status.problem), warning=True)
+        return StatusLine("Standby: another process syncs this account; its updates show here.")
     if connection.startswith("waiting to reconnect"):
         cause = _cause(status.problem, "cannot reach the server")
         return StatusLine(

@@ -5,7 +5,9 @@
 progress on stderr and prints a JSON summary. It exits 1 with a one-line cause when it
 could not connect, the token was refused, or (``--until-idle``) the engine did not
 reach "converged and idle": no gap or difference pending, the open views' holes
-filled, nothing waiting to be sent or validated. ``verify`` compares the database with the
+filled, nothing waiting to be sent or validated. Only one process syncs a database at a
+time: while another one does (a window), ``sync`` waits as a standby and fails after
+``--connect-timeout`` if it never took over. ``verify`` compares the database with the
 server (``sync.verify``), prints each divergence on a line (``category peer N: what``) and
 the JSON summary, and exits 0 if they agree, 1 if they diverge and 2 if it cannot compare
 (database missing or unreadable, server unreachable, token refused).
@@ -25,6 +27,7 @@ from typing import Any, TextIO
 from postbox import (
     ChatListViewKey,
     HistoryAnchor,
+    MasterClientLock,
     MessageHistoryViewKey,
     PeerGroupId,
     PeerId,
@@ -111,7 +114,9 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
         MessageHistoryViewKey(peer_id, HistoryAnchor.upper_bound(), 50) for peer_id in args.open
     ]
     subscription = postbox.combined_view(keys)
-    engine = SyncEngine(postbox, host, port, args.token, timeouts=Timeouts())
+    engine = SyncEngine(
+        postbox, host, port, args.token, timeouts=Timeouts(), master_lock=MasterClientLock(args.db)
+    )
     task = asyncio.create_task(engine.run())
     progress = None if args.quiet else asyncio.create_task(_progress(engine))
     failure: str | None = None
@@ -160,7 +165,14 @@ async def _wait_connected(
     try:
         waiter.result()
     except TimeoutError:
-        cause = engine.status().problem or "no answer"
+        status = engine.status()
+        if status.role == "standby":
+            master = "" if status.master_client_id is None else f" {status.master_client_id:x}"
+            return (
+                f"another process (client{master}) syncs this database and did not stop "
+                f"in {timeout:g} s: close it, or let it sync"
+            )
+        cause = status.problem or "no answer"
         return f"could not connect to {address} in {timeout:g} s ({cause})"
     return None
 
@@ -187,6 +199,7 @@ def _summary(engine: SyncEngine, postbox: Postbox, elapsed: float, idle: bool) -
     status = engine.status()
     return {
         "connection": status.connection,
+        "role": status.role,
         "converged_and_idle": idle,
         "problem": status.problem,
         "elapsed_seconds": round(elapsed, 3),

@@ -28,6 +28,7 @@ from postbox.errors import (
     DatabaseLockedError,
     InvalidArgumentError,
     InvalidSearchQueryError,
+    MasterLockError,
     NotADatabaseError,
     PostboxClosedError,
     PostboxError,
@@ -56,6 +57,14 @@ from postbox.item_collection import (
     ItemCollectionInfo,
     ItemCollectionItem,
     ItemCollectionNamespace,
+)
+from postbox.master_client import (
+    MasterClientLock,
+    MasterLock,
+    MasterRole,
+    MasterStep,
+    new_client_id,
+    next_master_step,
 )
 from postbox.message import (
     ForwardInfo,
@@ -195,6 +204,11 @@ __all__ = [
     "ForwardInfo",
     "Glyph",
     "GlyphShape",
+    "MasterClientLock",
+    "MasterLock",
+    "MasterLockError",
+    "MasterRole",
+    "MasterStep",
     "Media",
     "MediaKind",
     "Message",
@@ -263,4 +277,6 @@ __all__ = [
     "UpdateMessage",
     "ViewSnapshot",
     "ViewUpdateType",
+    "new_client_id",
+    "next_master_step",
 ]

@@ -10,7 +10,8 @@ never see them.
     │   ├── DatabaseLockedError      another process holds a lock for too long
     │   ├── ReadOnlyDatabaseError    the file or its directory cannot be written
     │   ├── StorageFullError         the disk (or the size limit) is full
-    │   └── SchemaVersionError       the file was written by a newer schema
+    │   ├── SchemaVersionError       the file was written by a newer schema
+    │   └── MasterLockError          the master client's sidecar file cannot be locked
     ├── CorruptValueError            a stored value cannot be decoded
     ├── InvalidSearchQueryError      a full-text query that FTS5 cannot parse
     ├── InvalidArgumentError         a caller passed a value the tables cannot store
@@ -27,6 +28,7 @@ __all__ = [
     "DatabaseLockedError",
     "InvalidArgumentError",
     "InvalidSearchQueryError",
+    "MasterLockError",
     "NotADatabaseError",
     "PostboxClosedError",
     "PostboxError",
@@ -63,6 +65,10 @@ class StorageFullError(DatabaseError):
 
 class SchemaVersionError(DatabaseError):
     """The file was written by a newer version of the schema than this code knows."""
+
+
+class MasterLockError(DatabaseError):
+    """The sidecar file that decides the master client cannot be opened or locked."""
 
 
 class CorruptValueError(PostboxError):

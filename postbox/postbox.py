@@ -12,6 +12,14 @@ every cache is dropped, and the future carries the exception.
 submission order, through the same commit path (a deterministic simulation drives it
 so). ``before_commit`` is called inside every commit just before SQLite commits; what
 it raises rolls the transaction back as a real storage error would.
+
+Another process's commits (``postbox-chat send``, a second window) reach the open views
+through SQLite's ``data_version``, a cheap look between transactions: every transaction
+looks first; the postbox thread looks when the write-ahead log is written (``file_watch``,
+where the system reports it: at once), and, while views are open or external change
+listeners registered, whenever it was idle for ``external_check_interval`` (the
+fallback). What another process changed reloads every open view; views that differ
+re-emit.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import gc
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
@@ -28,6 +37,7 @@ from typing import Any, Final, TypeVar
 
 from postbox.change_record import ChangeCollector, ChangeRecord
 from postbox.errors import PostboxClosedError, PostboxError
+from postbox.file_watch import watch_writes
 from postbox.schema import migrate
 from postbox.seed_configuration import DEFAULT_SEED_CONFIGURATION, SeedConfiguration
 from postbox.tables import Tables
@@ -46,8 +56,14 @@ ExternalChangeListener = Callable[[int], None]
 
 _log = logging.getLogger(__name__)
 _STOP: Final = object()
-#: How often an idle postbox with open views checks for another process's commits.
+#: Queued by the file watch: the write-ahead log was written.
+_FILE_WRITTEN: Final = object()
+#: How often an idle postbox with open views (or external change listeners) checks for
+#: another process's commits.
 EXTERNAL_CHECK_INTERVAL: Final = 0.25
+#: After a write-ahead log write that showed nothing new, look once more this much later:
+#: the writer updates SQLite's index (a memory map, which raises no event) after its write.
+FOLLOW_UP_CHECK_DELAY: Final = 0.02
 #: Quiet time after which a large WAL is folded back into the file.
 IDLE_CHECKPOINT_DELAY: Final = 0.05
 #: WAL pages past which the WAL is folded back even while transactions keep coming.
@@ -64,6 +80,7 @@ class Postbox:
         seed_configuration: SeedConfiguration = DEFAULT_SEED_CONFIGURATION,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         external_check_interval: float = EXTERNAL_CHECK_INTERVAL,
+        watch_file: bool = True,
         inline: bool = False,
     ) -> None:
         self.path = None if path is None else str(path)
@@ -86,6 +103,11 @@ class Postbox:
             collections.deque()
         )
         self._inline_running = False
+        #: Stops the file watch (``None``: no watch, idle checks only).
+        self._stop_watch: Callable[[], None] | None = None
+        self._file_check_queued = False
+        #: When (monotonic) to look for another process's commits once more.
+        self._follow_up_at: float | None = None
         self._thread = threading.Thread(target=self._run, name="postbox", daemon=True)
         if inline:
             self._open(busy_timeout_ms)
@@ -98,6 +120,8 @@ class Postbox:
         except BaseException:
             self._stop_thread()
             raise
+        if watch_file and self.path is not None:
+            self._stop_watch = watch_writes(self.path + "-wal", self._on_file_written)
 
     # -- public ---------------------------------------------------------------
 
@@ -219,6 +243,9 @@ class Postbox:
 
     def _stop_thread(self) -> None:
         self._closed = True
+        if self._stop_watch is not None:
+            self._stop_watch()
+            self._stop_watch = None
         if threading.current_thread() is self._thread:
             raise PostboxError("close() cannot be called from a transaction")
         self._queue.put(_STOP)
@@ -233,6 +260,9 @@ class Postbox:
                 continue
             if item is _STOP:
                 break
+            if item is _FILE_WRITTEN:
+                self._on_file_written_check()
+                continue
             task, future = item
             self._run_task(task, future)
             if self._box is not None and self._box.wal_pages > BUSY_CHECKPOINT_PAGES:
@@ -257,14 +287,40 @@ class Postbox:
         timeout = None
         if self._box is not None and self._box.wal_pages > CHECKPOINT_PAGES:
             timeout = IDLE_CHECKPOINT_DELAY
-        if self.tracker.has_views:
+        if self._watches_others:
             timeout = min(timeout or self.external_check_interval, self.external_check_interval)
+        if self._follow_up_at is not None:
+            due = max(0.0, self._follow_up_at - time.monotonic())
+            timeout = due if timeout is None else min(timeout, due)
         return timeout
 
     def _on_idle(self) -> None:
         self._checkpoint()
-        if self.tracker.has_views:
+        follow_up = self._follow_up_at is not None and self._follow_up_at <= time.monotonic()
+        if follow_up:
+            self._follow_up_at = None
+        if follow_up or self._watches_others:
             self._check_external()
+
+    @property
+    def _watches_others(self) -> bool:
+        """Whether anyone needs to know of other processes' commits (open views, or
+        external change listeners)."""
+        return self.tracker.has_views or bool(self._external_listeners)
+
+    def _on_file_written(self) -> None:
+        """On the file watch's thread: have the postbox thread look (once per burst)."""
+        if self._closed or self._file_check_queued:
+            return
+        if not self._watches_others:
+            return  # nobody to tell
+        self._file_check_queued = True
+        self._queue.put(_FILE_WRITTEN)
+
+    def _on_file_written_check(self) -> None:
+        self._file_check_queued = False
+        if not self._check_external():
+            self._follow_up_at = time.monotonic() + FOLLOW_UP_CHECK_DELAY
 
     def _checkpoint(self) -> None:
         """Fold the WAL back into the file; done between bursts of work, not in commits."""
@@ -281,7 +337,7 @@ class Postbox:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if item is not _STOP:
+            if item is not _STOP and item is not _FILE_WRITTEN:
                 item[1].set_exception(PostboxClosedError("the postbox was closed first"))
 
     def _open(self, busy_timeout_ms: int) -> None:
@@ -361,23 +417,25 @@ class Postbox:
         self._notify_external(stored_version)
         return True
 
-    def _check_external(self) -> None:
-        """Between transactions: a cheap look for another process's commits."""
+    def _check_external(self) -> bool:
+        """Between transactions: a cheap look for another process's commits; True if
+        one was found."""
         box, tables = self._box, self._tables
         assert box is not None and tables is not None
         try:
             data_version = box.data_version()
             if data_version == self._data_version:
-                return
+                return False
             self._data_version = data_version
             box.begin_read()
             try:
-                self._notice_external(tables)
+                return self._notice_external(tables)
             finally:
                 box.rollback()
                 tables.reset()
         except PostboxError:
             _log.exception("checking for other processes' commits failed")
+            return False
 
     def _replay_views(self, record: ChangeRecord) -> None:
         """Replay a commit against the open views, in a read transaction of its own."""

@@ -72,6 +72,16 @@ class Transaction:
     def set_state(self, state: StateCursor) -> None:
         self._check().metadata.set_state(state)
 
+    def get_master_client_id(self) -> int | None:
+        """The client id recorded by the process that syncs this database, if any."""
+        return self._check().metadata.master_client_id()
+
+    def set_master_client_id(self, client_id: int | None) -> None:
+        """Record ``client_id`` as the syncing process (``None``: no process syncs)."""
+        if client_id is not None and not 0 < client_id < 2**63:
+            raise InvalidArgumentError(f"client id {client_id} is outside 1..2**63-1")
+        self._check().metadata.set_master_client_id(client_id)
+
     def get_peer_chat_state(self, peer_id: PeerId) -> ChannelState | None:
         return self._check().peer_chat_states.get(peer_id)
 
@@ -82,6 +92,10 @@ class Transaction:
 
     def get_peer(self, peer_id: PeerId) -> Peer | None:
         return self._check().peers.get(peer_id)
+
+    def get_all_peers(self) -> dict[PeerId, Peer]:
+        """Every stored peer (a scan of the table: for look-ups by name, not per frame)."""
+        return self._check().peers.all()
 
     def update_peers(self, peers: Iterable[Peer]) -> None:
         """Store peers; a peer seen for the first time gets its initial history holes."""

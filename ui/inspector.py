@@ -315,7 +315,7 @@ class InspectorPanel(QWidget):
         if status is None:
             self.connection.setText("connection: not started")
             return
-        self.connection.setText(f"connection: {status.connection}")
+        self.connection.setText(f"connection: {status.connection} · {status.role}")
         self.operation.setText(f"operation: {status.operation or 'idle'}")
         queue = status.queue
         self.queue.setText("queue: " + (" → ".join(queue) if queue else "empty"))

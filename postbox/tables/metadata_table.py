@@ -1,4 +1,5 @@
-"""MetadataTable: the state cursor, the transaction state version and one-time flags."""
+"""MetadataTable: the state cursor, the transaction state version, the master client id
+and one-time flags."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ __all__ = ["MetadataTable"]
 _STATE = b"state"
 _TRANSACTION_STATE_VERSION = b"transaction_state_version"
 _CHAT_LIST_INITIALIZED = b"chat_list_initialized"
+_MASTER_CLIENT_ID = b"master_client_id"
 
 
 class MetadataTable(Table[bytes]):
@@ -40,6 +42,17 @@ class MetadataTable(Table[bytes]):
         version = self.transaction_state_version() + 1
         self._set(_TRANSACTION_STATE_VERSION, INT64.pack(version))
         return version
+
+    def master_client_id(self) -> int | None:
+        """The client id of the process that syncs this database (``MasterClientId``)."""
+        data = self._get(_MASTER_CLIENT_ID)
+        return None if data is None else stored_number(INT64, data, "master client id")
+
+    def set_master_client_id(self, client_id: int | None) -> None:
+        if client_id is None:
+            self._remove(_MASTER_CLIENT_ID)
+        else:
+            self._set(_MASTER_CLIENT_ID, INT64.pack(client_id))
 
     def is_chat_list_initialized(self) -> bool:
         return self._get(_CHAT_LIST_INITIALIZED) is not None

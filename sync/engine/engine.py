@@ -4,7 +4,12 @@
 pushes to the ``StateManager``, and runs the ``HoleFiller`` and ``Outbound`` beside it.
 Every (re)connection counts as a gap: the state manager asks for the difference. A
 request interrupted by a lost connection is sent again once the connection is back.
-``SyncWorker`` runs an engine on a thread with its own event loop, for the app.
+Given a ``master_lock``, the engine does all this only while its process is the master
+client of the database (``master.py``); as a standby it waits, and takes over when the
+master exits. Waits with a time limit use ``asyncio.timeout``: on Python 3.11,
+``asyncio.wait_for`` can swallow a cancellation that comes as the awaited thing
+finishes, and an engine being stopped then kept running. ``SyncWorker`` runs an engine
+on a thread with its own event loop, for the app.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any, TypeVar
 
 from postbox import (
     ChatListHolesEntry,
+    MasterLock,
+    MasterRole,
     MessageHistoryHolesEntry,
     Postbox,
     PostboxError,
@@ -30,6 +37,7 @@ from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.item_collections import ItemCollectionSync
+from sync.engine.master import MasterElection
 from sync.engine.outbound import ACCOUNT_PEER_PREFERENCE, Outbound
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
@@ -84,6 +92,11 @@ class EngineStatus:
     validating: int = 0
     #: Seconds until the next attempt to connect, while waiting for one.
     retry_in: float | None = None
+    #: "master" (this process syncs the database) or "standby" (another one does).
+    role: str = "master"
+    #: This process's client id, and the master's as last read (with a master lock).
+    client_id: int | None = None
+    master_client_id: int | None = None
 
 
 class SyncEngine:
@@ -99,6 +112,7 @@ class SyncEngine:
         connector: Connector | None = None,
         rng: random.Random | None = None,
         device_name: str = "postbox-chat",
+        master_lock: MasterLock | None = None,
     ) -> None:
         self.postbox = postbox
         self.host, self.port, self.token = host, port, token
@@ -134,6 +148,10 @@ class SyncEngine:
         self.item_collections = ItemCollectionSync(
             postbox, self.call, timeouts=timeouts, changes=self.changes, rng=self._rng
         )
+        #: With a master lock: syncs only while this process is the database's master.
+        self.election = None if master_lock is None else MasterElection(
+            postbox, master_lock, interval=timeouts.master_check, changes=self.changes,
+        )  # fmt: skip
         self.connection_state = "connecting"
         #: Connections authorized, and attempts to open one.
         self.connections = 0
@@ -163,7 +181,8 @@ class SyncEngine:
             if connection is None:
                 continue
             try:
-                return await asyncio.wait_for(connection.call(params), self.timeouts.request)
+                async with asyncio.timeout(self.timeouts.request):
+                    return await connection.call(params)
             except TimeoutError:
                 reason = f"no answer to {method_name(params)} in {self.timeouts.request:g} s"
                 log.warning("%s: reconnecting", reason)
@@ -187,7 +206,53 @@ class SyncEngine:
         await self.changes.wait_for(predicate, timeout)
 
     async def run(self) -> None:
-        """Run until cancelled; raises ``AuthorizationError`` if the token is refused."""
+        """Run until cancelled; raises ``AuthorizationError`` if the token is refused.
+        With a master lock, sync only while this process is the master client."""
+        remove_listener = self.postbox.add_external_change_listener(self._on_external_change)
+        try:
+            if self.election is None:
+                await self._sync()
+            else:
+                await self._sync_as_master(self.election)
+        finally:
+            remove_listener()
+
+    def _on_external_change(self, _version: int) -> None:
+        """Another process committed (postbox thread)."""
+        if self.election is not None:
+            self.election.external_change()
+        self.changes.notify()
+
+    async def _sync_as_master(self, election: MasterElection) -> None:
+        """Wait as a standby until this process is the master, sync while it is; again
+        if it stops being one. Resigns when the engine stops."""
+        try:
+            while True:
+                if await election.step() is not MasterRole.MASTER:
+                    self.connection_state = "standby"
+                    self.changes.notify()
+                    await election.wait_until_master()
+                self.connection_state = "connecting"
+                self.changes.notify()
+                syncing = asyncio.create_task(self._sync(), name="sync")
+                demoted = asyncio.create_task(election.wait_until_standby(), name="master-check")
+                try:
+                    done, _ = await asyncio.wait(
+                        {syncing, demoted}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    syncing.cancel()
+                    demoted.cancel()
+                    await asyncio.gather(syncing, demoted, return_exceptions=True)
+                if syncing in done:
+                    syncing.result()  # what ended it (a refused token)
+                    return
+                log.warning("client %x is no longer the master", election.client_id)
+        finally:
+            await election.resign()
+
+    async def _sync(self) -> None:
+        """The network side: the connection and every part that uses it."""
         remove_listener = self.postbox.add_commit_listener(lambda _record: self.changes.notify())
         parts = [
             asyncio.create_task(self._supervised(name, run), name=name)
@@ -208,8 +273,10 @@ class SyncEngine:
             for task in parts:
                 task.cancel()
             await asyncio.gather(*parts, return_exceptions=True)
-            if self._connection is not None:
-                await self._connection.close()
+            connection, self._connection = self._connection, None
+            self._connected.clear()
+            if connection is not None:
+                await connection.close()
 
     async def _supervised(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
         """Run a part for ever: one that stops on an error it did not handle is logged,
@@ -276,7 +343,8 @@ class SyncEngine:
         self._retry_now.clear()
         self.changes.notify()
         try:
-            await asyncio.wait_for(self._retry_now.wait(), pause)
+            async with asyncio.timeout(pause):
+                await self._retry_now.wait()
         except TimeoutError:
             pass
         finally:
@@ -302,7 +370,8 @@ class SyncEngine:
     async def _open(self) -> ServerConnection | None:
         self.connection_attempts += 1
         try:
-            return await asyncio.wait_for(self.connector(), self.timeouts.request)
+            async with asyncio.timeout(self.timeouts.request):
+                return await self.connector()
         except (OSError, TimeoutError) as error:
             if isinstance(error, ConnectionRefusedError):
                 cause = "connection refused"
@@ -337,10 +406,10 @@ class SyncEngine:
             self.changes.notify()
             return None
         try:
-            auth = Auth(self.token, device, self.device_name[:128])
-            answer: Authorization = await asyncio.wait_for(
-                connection.call(auth), self.timeouts.request
-            )
+            async with asyncio.timeout(self.timeouts.request):
+                answer: Authorization = await connection.call(
+                    Auth(self.token, device, self.device_name[:128])
+                )
             return answer
         except RpcError as error:
             await connection.close()
@@ -428,7 +497,9 @@ class SyncEngine:
         counters["sticker_sets_fetched"] = self.item_collections.sets_fetched
         counters["connections"] = self.connections
         counters["connection_attempts"] = self.connection_attempts
+        election = self.election
         problems = (
+            None if election is None else election.problem,
             self.problem,
             self.state_manager.problem,
             self.outbound.problem,
@@ -448,6 +519,9 @@ class SyncEngine:
             next((problem for problem in problems if problem), None),
             self.read_states.pending + self.tag_summaries.pending,
             None if self._retry_at is None else max(0.0, self._retry_at - loop_time()),
+            "master" if election is None else election.role.value,
+            None if election is None else election.client_id,
+            None if election is None else election.master_client_id,
         )
 
 

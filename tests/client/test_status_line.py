@@ -55,3 +55,21 @@ def test_a_lost_connection_says_so() -> None:
 
 def test_without_a_sync_engine_it_says_offline() -> None:
     assert status_line(None).text == "Offline"
+
+
+def test_a_standby_says_another_process_syncs_without_a_warning() -> None:
+    line = status_line(status("standby", role="standby", master_client_id=0xABC))
+    assert line.text == "Standby: another process syncs this account; its updates show here."
+    assert not line.warning and not line.can_retry and not line.final
+
+
+def test_a_standby_that_cannot_take_part_warns() -> None:
+    problem = "cannot take part in choosing the syncing process: cannot open x.master"
+    line = status_line(status("standby", role="standby", problem=problem))
+    assert line.warning
+    assert line.text.startswith("Cannot take part in choosing the syncing process")
+
+
+def test_a_refused_token_is_said_even_after_the_engine_let_the_master_lock_go() -> None:
+    line = status_line(status("token refused", role="standby", problem="refused"))
+    assert line.final and line.text.startswith("The server refused this token.")
