@@ -94,9 +94,11 @@ class MockServer:
         self.store: ServerStore | None = None
         self._service: Service | None = None
         self._server: asyncio.Server | None = None
-        self._connections: set[Connection] = set()
-        self._unauthorized: set[Connection] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Dicts, not sets: they keep the order connections came in, so pushes and
+        # shutdowns go out in the same order on every run of a simulation.
+        self._connections: dict[Connection, None] = {}
+        self._unauthorized: dict[Connection, None] = {}
+        self._tasks: dict[asyncio.Task[Any], None] = {}
         self._traffic: asyncio.Task[None] | None = None
         self._connections_made = 0
         #: Requests read and not answered yet, per connection, answered in turn.
@@ -169,14 +171,14 @@ class MockServer:
         )
 
     def connection_closed(self, connection: Connection) -> None:
-        self._connections.discard(connection)
-        self._unauthorized.discard(connection)
+        self._connections.pop(connection, None)
+        self._unauthorized.pop(connection, None)
         self.requests.remove(connection)
         if self._service is not None:
             self._service.session_ended(connection.session)
 
     def connection_authorized(self, connection: Connection) -> None:
-        self._unauthorized.discard(connection)
+        self._unauthorized.pop(connection, None)
         if connection in self.requests:
             self.requests.set_limit(connection, self.config.max_requests_in_flight)
         self.changes.notify()
@@ -319,20 +321,20 @@ class MockServer:
         faults = FaultInjector.for_connection(self.config.faults, self.config.seed, number)
         session = Session(number, faults, peer_name=peer_name)
         connection = Connection(self, reader, writer, session)
-        self._connections.add(connection)
-        self._unauthorized.add(connection)
+        self._connections[connection] = None
+        self._unauthorized[connection] = None
         self.requests.add(connection, 1)  # one at a time until it authorizes
         connection.start_auth_timer()
         self.changes.notify()
         log.info("connection %s from %s", number, session.peer_name)
         task = asyncio.current_task()
         if task is not None:
-            self._tasks.add(task)
+            self._tasks[task] = None
         try:
             await connection.run()
         finally:
             if task is not None:
-                self._tasks.discard(task)
+                self._tasks.pop(task, None)
 
     async def _generate_traffic(self, rate: float) -> None:
         loop = asyncio.get_running_loop()

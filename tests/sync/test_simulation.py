@@ -37,6 +37,20 @@ def test_the_same_seed_replays_exactly() -> None:
     assert simulate(seed + 1).digest != first.digest
 
 
+def test_several_clients_replay_exactly_and_each_is_verified() -> None:
+    seed = _first_seed(lambda s: len(s.seats) == 4 and s.rate > 0)
+    first, second = simulate(seed), simulate(seed)
+    assert first.trace == second.trace and first.digest == second.digest
+    assert first.ok, first.divergences
+    verified = [line for line in first.trace if "verified " in line]
+    assert [line.split()[1].split("verified")[0] for line in verified] == [
+        "",
+        "c1:",
+        "c2:",
+        "c3:",
+    ]
+
+
 def test_without_faults_the_client_converges_and_verify_ran() -> None:
     seed = _first_seed(lambda s: s.mix in ("user", "none") and s.rate > 0)
     outcome = simulate(seed)
