@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from client.account import Account
 from client.demo_seats import MAX_DEVICES, Seat, demo_seats
+from client.token_option import add_token_argument
 from postbox import PeerId
 from sync.server.config import FaultConfig, ServerConfig
 
@@ -196,7 +197,7 @@ def add_app_commands(commands: Any) -> None:
         description="Open the desktop client against a running postbox-server.",
     )
     run.add_argument("--server", type=_address, required=True, metavar="HOST:PORT")
-    run.add_argument("--token", required=True, help="the server's token")
+    add_token_argument(run)
     run.add_argument("--db", type=Path, required=True, help="local database (created if new)")
     _theme_argument(run)
     run.set_defaults(command=_run_command)

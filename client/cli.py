@@ -29,6 +29,7 @@ from client.app import add_app_commands
 from client.send_command import add_send_command
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
+from client.token_option import missing_token
 from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from postbox import PostboxError
 
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed its message (or the help)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    problem = missing_token(args)
+    if problem is not None:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 2
     out = sys.stdout
     _tolerate_narrow_encoding(out)
     command: Callable[[argparse.Namespace, TextIO], int] = args.command

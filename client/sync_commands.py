@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from client.token_option import add_token_argument
 from postbox import (
     ChatListViewKey,
     HistoryAnchor,
@@ -78,7 +79,7 @@ def add_sync_commands(commands: Any) -> None:
     ):
         parser = commands.add_parser(name, help=help_text, description=help_text)
         parser.add_argument("--server", type=parse_address, required=True, metavar="HOST:PORT")
-        parser.add_argument("--token", required=True, help="the server's token")
+        add_token_argument(parser)
         parser.add_argument("--db", type=Path, required=True, help="the Postbox database file")
         if name == "sync":
             parser.add_argument(

@@ -117,3 +117,20 @@ def test_verify_reports_an_unreachable_server(tmp_path, capsys) -> None:
     )
     assert status == 2
     assert "cannot reach" in err
+
+
+def test_the_token_can_come_from_the_environment(server, tmp_path, capsys, monkeypatch) -> None:
+    """POSTBOX_TOKEN keeps the token out of the process list; without it and without
+    --token the command says what is missing."""
+    db = str(tmp_path / "client.db")
+    address = f"127.0.0.1:{server.port}"
+    monkeypatch.delenv("POSTBOX_TOKEN", raising=False)
+    status, _out, err = run(capsys, "sync", "--server", address, "--db", db, "--until-idle")
+    assert status == 2 and "POSTBOX_TOKEN" in err
+    monkeypatch.setenv("POSTBOX_TOKEN", TOKEN)
+    status, out, _err = run(
+        capsys, "sync", "--server", address, "--db", db, "--until-idle", "--quiet"
+    )
+    assert status == 0, out
+    status, out, _err = run(capsys, "verify", "--server", address, "--db", db)
+    assert status == 0 and json.loads(out)["ok"] is True
