@@ -399,7 +399,7 @@ class Outbound:
             saved: AffectedMessages = await self._call(
                 SetNotifySettings(peer, contents["muted_until"])
             )
-            gap = await self._read(lambda tx: _done(tx, entry, saved.pts, saved.pts_count))
+            gap = await self._read(lambda tx: _muted(tx, entry, saved))
         elif entry.tag == EDIT_TAG:
             edited: SentMessage = await self._call(
                 EditMessage(peer, contents["id"], contents["text"])
@@ -549,6 +549,16 @@ def _deleted(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMe
     # The chat's top and unread count as the server has them now, without these.
     request_validation(tx, entry.peer_id)
     return _done(tx, entry, affected.pts, affected.pts_count)
+
+
+def _muted(tx: Transaction, entry: PeerOperationLogEntry, saved: AffectedMessages) -> bool:
+    """The server has the mute ``entry`` held when it was sent. If the chat was muted
+    again here meanwhile (the entry now holds another choice), the entry stays, to send
+    that one; only the counter moves."""
+    for current in tx.get_operation_log_entries(entry.peer_id, SETTINGS_TAG):
+        if current.tag_local_index == entry.tag_local_index and current.contents != entry.contents:
+            return _apply_pts(tx, entry.peer_id, saved.pts, saved.pts_count, SETTINGS_TAG)
+    return _done(tx, entry, saved.pts, saved.pts_count)
 
 
 def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMessages) -> bool:
