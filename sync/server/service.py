@@ -48,7 +48,12 @@ from sync.protocol import (
     SentMessage,
     SentMessages,
     SetNotifySettings,
+    UpdateDeleteChannelMessages,
+    UpdateDeleteMessages,
     UpdateNewEncryptedMessage,
+    UpdateNotifySettings,
+    UpdateReadChannelInbox,
+    UpdateReadHistoryInbox,
     WireRecord,
     peer_kind,
 )
@@ -81,6 +86,14 @@ class Session:
 
 #: ``publish(account, pushes, exclude)``: push to the account's sessions but ``exclude``.
 Publish = Callable[[int, list[AnyUpdates], Session | None], None]
+#: The changes answered with ``AffectedMessages``: each takes pts.
+_PtsChange = (
+    UpdateDeleteMessages
+    | UpdateDeleteChannelMessages
+    | UpdateReadHistoryInbox
+    | UpdateReadChannelInbox
+    | UpdateNotifySettings
+)
 #: How long an account with a session is said to be online for.
 ONLINE_FOR = 86_400
 #: ``terminate(account, device)``: close that device's connections.
@@ -365,24 +378,29 @@ class Service:
             raise StoreError(
                 "only the channel's admins can delete posts", ErrorCode.PEER_ID_INVALID
             )
-        update = store.delete_messages(params.peer, params.ids)
-        if update is None:
-            return AffectedMessages(self._current_pts(store, params.peer), 0)
-        self._publish(session.account, [push_for(store, update)], session)
-        return AffectedMessages(update.pts, update.pts_count)
+        return self._affected(
+            session, store, params.peer, store.delete_messages(params.peer, params.ids)
+        )
 
     def _read_history(self, session: Session, params: ReadHistory) -> AffectedMessages:
         store = self.box(session)
-        update = store.read_inbox(params.peer, params.max_id)
-        if update is None:
-            return AffectedMessages(self._current_pts(store, params.peer), 0)
-        self._publish(session.account, [push_for(store, update)], session)
-        return AffectedMessages(update.pts, update.pts_count)
+        return self._affected(
+            session, store, params.peer, store.read_inbox(params.peer, params.max_id)
+        )
 
     def _set_notify_settings(self, session: Session, params: SetNotifySettings) -> AffectedMessages:
         store = self.box(session)
         update = store.set_notify_settings(params.peer, params.muted_until)
+        return self._affected(session, store, None, update)
+
+    def _affected(
+        self, session: Session, store: ServerStore, peer: int | None, update: _PtsChange | None
+    ) -> AffectedMessages:
+        """The answer to a change that takes pts: pushed to the account's other sessions;
+        with nothing changed, the counter where it stands (the channel's if ``peer`` is a
+        channel, else the account's)."""
         if update is None:
-            return AffectedMessages(store.state().pts, 0)
+            pts = store.state().pts if peer is None else self._current_pts(store, peer)
+            return AffectedMessages(pts, 0)
         self._publish(session.account, [push_for(store, update)], session)
         return AffectedMessages(update.pts, update.pts_count)
