@@ -18,7 +18,7 @@ from sync.engine import DEVICE_PREFERENCE, SessionTerminatedError
 from sync.protocol import Auth, ErrorCode, RpcError
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
-from tests.client.test_two_accounts import synced
+from tests.client.account_helpers import synced_as as synced
 from tests.sync.engine_helpers import FAST
 
 TOKEN = "devices"

@@ -10,26 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import postbox
 from client.account import Account
-from client.cli import main
 from postbox import (
-    AnyViewKey,
-    ChatListViewKey,
     ForwardInfo,
-    HistoryAnchor,
     MessageFlags,
-    MessageHistoryViewKey,
     MessageId,
     MessageNamespace,
-    PeerGroupId,
     PeerId,
     PeerNamespace,
     Transaction,
@@ -37,6 +30,7 @@ from postbox import (
 from sync.protocol import ForwardHeader, Message, PeerKind, peer_kind
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
+from tests.client.account_helpers import synced_as, verify_agrees_for, wait_until
 from tests.sync.engine_helpers import FAST
 
 TOKEN = "actions"
@@ -49,22 +43,10 @@ def server() -> Iterator[EmbeddedServer]:
         yield running
 
 
-@contextlib.contextmanager
-def synced(server: EmbeddedServer, db: Path, *chats: int) -> Iterator[Account]:
-    """A syncing account whose chat list and the history of ``chats`` are on screen, so
-    their holes are filled, as the app would; once idle."""
-    with Account(db, "127.0.0.1", server.port, TOKEN, timeouts=FAST) as account:
-        keys: list[AnyViewKey] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
-        keys += [
-            MessageHistoryViewKey(PeerId(peer), HistoryAnchor.upper_bound(), 50) for peer in chats
-        ]
-        screen = account.postbox.combined_view(keys, lambda _snapshot: None)
-        try:
-            screen.ready.result(timeout=30)
-            assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-            yield account
-        finally:
-            screen.dispose()
+def synced(
+    server: EmbeddedServer, db: Path, *chats: int
+) -> contextlib.AbstractContextManager[Account]:
+    return synced_as(server, db, TOKEN, *chats)
 
 
 @contextlib.contextmanager
@@ -87,10 +69,6 @@ def held(server: EmbeddedServer) -> Iterator[None]:
         holder.join()
 
 
-def wait_until(account: Account, predicate: Callable[[], bool]) -> None:
-    account.worker.call(lambda engine: engine.wait_for(predicate, 30))
-
-
 def chat_of(server: EmbeddedServer, kind: PeerKind) -> int:
     """The busiest chat of a kind."""
     sizes = server.call(lambda s: s.service.store.chat_sizes())
@@ -106,11 +84,7 @@ def stored(account: Account, peer: int, id_: int) -> postbox.Message | None:
 
 
 def verify_agrees(server: EmbeddedServer, db: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    address = f"127.0.0.1:{server.port}"
-    status = main(["verify", "--server", address, "--token", TOKEN, "--db", str(db)])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    assert json.loads(out[out.index("{") :])["ok"] is True
+    verify_agrees_for(server, db, TOKEN, capsys)
 
 
 def test_a_reply_carries_its_reference_to_the_server(server, tmp_path, capsys) -> None:

@@ -30,13 +30,13 @@ from sync.engine import SyncEngine
 from sync.protocol import PeerKind
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
+from tests.client.account_helpers import wait_until
 from tests.client.test_message_actions import (
     TOKEN,
     chat_of,
     held,
     synced,
     verify_agrees,
-    wait_until,
 )
 from tests.sync.engine_helpers import FAST
 

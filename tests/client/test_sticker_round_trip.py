@@ -19,6 +19,7 @@ from sync.protocol import PeerKind
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
 from sync.verify.compare_stickers import read_local_collections
+from tests.client.account_helpers import wait_until
 from tests.client.test_message_actions import (
     TOKEN,
     chat_of,
@@ -27,7 +28,6 @@ from tests.client.test_message_actions import (
     stored,
     synced,
     verify_agrees,
-    wait_until,
 )
 
 LOCAL = int(MessageNamespace.LOCAL)

@@ -9,23 +9,15 @@ account's presence, as the others see it, follows its connections).
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import postbox
 from client.account import Account
-from client.cli import main
 from postbox import (
-    AnyViewKey,
-    ChatListViewKey,
-    HistoryAnchor,
-    MessageHistoryViewKey,
     MessageNamespace,
-    PeerGroupId,
     PeerId,
     PeerReadState,
     PresenceStatus,
@@ -33,7 +25,8 @@ from postbox import (
 from sync.protocol import PeerKind, peer_kind
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import EmbeddedServer
-from tests.sync.engine_helpers import FAST
+from tests.client.account_helpers import synced_as as synced
+from tests.client.account_helpers import verify_agrees_for, wait_until
 
 TOKEN = "accounts"
 CLOUD = int(MessageNamespace.CLOUD)
@@ -67,27 +60,6 @@ def token_of(server: EmbeddedServer, user: int) -> str:
     return server.call(lambda s: s.service.accounts.token_for(user))
 
 
-@contextlib.contextmanager
-def synced(server: EmbeddedServer, db: Path, token: str, *chats: int) -> Iterator[Account]:
-    """A syncing account with its chat list and the history of ``chats`` on screen."""
-    with Account(db, "127.0.0.1", server.port, token, timeouts=FAST) as account:
-        keys: list[AnyViewKey] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
-        keys += [
-            MessageHistoryViewKey(PeerId(peer), HistoryAnchor.upper_bound(), 50) for peer in chats
-        ]
-        screen = account.postbox.combined_view(keys, lambda _snapshot: None)
-        try:
-            screen.ready.result(timeout=30)
-            assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
-            yield account
-        finally:
-            screen.dispose()
-
-
-def wait_until(account: Account, predicate: Callable[[], bool]) -> None:
-    account.worker.call(lambda engine: engine.wait_for(predicate, 30))
-
-
 def history(account: Account, peer: int) -> list[postbox.Message]:
     return account.postbox.run(lambda tx: tx.get_messages(PeerId(peer), CLOUD))
 
@@ -111,11 +83,7 @@ def unread(account: Account, peer: int) -> int:
 
 
 def verify_agrees(server: EmbeddedServer, db: Path, token: str, capsys) -> None:
-    address = f"127.0.0.1:{server.port}"
-    status = main(["verify", "--server", address, "--token", token, "--db", str(db)])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    assert json.loads(out[out.index("{") :])["ok"] is True
+    verify_agrees_for(server, db, token, capsys)
 
 
 def test_a_send_reaches_the_other_account_and_its_read_comes_back(server, tmp_path, capsys) -> None:
