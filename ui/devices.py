@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -82,9 +83,9 @@ class DevicesDialog(QDialog):
         """Ask the server for the devices again."""
         self._relay.watch(self._account.devices(), self.show_devices, self._failed)
 
-    def showEvent(self, event: object) -> None:  # noqa: N802 - Qt
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt
         self.refresh()
-        super().showEvent(event)  # type: ignore[arg-type]
+        super().showEvent(event)
 
     def show_devices(self, devices: Sequence[Device]) -> None:
         self.devices = list(devices)
