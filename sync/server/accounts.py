@@ -230,17 +230,14 @@ class Accounts:
     ) -> dict[int, list[AnyUpdates]]:
         """Set an account's presence in every other box that knows it (its own box keeps
         none: nobody shows themselves as online); the pushes each account is owed."""
-        owed: dict[int, list[AnyUpdates]] = {}
         self._mirroring = True
         try:
-            for account, box in self._others(user_id):
-                if box.peer(user_id) is None:
-                    continue
-                presence = box.set_presence(user_id, status, timestamp)
-                owed[account] = [Updates((UpdateUserStatus(presence),), (), box.now())]
+            return {
+                account: [push]
+                for account, push in self._presence(user_id, user_id, status, timestamp)
+            }
         finally:
             self._mirroring = False
-        return owed
 
     def _mirror_one(self, origin: int, update: AnyUpdate) -> list[tuple[int, AnyUpdates]]:
         match update:
@@ -253,21 +250,30 @@ class Accounts:
             case UpdateReadHistoryInbox(peer=peer, max_id=max_id):
                 return self._read(origin, peer, max_id)
             case UpdatePeer(peer=peer):
-                return [
-                    (account, push_for(box, renamed, seq))
-                    for account, box in self._others(origin)
-                    if box.peer(peer.id) is not None
-                    for renamed, seq in (box.rename_peer(peer.id, peer.name),)
-                ]
+                return self._rename(origin, peer.id, peer.name)
             case UpdateUserStatus(presence=presence):
-                return [
-                    (account, Updates((UpdateUserStatus(presence),), (), box.now()))
-                    for account, box in self._others(origin)
-                    if account != presence.user and box.peer(presence.user) is not None
-                    for _ in (box.set_presence(presence.user, presence.status, presence.timestamp),)
-                ]
+                return self._presence(origin, presence.user, presence.status, presence.timestamp)
             case _:  # channels, secret chats and outbox reads stay where they are
                 return []
+
+    def _rename(self, origin: int, peer_id: int, name: str) -> list[tuple[int, AnyUpdates]]:
+        made: list[tuple[int, AnyUpdates]] = []
+        for account, box in self._others(origin):
+            if box.peer(peer_id) is not None:
+                renamed, seq = box.rename_peer(peer_id, name)
+                made.append((account, push_for(box, renamed, seq)))
+        return made
+
+    def _presence(
+        self, origin: int, user_id: int, status: PresenceStatus, timestamp: int
+    ) -> list[tuple[int, AnyUpdates]]:
+        """A user's presence in the other boxes that know the user, but the user's own."""
+        made: list[tuple[int, AnyUpdates]] = []
+        for account, box in self._others(origin):
+            if account != user_id and box.peer(user_id) is not None:
+                presence = box.set_presence(user_id, status, timestamp)
+                made.append((account, Updates((UpdateUserStatus(presence),), (), box.now())))
+        return made
 
     def _others(self, origin: int) -> list[tuple[int, ServerStore]]:
         return [(account, box) for account, box in self.boxes.items() if account != origin]
