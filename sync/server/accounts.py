@@ -151,10 +151,13 @@ class Accounts:
         lines = [
             f"{user_id}\t{self.token_for(user_id)}\t{name}\n" for user_id, name in self.users()
         ]
-        path.unlink(missing_ok=True)
-        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.writelines(lines)
+        try:
+            path.unlink(missing_ok=True)
+            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.writelines(lines)
+        except OSError as error:
+            raise OSError(f"cannot write the accounts file {path}: {error.strerror}") from error
 
     def authorize(self, token: str) -> int | None:
         """The account ``token`` belongs to, or ``None``."""

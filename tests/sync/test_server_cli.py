@@ -354,3 +354,21 @@ def test_the_accounts_file_lists_tokens_that_log_in_and_never_shows_them(tmp_pat
         out, err = _stop(process)
     for _user, token, _name in rows:
         assert token not in line + out + err
+
+
+def test_an_accounts_file_that_cannot_be_written_is_one_line_and_exit_1(tmp_path) -> None:
+    environment = {**os.environ, TOKEN_ENVIRONMENT: "owner-token-5a1e"}
+    target = tmp_path / "missing" / "accounts.tsv"
+    process = subprocess.run(
+        [sys.executable, "-m", "sync.server.cli", "--peers", "10", "--messages", "50"]
+        + ["--accounts-file", str(target)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+    assert process.returncode == 1
+    assert process.stderr.strip().splitlines()[-1] == (
+        f"postbox-server: error: cannot write the accounts file {target}: No such file or directory"
+    )
+    assert "Traceback" not in process.stderr
