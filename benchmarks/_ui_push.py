@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QListView, QStyleOptionViewItem
 
+from benchmarks._ui_input import InputProbe, InputTimes
 from benchmarks._ui_qt import application, run_loop, wait_until
 from benchmarks._ui_server import MESSAGE_SHARE, TOKEN, ServerProcess
 from benchmarks.harness import Figure, percentile
@@ -203,13 +205,15 @@ def _sync_whole_chat_list(account: Account, peers: int) -> None:
     _wait_idle(account, settle=0.5, timeout=120)
 
 
-def _stats(name: str, samples: list[float], note: str = "", aim: bool = False) -> list[Figure]:
+def _stats(
+    name: str, samples: list[float], note: str = "", aim: bool = False, unit: str = "msgs"
+) -> list[Figure]:
     if not samples:
-        return [Figure(f"{name}: count", 0, "msgs", "nothing measured")]
+        return [Figure(f"{name}: count", 0, unit, "nothing measured")]
     p99 = percentile(samples, 99)
     verdict = f"aim <= {AIM_MS:.1f} ms: {'met' if p99 <= AIM_MS else 'MISSED'}" if aim else ""
     return [
-        Figure(f"{name}: count", len(samples), "msgs", note),
+        Figure(f"{name}: count", len(samples), unit, note),
         Figure(f"{name}: median", statistics.median(samples), "ms"),
         Figure(f"{name}: p99", p99, "ms", verdict),
     ]
@@ -217,6 +221,44 @@ def _stats(name: str, samples: list[float], note: str = "", aim: bool = False) -
 
 def _between(start: dict[_Key, float], end: dict[_Key, float], keys: Sequence[_Key]) -> list[float]:
     return [(end[k] - start[k]) * 1e3 for k in keys if k in start and k in end]
+
+
+@dataclass(frozen=True)
+class _CpuShare:
+    """Wall time of the traffic, and the CPU time the app and its main thread used."""
+
+    wall: float
+    process: float
+    main_thread: float
+
+
+def _input_figures(times: InputTimes, cpu: _CpuShare) -> list[Figure]:
+    """Key and wheel to paint, and the app's CPU share, during the traffic."""
+    figures: list[Figure] = []
+    for name, samples in (
+        ("keypress-to-paint, compose box", times.keypress),
+        ("wheel-to-paint, history", times.wheel_history),
+        ("wheel-to-paint, chat list", times.wheel_chat_list),
+    ):
+        note = "events posted to the main thread during the traffic"
+        figures += _stats(name, samples, note, aim=True, unit="events")
+    figures += [
+        Figure(
+            "  input events never shown",
+            times.unshown,
+            "events",
+            "no paint showed them before the next was posted",
+        ),  # fmt: skip
+        Figure(
+            "app CPU share during the traffic",
+            100 * cpu.process / cpu.wall,
+            "% of a core",
+            f"process CPU / wall over {cpu.wall:.1f} s (the server runs in its own process);"
+            f" aim < 50%: {'met' if cpu.process / cpu.wall < 0.5 else 'MISSED'}",
+        ),
+        Figure("  main thread CPU share", 100 * cpu.main_thread / cpu.wall, "% of a core"),
+    ]
+    return figures
 
 
 def measure_push_to_paint(
@@ -244,10 +286,19 @@ def measure_push_to_paint(
         wait_until(lambda: _history_settled(window), 60, "the open chat's history")
         _wait_idle(account, settle=0.5, timeout=120)
         counters_before = _engine_counters(account)
+        inputs = InputProbe(window.compose, window.history, window.chat_list)
         probe.active = True
         started = time.monotonic()
+        cpu_started, main_started = time.process_time(), time.thread_time()
         server.start_traffic(rate / MESSAGE_SHARE, seconds)
+        inputs.start()
         run_loop(seconds)
+        inputs.stop()
+        cpu = _CpuShare(
+            time.monotonic() - started,
+            time.process_time() - cpu_started,
+            time.thread_time() - main_started,
+        )
         events = server.traffic_done()
         elapsed = time.monotonic() - started
         _wait_idle(account, settle=0.5, timeout=60)
@@ -317,6 +368,7 @@ def measure_push_to_paint(
             + f"; {merged:,} history snapshots merged into later ones",
         )
     )
+    figures += _input_figures(inputs.times, cpu)
     push_commit = _between(sent, probe.committed, pushed)
     figures += [
         Figure("  push -> commit: median", statistics.median(push_commit), "ms", "all messages"),

@@ -9,6 +9,11 @@ means the delegate drew the row into the window's backing store; no vsync waits.
    list and has the busiest chat open. Per message: from the server handing the push
    to its connections to the end of the first delegate ``paint`` of a row showing it;
    median and p99, and the stages for the open chat. Aim: p99 within one 60 Hz frame.
+   Meanwhile (``_ui_input``) a key typed into the compose box and a wheel turned on the
+   history and on the chat list, each timed to the paint that shows it; and the app
+   process's CPU share (CPU time over wall time). Aims: p99 within a frame, < 50%.
+1b. **Chat list cost** (``_ui_chat_list``): main-thread time per new message with 100
+   and 5,000 chat rows loaded.
 2. **View class** (``_ui_views``): one insert into a one-column list of a million rows
    in ``QListView``, ``QTreeView`` and ``QTableView``, against ``QListView`` over a
    window of 60 rows as our models are: which view a long list could use, if any.
@@ -45,6 +50,8 @@ class _Config:
     push_peers: int
     push_messages: int
     push_seconds: float
+    cost_sizes: tuple[int, ...]
+    cost_messages: int
 
 
 _FULL: Final = _Config(
@@ -56,6 +63,8 @@ _FULL: Final = _Config(
     push_peers=1_000,
     push_messages=20_000,
     push_seconds=10.0,
+    cost_sizes=(100, 5_000),
+    cost_messages=60,
 )
 _QUICK: Final = _Config(
     chats=10_000,
@@ -66,6 +75,8 @@ _QUICK: Final = _Config(
     push_peers=1_000,
     push_messages=5_000,
     push_seconds=3.0,
+    cost_sizes=(100, 5_000),
+    cost_messages=20,
 )
 #: New messages a second during the push-to-paint measurement.
 PUSH_RATE: Final = 200.0
@@ -87,6 +98,7 @@ def run(ctx: BenchContext) -> list[Figure]:
         postbox.close()
     written = time.perf_counter() - started
 
+    from benchmarks._ui_chat_list import measure_chat_list_cost
     from benchmarks._ui_memory import measure_memory
     from benchmarks._ui_push import measure_push_to_paint
     from benchmarks._ui_scroll import measure_scroll
@@ -98,6 +110,9 @@ def run(ctx: BenchContext) -> list[Figure]:
         messages=config.push_messages,
         rate=PUSH_RATE,
         seconds=config.push_seconds,
+    )
+    figures += measure_chat_list_cost(
+        ctx.scratch, sizes=config.cost_sizes, messages=config.cost_messages
     )
     figures += measure_view_classes(config.view_rows, config.inserts)
     figures += measure_scroll(ctx.scratch, messages=config.scroll_messages)
