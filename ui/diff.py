@@ -11,9 +11,11 @@ Pure Python: tested without Qt.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from itertools import compress, count
+from operator import ne, not_
+from typing import Any, Generic, TypeVar
 
 __all__ = ["Change", "Insert", "Move", "Remove", "RowStep", "apply_steps", "diff_rows"]
 
@@ -57,55 +59,94 @@ RowStep = Remove | Insert[T] | Move | Change[T]
 
 
 def diff_rows(old: Sequence[T], new: Sequence[T], key: Callable[[T], Hashable]) -> list[RowStep[T]]:
-    """The steps from ``old`` to ``new``; rows are matched by ``key`` (unique per list)."""
-    new_keys = [key(item) for item in new]
+    """The steps from ``old`` to ``new``; rows are matched by ``key`` (unique per list).
+
+    The work in Python is proportional to what changed: whole-list passes (keys, sets,
+    the common ends of both lists, rows that are the very same objects as before) run
+    in C, and only the rows in between, and rows that are new objects, are visited
+    one by one. Row builders that hand back the same object for an unchanged row
+    (``ChatRowCache``, ``HistoryRowCache``) therefore make a diff of a long list cheap.
+    """
+    new_keys = list(map(key, new))
     if len(set(new_keys)) != len(new_keys):
         raise ValueError("keys must be unique within a snapshot")
-    wanted = set(new_keys)
+    old_keys = list(map(key, old))
     steps: list[RowStep[T]] = []
-    # Removals, bottom up, merged into runs.
-    current = [key(item) for item in old]
-    gone = [i for i, k in enumerate(current) if k not in wanted]
-    for start, count in reversed(_runs(gone)):
-        steps.append(Remove(start, count))
-    current = [k for k in current if k in wanted]
+    if old_keys != new_keys:
+        _structure(old_keys, new, new_keys, steps)
+    # Rows that were there before and whose content changed: only rows that are not
+    # the very objects the old list held can have.
+    old_ids = set(map(id, old))
+    fresh = compress(count(), map(not_, map(old_ids.__contains__, map(id, new))))
+    old_by_key: dict[Hashable, T] | None = None
+    for row in fresh:
+        if old_by_key is None:
+            old_by_key = dict(zip(old_keys, old, strict=True))
+        item = new[row]
+        previous = old_by_key.get(new_keys[row], _ABSENT)
+        if previous is not _ABSENT and previous != item:
+            steps.append(Change(row, item))
+    return steps
+
+
+_ABSENT: Any = object()
+
+
+def _structure(
+    old_keys: list[Hashable], new: Sequence[T], new_keys: list[Hashable], steps: list[RowStep[T]]
+) -> None:
+    """Removals (bottom up, in runs), then top down moves and insertions."""
+    wanted = set(new_keys)
+    gone = set(old_keys).difference(wanted)
+    current = old_keys
+    if gone:
+        where = dict(zip(old_keys, count()))
+        positions = sorted(where[k] for k in gone)
+        for start, number in reversed(_runs(positions)):
+            steps.append(Remove(start, number))
+        current = [k for k in old_keys if k not in gone]
+    # The rows both lists share at their ends stay where they are.
+    shortest = min(len(current), len(new_keys))
+    head = _common_length(current, new_keys, shortest)
+    tail = _common_length(reversed(current), reversed(new_keys), shortest - head)
+    middle = current[head : len(current) - tail]
+    wanted_middle = new_keys[head : len(new_keys) - tail]
     # Top down: rows above ``row`` are final, so what belongs at ``row`` is further
     # down (a move up) or new (an insertion).
-    position = {k: i for i, k in enumerate(current)}
+    position = dict(zip(middle, count()))
     row = 0
-    while row < len(new_keys):
-        wanted_key = new_keys[row]
-        if row < len(current) and current[row] == wanted_key:
+    while row < len(wanted_middle):
+        wanted_key = wanted_middle[row]
+        if row < len(middle) and middle[row] == wanted_key:
             row += 1
             continue
         source = position.get(wanted_key)
         if source is None:
             end = row
-            while end < len(new_keys) and new_keys[end] not in position:
+            while end < len(wanted_middle) and wanted_middle[end] not in position:
                 end += 1
-            steps.append(Insert(row, tuple(new[row:end])))
-            current[row:row] = new_keys[row:end]
+            steps.append(Insert(head + row, tuple(new[head + row : head + end])))
+            middle[row:row] = wanted_middle[row:end]
         else:
-            count = 1
+            number = 1
             while (
-                row + count < len(new_keys)
-                and source + count < len(current)
-                and current[source + count] == new_keys[row + count]
+                row + number < len(wanted_middle)
+                and source + number < len(middle)
+                and middle[source + number] == wanted_middle[row + number]
             ):
-                count += 1
-            steps.append(Move(source, count, row))
-            current[row:row] = current[source : source + count]
-            del current[source + count : source + 2 * count]
-            end = row + count
-        position = {k: i for i, k in enumerate(current)}
+                number += 1
+            steps.append(Move(head + source, number, head + row))
+            middle[row:row] = middle[source : source + number]
+            del middle[source + number : source + 2 * number]
+            end = row + number
+        position = dict(zip(middle, count()))
         row = end
-    # Rows that were there before and whose content changed.
-    old_by_key = {key(item): item for item in old}
-    for row, item in enumerate(new):
-        previous = old_by_key.get(new_keys[row])
-        if previous is not None and previous != item:
-            steps.append(Change(row, item))
-    return steps
+
+
+def _common_length(first: Iterable[Hashable], second: Iterable[Hashable], limit: int) -> int:
+    """How many items the two sequences share at their start (at most ``limit``)."""
+    differing = compress(count(), map(ne, first, second))
+    return min(next(differing, limit), limit)
 
 
 def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:

@@ -248,7 +248,7 @@ class MainWindow(QMainWindow):
         view = combined[self._chat_key]
         self._chat_view = view
         rows = self._chat_rows.rows(view, self._now())
-        for row in rows:
+        for row in self._chat_rows.built:  # the other rows' names are known already
             if not row.is_hole:
                 self._names[row.peer_id] = row.title
         update = effective_update(combined.update_types.get(self._chat_key, ()), view.update_type)
@@ -305,9 +305,10 @@ class MainWindow(QMainWindow):
         row = self.chat_model.row_of(int(selected))
         if row is not None:
             index = self.chat_model.index(row, 0)
-            self.chat_list.selectionModel().select(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
-            )
+            selection = self.chat_list.selectionModel()
+            if selection.isSelected(index):
+                return  # moved with its row already: nothing to tell the views
+            selection.select(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     @Slot(int)
     def _chat_list_scrolled(self, value: int) -> None:

@@ -11,6 +11,7 @@ are windows over their view: they never hold more rows than the snapshot.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -51,6 +52,7 @@ def effective_update(reasons: Iterable[ViewUpdateType], fallback: ViewUpdateType
 
 
 _Index = QModelIndex | QPersistentModelIndex
+_key_of = attrgetter("key")
 
 
 class RowModel(QAbstractListModel, Generic[R]):
@@ -90,7 +92,7 @@ class RowModel(QAbstractListModel, Generic[R]):
 
     def apply(self, rows: Sequence[R], update_type: ViewUpdateType) -> list[RowStep[R]]:
         """Move to ``rows`` by diff; returns the steps (for the inspector and tests)."""
-        steps = diff_rows(self._rows, rows, key=lambda row: row.key)
+        steps = diff_rows(self._rows, rows, key=_key_of)
         live = update_type.kind not in _SILENT
         self.last_moved = set()
         for step in steps:
@@ -121,10 +123,10 @@ class RowModel(QAbstractListModel, Generic[R]):
         return steps
 
     def row_of(self, key: object) -> int | None:
-        for position, row in enumerate(self._rows):
-            if row.key == key:
-                return position
-        return None
+        try:
+            return list(map(_key_of, self._rows)).index(key)
+        except ValueError:
+            return None
 
 
 class ChatListModel(RowModel[ChatRow]):

@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import compress
 
 from postbox import (
     ChatListEntry,
@@ -151,23 +152,34 @@ class ChatRowCache:
     (within the same minute, since times, mutes and online dots follow the clock)."""
 
     def __init__(self) -> None:
-        self._rows: dict[int, tuple[object, int, ChatRow]] = {}
+        #: The entries of the last snapshot (kept alive, so their ids stay theirs).
+        self._entries: tuple[ChatListEntry, ...] = ()
+        self._by_entry: dict[int, ChatRow] = {}
+        self._minute: int | None = None
+        #: The rows the last call built anew (the others are the previous call's).
+        self.built: list[ChatRow] = []
 
     def rows(self, view: ChatListView, now: int, tz: dt.tzinfo = dt.UTC) -> list[ChatRow]:
+        """The rows of ``view``; entries the last snapshot had keep their row objects.
+
+        Whole-list work runs in C (ids, set differences, look-ups); Python builds rows
+        only for entries that are new (and for all of them when the minute changes)."""
         minute = now // 60
-        previous = self._rows
-        current: dict[int, tuple[object, int, ChatRow]] = {}
-        rows: list[ChatRow] = []
-        for entry in view.entries:
-            cached = previous.get(id(entry))
-            if cached is not None and cached[0] is entry and cached[1] == minute:
-                row = cached[2]
-            else:
-                (row,) = chat_list_rows_of((entry,), now, tz)
-            current[id(entry)] = (entry, minute, row)
-            rows.append(row)
-        self._rows = current
-        return rows
+        entries = view.entries
+        ids = list(map(id, entries))
+        by_entry = self._by_entry if minute == self._minute else {}
+        new_ids = set(ids)
+        for gone in set(by_entry).difference(new_ids):
+            del by_entry[gone]
+        missing = new_ids.difference(by_entry)
+        built = []
+        if missing:
+            fresh = list(compress(entries, map(missing.__contains__, ids)))
+            built = chat_list_rows_of(fresh, now, tz)
+            by_entry.update(zip(map(id, fresh), built, strict=True))
+        self._entries, self._by_entry, self._minute = entries, by_entry, minute
+        self.built = built
+        return list(map(by_entry.__getitem__, ids))
 
 
 def chat_list_rows(view: ChatListView, now: int, tz: dt.tzinfo = dt.UTC) -> list[ChatRow]:
