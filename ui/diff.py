@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import compress, count, islice
 from operator import ne, not_
 from typing import Any, Generic, TypeVar
 
@@ -116,10 +116,15 @@ def _structure(
     position = dict(zip(middle, count()))
     row = 0
     while row < len(wanted_middle):
+        # Skip the rows already in place (in C: after a move, most of the rest are).
+        row += _common_length(
+            islice(middle, row, None),
+            islice(wanted_middle, row, None),
+            max(0, min(len(middle), len(wanted_middle)) - row),
+        )
+        if row >= len(wanted_middle):
+            break
         wanted_key = wanted_middle[row]
-        if row < len(middle) and middle[row] == wanted_key:
-            row += 1
-            continue
         source = position.get(wanted_key)
         if source is None:
             end = row

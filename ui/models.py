@@ -14,7 +14,13 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QStringListModel,
+    Qt,
+    Signal,
+)
 
 from postbox import UpdateKind, ViewUpdateType
 from ui.diff import Change, Insert, Move, Remove, RowStep, diff_rows
@@ -55,25 +61,51 @@ _Index = QModelIndex | QPersistentModelIndex
 _key_of = attrgetter("key")
 
 
-class RowModel(QAbstractListModel, Generic[R]):
+class RowModel(QStringListModel, Generic[R]):
     """The rows of one snapshot. ``rows_inserted_live`` names the rows that arrived
-    with a live (``GENERIC``) change, for the delegate to animate."""
+    with a live (``GENERIC``) change, for the delegate to animate.
+
+    The row count lives in C++: a ``QListView`` asks for it (through ``index``) for
+    every row each time it lays the list out, which in Python would cost a call per
+    row after every change. So the model is a ``QStringListModel`` whose strings stay
+    empty; its own ``insertRows``, ``removeRows`` and ``moveRows`` keep the count and
+    the persistent indexes and tell the views, and the rows themselves are swapped in
+    by a slot connected before any view's, so that every other listener sees the old
+    rows before a change and the new ones from its end signal on.
+    """
 
     rows_inserted_live = Signal(int, int)
 
     def __init__(self) -> None:
         super().__init__()
         self._rows: list[R] = []
+        #: The rows as they are once the structural change under way has ended.
+        self._next: list[R] | None = None
         self.last_steps: list[RowStep[R]] = []
         #: The keys of the rows the last ``apply`` moved.
         self.last_moved: set[object] = set()
+        for ended in (self.rowsInserted, self.rowsRemoved, self.rowsMoved):
+            ended.connect(self._take_next)
+
+    def _take_next(self, *_args: object) -> None:
+        if self._next is not None:
+            self._rows, self._next = self._next, None
 
     @property
     def rows(self) -> Sequence[R]:
         return self._rows
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802 - Qt
-        return 0 if parent.isValid() else len(self._rows)
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return (
+            Qt.ItemFlag.ItemIsSelectable
+            | Qt.ItemFlag.ItemIsEnabled
+            | Qt.ItemFlag.ItemNeverHasChildren
+        )
+
+    def setData(self, index: _Index, value: Any, role: int = 0) -> bool:  # noqa: N802 - Qt
+        return False  # rows change only with snapshots
 
     def data(self, index: _Index, role: int = int(Qt.ItemDataRole.DisplayRole)) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -95,32 +127,42 @@ class RowModel(QAbstractListModel, Generic[R]):
         steps = diff_rows(self._rows, rows, key=_key_of)
         live = update_type.kind not in _SILENT
         self.last_moved = set()
+        root = QModelIndex()
         for step in steps:
             if isinstance(step, Remove):
-                self.beginRemoveRows(QModelIndex(), step.row, step.row + step.count - 1)
-                del self._rows[step.row : step.row + step.count]
-                self.endRemoveRows()
+                after = list(self._rows)
+                del after[step.row : step.row + step.count]
+                self._next = after
+                self._taken(self.removeRows(step.row, step.count))
             elif isinstance(step, Insert):
                 last = step.row + len(step.items) - 1
-                self.beginInsertRows(QModelIndex(), step.row, last)
-                self._rows[step.row : step.row] = step.items
-                self.endInsertRows()
+                after = list(self._rows)
+                after[step.row : step.row] = step.items
+                self._next = after
+                self._taken(self.insertRows(step.row, len(step.items)))
                 if live:
                     self.rows_inserted_live.emit(step.row, last)
             elif isinstance(step, Move):
                 last = step.row + step.count - 1
-                self.beginMoveRows(QModelIndex(), step.row, last, QModelIndex(), step.to)
-                moved = self._rows[step.row : last + 1]
+                after = list(self._rows)
+                moved = after[step.row : last + 1]
                 self.last_moved.update(row.key for row in moved)
-                del self._rows[step.row : last + 1]
-                self._rows[step.to : step.to] = moved
-                self.endMoveRows()
+                del after[step.row : last + 1]
+                after[step.to : step.to] = moved
+                self._next = after
+                self._taken(self.moveRows(root, step.row, step.count, root, step.to))
             elif isinstance(step, Change):
                 self._rows[step.row] = step.item
                 index = self.index(step.row, 0)
                 self.dataChanged.emit(index, index)
         self.last_steps = steps
         return steps
+
+    def _taken(self, done: bool) -> None:
+        """The base class's structural change went through, and ``_take_next`` took the
+        rows it leaves (``_next``) as its end signal went out."""
+        if not done or self._next is not None:
+            raise RuntimeError("the list model refused a change of its rows")
 
     def row_of(self, key: object) -> int | None:
         try:
