@@ -55,6 +55,7 @@ from ui.models import ROW_ROLE, effective_update
 from ui.rows import (
     DeliveryState,
     HistoryRow,
+    HistoryRowCache,
     MessageRow,
     history_rows,
     peer_kind,
@@ -117,6 +118,7 @@ class ChatPane(QWidget):
         #: Messages replies answer that lie outside the window, fetched by id.
         self._replied: dict[int, Message] = {}
         self._asked_replied: set[int] = set()
+        self._row_cache = HistoryRowCache()
         self._scroll_target: MessageIndex | None = None
         #: The read mark the chat was opened at, if it had unread messages then.
         self._unread_after: int | None = None
@@ -287,6 +289,7 @@ class ChatPane(QWidget):
         self.subtitle.setText("")
         self._replied.clear()
         self._asked_replied.clear()
+        self._row_cache = HistoryRowCache()
         self.selection.clear()
         self._read_sent = 0
         self.view = self._pending = None
@@ -381,6 +384,7 @@ class ChatPane(QWidget):
             replied=self._replied,
             chat_name=self.title.text(),
             peer_names=names,
+            cache=self._row_cache,
         )
         self._ask_replied(rows)
         if self._text_overlay is not None and rows != list(self.history.history_model.rows):

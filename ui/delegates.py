@@ -35,6 +35,8 @@ __all__ = ["ChatListDelegate", "HistoryDelegate", "has_links", "link_at", "link_
 _Index = QModelIndex | QPersistentModelIndex
 #: Text boxes a history delegate remembers before starting afresh.
 _CACHE_LIMIT = 20_000
+#: Row heights a history delegate remembers (a few windows' worth).
+_HEIGHTS_LIMIT = 2_000
 _TICKS = {
     DeliveryState.PENDING: "◷",
     DeliveryState.FAILED: "⚠",
@@ -345,6 +347,8 @@ class HistoryDelegate(QStyledItemDelegate):
         #: Rows the reader selected.
         self._selected: Set[Hashable] = selected if selected is not None else set()
         self._bodies: dict[tuple[str, int, int], QRect] = {}
+        #: Row heights by row object (the object is kept, so its id stays its own).
+        self._heights: dict[int, tuple[object, int, int, int]] = {}
         self.pixmaps = RowPixmaps(limit=160)
 
     def _text_width(self, option: QStyleOptionViewItem) -> int:
@@ -395,7 +399,18 @@ class HistoryDelegate(QStyledItemDelegate):
         return self._body(option, row).height() + extra + line + int(line * 1.4)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
-        return QSize(200, self._full_height(option, index.data(ROW_ROLE)))
+        """Measured once per row object, text width and font: a layout after a snapshot
+        measures only the rows that are new or changed."""
+        row = index.data(ROW_ROLE)
+        width, line = self._text_width(option), _line(option)
+        known = self._heights.get(id(row))
+        if known is not None and known[0] is row and known[1] == width and known[2] == line:
+            return QSize(200, known[3])
+        if len(self._heights) > _HEIGHTS_LIMIT:
+            self._heights.clear()
+        height = self._full_height(option, row)
+        self._heights[id(row)] = (row, width, line, height)
+        return QSize(200, height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         row = index.data(ROW_ROLE)

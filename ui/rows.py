@@ -9,6 +9,7 @@ carry a ``key``, so a model can diff two snapshots row by row.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 from collections.abc import Hashable, Iterable, Mapping
@@ -45,6 +46,7 @@ __all__ = [
     "UnreadRow",
     "DeliveryState",
     "HistoryRow",
+    "HistoryRowCache",
     "LoadingRow",
     "MessageRow",
     "ReplyPreview",
@@ -353,6 +355,7 @@ def history_rows(
     replied: Mapping[int, Message] | None = None,
     chat_name: str = "",
     peer_names: Mapping[int, str] | None = None,
+    cache: HistoryRowCache | None = None,
 ) -> list[HistoryRow]:
     """Rows oldest first: a loading row at each hole the window touches, a date row at
     the start of each day, then the messages. ``pending`` is the view of the chat's
@@ -362,7 +365,10 @@ def history_rows(
     unread bar goes above the first incoming message after it. A reply shows the message
     it answers if the window or ``replied`` (messages fetched apart, by id) has it, named
     by ``authors``, "You", or ``chat_name`` (the other side of a private chat). A
-    forwarded message names where it first appeared from ``peer_names``."""
+    forwarded message names where it first appeared from ``peer_names``. With a
+    ``cache``, a message that is the same object as in the last call, and shows the
+    same, keeps its row object (and what does not change with context is computed once
+    per message)."""
     unread_bar = unread_after is not None
     known = {m.id.id: m for m in view.entries}
     if replied:
@@ -380,67 +386,135 @@ def history_rows(
         messages = sorted([*messages, *pending.entries], key=lambda m: m.index.sort_key)
     last_author: int | None = None
     for message in messages:
-        day = dt.datetime.fromtimestamp(message.timestamp, tz).date()
+        known_message = cache.static(message, tz) if cache is not None else _static(message, tz)
+        day = known_message.day
         if day != last_day:
             rows.append(DateRow(("day", day.toordinal()), _day_label(message.timestamp, now, tz)))
             last_day = day
             last_author = None
         author = author_color = ""
-        author_id = int(message.author_id) if message.author_id is not None else None
+        author_id = known_message.author_id
+        incoming = known_message.delivery is None
         starts_run = author_id is not None and author_id != last_author
-        if authors is not None and message.incoming and starts_run:
+        if authors is not None and incoming and starts_run:
             assert author_id is not None
             author = authors.get(author_id, f"User {author_id & ((1 << 56) - 1)}")
             author_color = avatar_color(author_id)
-        last_author = author_id if message.incoming else None
+        last_author = author_id if incoming else None
         if (
             unread_bar
-            and message.incoming
+            and incoming
             and message.id.namespace == MessageNamespace.CLOUD
             and unread_after is not None
             and message.id.id > unread_after
         ):
             rows.append(UnreadRow())
             unread_bar = False
-        media = media_kind = ""
-        media_size = 0
-        sticker = None
-        if message.media:
-            item = message.media[0]
-            media = item.title or _MEDIA_LABELS.get(item.kind, "Media")
-            media_kind, media_size = item.kind.name.lower(), item.size
-            face = sticker_face(item)
-            if face is not None:
-                media = f"{face.emoji} {media}"
-            # Drawn bare only when nothing else goes with it (a caption, a reply, a forward
-            # header): otherwise it is a card in a bubble, like other media.
-            plain = not (message.text or message.reply_to_id or message.forward_info)
-            sticker = face if plain else None
-        rows.append(
-            MessageRow(
-                key=("message", message.id.namespace, message.id.id),
-                peer_id=int(message.peer_id),
-                namespace=message.id.namespace,
-                id=message.id.id,
-                timestamp=message.timestamp,
-                text=message.text,
-                media=media,
-                outgoing=not message.incoming,
-                time=dt.datetime.fromtimestamp(message.timestamp, tz).strftime("%H:%M"),
-                delivery=_delivery(message, max_read),
-                edited=message.edit_timestamp is not None,
+        delivery = known_message.delivery
+        if delivery == DeliveryState.SENT and message.id.id <= max_read:
+            delivery = DeliveryState.READ
+        reply = _reply_preview(message, known, authors, chat_name)
+        forwarded_from = _forwarded_from(message, peer_names)
+        row = known_message.row
+        if row is None or (
+            row.author != author
+            or row.delivery != delivery
+            or row.reply != reply
+            or row.forwarded_from != forwarded_from
+        ):
+            row = known_message.row = dataclasses.replace(
+                known_message.base,
                 author=author,
                 author_color=author_color,
-                reply=_reply_preview(message, known, authors, chat_name),
-                media_kind=media_kind,
-                media_size=media_size,
-                forwarded_from=_forwarded_from(message, peer_names),
-                sticker=sticker,
+                delivery=delivery,
+                reply=reply,
+                forwarded_from=forwarded_from,
             )
-        )
+        rows.append(row)
     if view.hole_later:
         rows.append(LoadingRow(("loading", "later")))
+    if cache is not None:
+        cache.finish()
     return rows
+
+
+@dataclass(slots=True)
+class _KnownMessage:
+    """What a message's row shows that depends on the message alone, and its last row."""
+
+    message: Message
+    day: dt.date
+    author_id: int | None
+    #: ``None`` for an incoming message; else as sent, before the read mark says "read".
+    delivery: str | None
+    base: MessageRow
+    row: MessageRow | None = None
+
+
+def _static(message: Message, tz: dt.tzinfo) -> _KnownMessage:
+    moment = dt.datetime.fromtimestamp(message.timestamp, tz)
+    media = media_kind = ""
+    media_size = 0
+    sticker = None
+    if message.media:
+        item = message.media[0]
+        media = item.title or _MEDIA_LABELS.get(item.kind, "Media")
+        media_kind, media_size = item.kind.name.lower(), item.size
+        face = sticker_face(item)
+        if face is not None:
+            media = f"{face.emoji} {media}"
+        # Drawn bare only when nothing else goes with it (a caption, a reply, a forward
+        # header): otherwise it is a card in a bubble, like other media.
+        plain = not (message.text or message.reply_to_id or message.forward_info)
+        sticker = face if plain else None
+    incoming = message.incoming
+    base = MessageRow(
+        key=("message", message.id.namespace, message.id.id),
+        peer_id=int(message.peer_id),
+        namespace=message.id.namespace,
+        id=message.id.id,
+        timestamp=message.timestamp,
+        text=message.text,
+        media=media,
+        outgoing=not incoming,
+        time=moment.strftime("%H:%M"),
+        delivery=None,
+        edited=message.edit_timestamp is not None,
+        media_kind=media_kind,
+        media_size=media_size,
+        sticker=sticker,
+    )
+    return _KnownMessage(
+        message,
+        moment.date(),
+        int(message.author_id) if message.author_id is not None else None,
+        _delivery(message, max_outgoing_read=0),
+        base,
+    )
+
+
+class HistoryRowCache:
+    """The rows of the last history snapshot by message: messages a snapshot shares
+    with the one before keep their row objects while they show the same, so the model's
+    diff skips them and the delegate's measurements of them stay valid."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, _KnownMessage] = {}
+        self._seen: dict[int, _KnownMessage] = {}
+        self._tz: dt.tzinfo | None = None
+
+    def static(self, message: Message, tz: dt.tzinfo) -> _KnownMessage:
+        if tz is not self._tz:
+            self._known, self._seen, self._tz = {}, {}, tz
+        known = self._known.get(id(message))
+        if known is None or known.message is not message:
+            known = _static(message, tz)
+        self._seen[id(message)] = known
+        return known
+
+    def finish(self) -> None:
+        """Forget the messages the last call did not show (they keep no id alive)."""
+        self._known, self._seen = self._seen, {}
 
 
 def _forwarded_from(message: Message, names: Mapping[int, str] | None) -> str | None:

@@ -33,6 +33,8 @@ from ui.models import ROW_ROLE, ChatListModel, HistoryModel
 from ui.rows import (
     ChatRow,
     DateRow,
+    DeliveryState,
+    HistoryRowCache,
     LoadingRow,
     MessageRow,
     chat_list_rows,
@@ -222,3 +224,21 @@ def test_a_secret_chat_row_is_marked_and_its_header_says_so(postbox):
     assert next(r for r in rows if r.peer_id == int(secret)).title == "Person 0"
     peer_view = PeerView(postbox.run(lambda tx: tx.get_peer(secret)))
     assert peer_subtitle(peer_view, NOW) == "secret chat"
+
+
+def test_cached_history_rows_equal_fresh_ones_and_keep_unchanged_rows(qtbot, postbox):
+    peer = PEERS[2]
+    snapshots = Snapshots(postbox, MessageHistoryViewKey(peer, HistoryAnchor.upper_bound(), 20))
+    cache = HistoryRowCache()
+    first = history_rows(snapshots.latest, NOW, cache=cache)
+    assert first == history_rows(snapshots.latest, NOW)
+    again = history_rows(snapshots.latest, NOW, cache=cache)
+    pairs = zip(first, again, strict=True)
+    assert all(a is b for a, b in pairs if isinstance(a, MessageRow))
+    new_message(postbox, peer, 500, incoming=False)
+    qtbot.waitUntil(lambda: len(snapshots) == 2)
+    later = history_rows(snapshots.latest, NOW, cache=cache)
+    assert later == history_rows(snapshots.latest, NOW)
+    newest = later[-1]
+    assert isinstance(newest, MessageRow)
+    assert newest.id == 500 and newest.delivery == DeliveryState.SENT
