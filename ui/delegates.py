@@ -24,7 +24,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from ui.models import ROW_ROLE
+from ui.models import ROW_ROLE, RowModel
 from ui.paint_cache import RowPixmaps
 from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow, UnreadRow
 from ui.stickers import paint_sticker_message, sticker_row_height
@@ -43,6 +43,17 @@ _TICKS = {
     DeliveryState.SENT: "✓",
     DeliveryState.READ: "✓✓",
 }
+
+
+def _row_at(index: _Index) -> object:
+    """The row object at ``index``: from a ``RowModel``'s list directly (no round trip
+    through Qt's ``data``), else through ``ROW_ROLE``."""
+    model = index.model()
+    if isinstance(model, RowModel):
+        rows = model.rows
+        position = index.row()
+        return rows[position] if 0 <= position < len(rows) else None
+    return index.data(ROW_ROLE)
 
 
 def _line(option: QStyleOptionViewItem) -> int:
@@ -401,7 +412,7 @@ class HistoryDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
         """Measured once per row object, text width and font: a layout after a snapshot
         measures only the rows that are new or changed."""
-        row = index.data(ROW_ROLE)
+        row = _row_at(index)
         width, line = self._text_width(option), _line(option)
         known = self._heights.get(id(row))
         if known is not None and known[0] is row and known[1] == width and known[2] == line:

@@ -136,6 +136,7 @@ class MainWindow(QMainWindow):
         side_column.addLayout(top_row)
         side_column.addWidget(self.status_banner)
         side_column.addWidget(self.chat_list, 1)
+        self._status_shown: object = None
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(500)
         self._status_timer.timeout.connect(self._poll_status)
@@ -227,6 +228,9 @@ class MainWindow(QMainWindow):
         """Telegram's title line: say so while not connected or catching up, why it
         cannot connect, and when it tries again."""
         line = status_line(status)
+        if line == self._status_shown:
+            return  # polled twice a second: nothing to lay out or restyle when unchanged
+        self._status_shown = line
         self.connection_label.setText(line.text)
         self.connection_label.setObjectName("warning" if line.warning else "caption")
         self.connection_label.style().polish(self.connection_label)

@@ -30,6 +30,7 @@ from postbox import (
     Message,
     MessageFlags,
     MessageHistoryView,
+    MessageId,
     MessageNamespace,
     PeerFlags,
     PeerNamespace,
@@ -366,8 +367,8 @@ def history_rows(
     it answers if the window or ``replied`` (messages fetched apart, by id) has it, named
     by ``authors``, "You", or ``chat_name`` (the other side of a private chat). A
     forwarded message names where it first appeared from ``peer_names``. With a
-    ``cache``, a message that is the same object as in the last call, and shows the
-    same, keeps its row object (and what does not change with context is computed once
+    ``cache``, a message equal to one of the last call, and showing the same there,
+    keeps its row object (and what does not change with context is computed once
     per message)."""
     unread_bar = unread_after is not None
     known = {m.id.id: m for m in view.entries}
@@ -494,26 +495,27 @@ def _static(message: Message, tz: dt.tzinfo) -> _KnownMessage:
 
 
 class HistoryRowCache:
-    """The rows of the last history snapshot by message: messages a snapshot shares
-    with the one before keep their row objects while they show the same, so the model's
-    diff skips them and the delegate's measurements of them stay valid."""
+    """The rows of the last history snapshot by message id: messages a snapshot shares
+    with the one before (equal, if not the same objects) keep their row objects while
+    they show the same, so the model's diff skips them and the delegate's measurements
+    of them stay valid."""
 
     def __init__(self) -> None:
-        self._known: dict[int, _KnownMessage] = {}
-        self._seen: dict[int, _KnownMessage] = {}
+        self._known: dict[MessageId, _KnownMessage] = {}
+        self._seen: dict[MessageId, _KnownMessage] = {}
         self._tz: dt.tzinfo | None = None
 
     def static(self, message: Message, tz: dt.tzinfo) -> _KnownMessage:
         if tz is not self._tz:
             self._known, self._seen, self._tz = {}, {}, tz
-        known = self._known.get(id(message))
-        if known is None or known.message is not message:
+        known = self._known.get(message.id)
+        if known is None or (known.message is not message and known.message != message):
             known = _static(message, tz)
-        self._seen[id(message)] = known
+        self._seen[message.id] = known
         return known
 
     def finish(self) -> None:
-        """Forget the messages the last call did not show (they keep no id alive)."""
+        """Forget the messages the last call did not show."""
         self._known, self._seen = self._seen, {}
 
 
