@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import threading
 import time
 from collections import deque
@@ -46,7 +47,7 @@ from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.theme import current_theme, qcolor
-from ui.transactions import TransactionLog, describe_commit
+from ui.transactions import CommitEntry, TransactionLog, describe_commit
 
 __all__ = ["CommitRecorder", "HoleMapWidget", "InspectorPanel"]
 
@@ -153,6 +154,10 @@ class InspectorPanel(QWidget):
         self._names = names
         self.log = TransactionLog(limit=60)
         self._log_dirty = False
+        #: Commits logged since the tree was drawn; the whole tree is drawn anew when
+        #: the panel is shown again.
+        self._unrendered = 0
+        self._render_all = True
         self.peer_id: PeerId | None = None
         self._history: MessageHistoryView | None = None
         self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
@@ -217,34 +222,52 @@ class InspectorPanel(QWidget):
         touched_open_chat = False
         for record, emitted, at in self._recorder.take():
             self.log.add(describe_commit(record, emitted, self._names, at=at))
+            self._unrendered += 1
             self._log_dirty = True
             touched_open_chat |= self.peer_id in record.message_operations
         if touched_open_chat:
             self._request_hole_map()
 
     def _render_log(self) -> None:
+        """Draw the commits added since the last time at the top of the tree and drop
+        those past the log's limit from its bottom: work in proportion to the new
+        commits, not to the log (the whole tree only when the panel is shown again)."""
         if not self._log_dirty:
             return
         self._log_dirty = False
         tree = self.transactions
-        tree.clear()
+        fresh, self._unrendered = self._unrendered, 0
+        if self._render_all or fresh >= len(self.log):
+            self._render_all = False
+            tree.clear()
+            for entry in self.log:
+                tree.addTopLevelItem(self._log_item(entry))
+        else:
+            for entry in reversed(list(itertools.islice(self.log, fresh))):
+                tree.insertTopLevelItem(0, self._log_item(entry))
+            while tree.topLevelItemCount() > len(self.log):
+                tree.takeTopLevelItem(tree.topLevelItemCount() - 1)
+        # The newest three commits are open; the one pushed past them closes.
+        for position in range(min(fresh + 3, tree.topLevelItemCount())):
+            item = tree.topLevelItem(position)
+            if item is not None:
+                item.setExpanded(position < 3)
+
+    def _log_item(self, entry: CommitEntry) -> QTreeWidgetItem:
         muted = qcolor(current_theme().muted)
         accent = qcolor(current_theme().accent)
-        for position, entry in enumerate(self.log):
-            at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S")
-            views = len(entry.views)
-            item = QTreeWidgetItem(
-                [f"#{entry.version} {at}", f"{views} view{'s' if views != 1 else ''} re-emitted"]
-            )
-            for change in entry.changes:
-                child = QTreeWidgetItem(["", change])
-                item.addChild(child)
-            for view, update in entry.views:
-                child = QTreeWidgetItem(["", f"→ {view}: {update}"])
-                child.setForeground(1, accent if update == "Generic" else muted)
-                item.addChild(child)
-            tree.addTopLevelItem(item)
-            item.setExpanded(position < 3)
+        at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S")
+        views = len(entry.views)
+        item = QTreeWidgetItem(
+            [f"#{entry.version} {at}", f"{views} view{'s' if views != 1 else ''} re-emitted"]
+        )
+        for change in entry.changes:
+            item.addChild(QTreeWidgetItem(["", change]))
+        for view, update in entry.views:
+            child = QTreeWidgetItem(["", f"→ {view}: {update}"])
+            child.setForeground(1, accent if update == "Generic" else muted)
+            item.addChild(child)
+        return item
 
     # -- the open chat's hole map --------------------------------------------------------
 
@@ -335,6 +358,7 @@ class InspectorPanel(QWidget):
     def showEvent(self, event: object) -> None:  # noqa: N802 - Qt
         self._timer.start()
         self._log_dirty = True
+        self._render_all = True
         self._request_hole_map()
         super().showEvent(event)  # type: ignore[arg-type]
 

@@ -270,6 +270,19 @@ def test_the_inspector_lists_a_commit_and_the_views_it_re_emitted(qtbot, account
         for j in range(tree.topLevelItem(i).childCount())
     ]
     assert "→ history of Bob Stone: Generic" in texts
+    # Later commits go on top of the tree drawn; it keeps the log's order and length.
+    before = inspector.log.total
+    for n in range(3):
+        account.postbox.run(
+            lambda tx, n=n: tx.add_messages([incoming(BOB, 402 + n, text=f"more {n}")])
+        )
+    qtbot.waitUntil(lambda: inspector.log.total >= before + 3)
+    inspector.refresh()
+    tops = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    assert tops == [item.text(0) for item in map(inspector._log_item, inspector.log)]
+    assert [tree.topLevelItem(i).isExpanded() for i in range(len(tops))] == [
+        i < 3 for i in range(len(tops))
+    ]
 
 
 def test_ctrl_k_finds_a_message_and_opens_its_chat_there(qtbot, account, window) -> None:
