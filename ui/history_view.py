@@ -62,7 +62,7 @@ class RowAnimator(QObject):
             for key in batch:
                 if key in self.progress:
                     self.progress[key] = float(value)  # type: ignore[arg-type]
-            self._view.viewport().update()
+            self._repaint(batch)
 
         def done() -> None:
             for key in batch:
@@ -70,7 +70,7 @@ class RowAnimator(QObject):
             if animation in self._animations:
                 self._animations.remove(animation)
                 animation.deleteLater()
-            self._view.viewport().update()
+            self._repaint(batch)
 
         animation.valueChanged.connect(step)
         animation.finished.connect(done)
@@ -78,6 +78,20 @@ class RowAnimator(QObject):
         animation.start()
         if follow:
             self._start_following()
+
+    def _repaint(self, keys: Sequence[Hashable]) -> None:
+        """Repaint the rows of ``keys`` that are on screen, not the whole viewport: a
+        fading row costs its own repaint each frame, not every row's."""
+        view = self._view
+        model = view.history_model
+        area = view.viewport().rect()
+        for key in keys:
+            position = model.row_of(key)
+            if position is None:
+                continue
+            rect = view.visualRect(model.index(position, 0))
+            if rect.intersects(area):
+                view.viewport().update(rect)
 
     def _animation(self) -> QVariantAnimation:
         animation = QVariantAnimation(self)
