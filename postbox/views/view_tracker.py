@@ -207,7 +207,10 @@ class ViewTracker:
     def _reindex(self, subscription: Subscription, key: AnyViewKey, view: MutableView) -> None:
         topics = view.topics
         entry = (subscription, key)
-        if self._watched.get(entry) != topics:
+        previous = self._watched.get(entry)
+        # A view keeps the same set while it watches the same things: comparing two
+        # large sets for equality would cost as much as the window is large.
+        if previous is not topics and previous != topics:
             self._index_entry(entry, topics)
 
     # -- hole singletons ------------------------------------------------------
