@@ -72,6 +72,18 @@ class MutablePeerPresencesView(ReloadingView[PeerPresencesView]):
                 presences[peer_id] = presence
         return PeerPresencesView(_frozen(presences))
 
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        """Take the presences the commit changed, not every presence asked for."""
+        presences = dict(self.snapshot.presences)
+        for peer_id, presence in change.updated_presences.items():
+            if peer_id not in self.key.peer_ids:
+                continue
+            if presence is None:
+                presences.pop(peer_id, None)
+            else:
+                presences[peer_id] = presence
+        return self._take(PeerPresencesView(_frozen(presences)))
+
 
 @dataclass(frozen=True, slots=True)
 class ReadStateView(ViewSnapshot):
@@ -98,7 +110,8 @@ class UnreadCountsView(ViewSnapshot):
 
 
 class MutableUnreadCountsView(ReloadingView[UnreadCountsView]):
-    """Totals are kept from the change record's new read states, never by a rescan."""
+    """Counts and totals follow the change record's new read states: a replay costs as
+    many read states as the commit changed, never a sum over every chat."""
 
     def __init__(self, key: UnreadCountsViewKey, tx: Transaction) -> None:
         self.key = key
@@ -107,34 +120,43 @@ class MutableUnreadCountsView(ReloadingView[UnreadCountsView]):
             watched.add(topics.READ_STATES)
         self.watched = frozenset(watched)
         self._all: dict[PeerId, CombinedPeerReadState] = {}
+        self._counts: dict[PeerId, int] = {}
+        self._total_messages = 0
+        self._total_chats = 0
         super().__init__(tx)
 
     def load(self, tx: Transaction) -> UnreadCountsView:
-        if self.key.total:
-            self._all = dict(tx.get_all_read_states())
-        return self._snapshot(tx)
-
-    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
-        if self.key.total:
-            for peer_id, state in change.updated_read_states.items():
-                if state is None:
-                    self._all.pop(peer_id, None)
-                else:
-                    self._all[peer_id] = state
-        return self._take(self._snapshot(tx))
-
-    def _snapshot(self, tx: Transaction) -> UnreadCountsView:
-        counts = {}
+        self._counts = {}
         for peer_id in self.key.peer_ids:
             state = tx.get_read_state(peer_id)
-            counts[peer_id] = 0 if state is None else state.count
+            self._counts[peer_id] = 0 if state is None else state.count
+        if self.key.total:
+            self._all = dict(tx.get_all_read_states())
+            self._total_messages = sum(state.count for state in self._all.values())
+            self._total_chats = sum(1 for state in self._all.values() if state.is_unread)
+        return self._snapshot()
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        total, peer_ids = self.key.total, self.key.peer_ids
+        for peer_id, state in change.updated_read_states.items():
+            if peer_id in peer_ids:
+                self._counts[peer_id] = 0 if state is None else state.count
+            if total:
+                self._count(self._all.pop(peer_id, None), -1)
+                if state is not None:
+                    self._all[peer_id] = state
+                    self._count(state, 1)
+        return self._take(self._snapshot())
+
+    def _count(self, state: CombinedPeerReadState | None, sign: int) -> None:
+        if state is not None:
+            self._total_messages += sign * state.count
+            self._total_chats += sign * state.is_unread
+
+    def _snapshot(self) -> UnreadCountsView:
         if not self.key.total:
-            return UnreadCountsView(_frozen(counts))
-        return UnreadCountsView(
-            _frozen(counts),
-            sum(state.count for state in self._all.values()),
-            sum(1 for state in self._all.values() if state.is_unread),
-        )
+            return UnreadCountsView(_frozen(self._counts))
+        return UnreadCountsView(_frozen(self._counts), self._total_messages, self._total_chats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,17 +200,16 @@ class ContactsView(ViewSnapshot):
 
 
 class MutableContactsView(ReloadingView[ContactsView]):
+    """Reloads when the contact list is replaced; otherwise takes the peers and
+    presences of the contacts the commit changed."""
+
     def __init__(self, key: ContactsViewKey, tx: Transaction) -> None:
         self.key = key
         super().__init__(tx)
 
     @property
     def topics(self) -> frozenset[Topic]:
-        watched = {topics.CONTACTS}
-        for peer_id in self.snapshot.peers:
-            watched.add(topics.peer(peer_id))
-            watched.add(topics.presence(peer_id))
-        return frozenset(watched)
+        return self.watched
 
     def load(self, tx: Transaction) -> ContactsView:
         peer_ids = sorted(tx.get_contact_peer_ids())
@@ -197,8 +218,37 @@ class MutableContactsView(ReloadingView[ContactsView]):
             presence = tx.get_peer_presence(peer_id)
             if presence is not None:
                 presences[peer_id] = presence
+        watched = {topics.CONTACTS}
+        for peer_id in peer_ids:
+            watched.add(topics.peer(peer_id))
+            watched.add(topics.presence(peer_id))
+        self.watched = frozenset(watched)
         return ContactsView(
             _frozen({peer_id: tx.get_peer(peer_id) for peer_id in peer_ids}), _frozen(presences)
+        )
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        if change.replaced_contact_peer_ids is not None:
+            return self.refresh_external(tx)
+        contacts = self.snapshot.peers
+        peers = {p: peer for p, peer in change.updated_peers.items() if p in contacts}
+        presences = dict(self.snapshot.presences)
+        changed_presences = False
+        for peer_id, presence in change.updated_presences.items():
+            if peer_id not in contacts:
+                continue
+            changed_presences = True
+            if presence is None:
+                presences.pop(peer_id, None)
+            else:
+                presences[peer_id] = presence
+        if not peers and not changed_presences:
+            return False
+        return self._take(
+            ContactsView(
+                _frozen({**contacts, **peers}) if peers else contacts,
+                _frozen(presences) if changed_presences else self.snapshot.presences,
+            )
         )
 
 

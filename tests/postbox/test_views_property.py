@@ -73,7 +73,9 @@ def view_keys() -> list[AnyViewKey]:
         SynchronizeReadStatesViewKey(2),
         UnsentMessagesViewKey(),
         UnreadCountsViewKey(frozenset(PEERS[:2])),
+        UnreadCountsViewKey(frozenset(PEERS[1:]), total=False),
         PeerPresencesViewKey(frozenset(PEERS)),
+        PeerPresencesViewKey(frozenset(PEERS[:1])),
     ]
     keys += [
         ChatListViewKey(PeerGroupId.ROOT, count=2),
