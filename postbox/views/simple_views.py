@@ -3,6 +3,7 @@ cursor, contacts, preferences, the operation log and the unsent queue."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -280,6 +281,9 @@ class OperationLogView(ViewSnapshot):
 
 
 class MutableOperationLogView(ReloadingView[OperationLogView]):
+    """Applies the commit's entries of its tag by merged index; reads entries only to
+    refill a full list that lost some."""
+
     def __init__(self, key: OperationLogViewKey, tx: Transaction) -> None:
         self.key = key
         self.watched = frozenset({topics.operation_log(key.tag)})
@@ -287,7 +291,47 @@ class MutableOperationLogView(ReloadingView[OperationLogView]):
 
     def load(self, tx: Transaction) -> OperationLogView:
         entries = tx.get_merged_operation_log_entries(self.key.tag, limit=self.key.limit)
+        #: Whether the list holds every merged entry of the tag (it is under the limit).
+        self._complete = self.key.limit < 0 or len(entries) < self.key.limit
         return OperationLogView(tuple(entries))
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        tag, limit = self.key.tag, self.key.limit
+        entries = list(self.snapshot.entries)
+        # Every entry of the merged list has a merged index.
+        merged = [entry.merged_index or 0 for entry in entries]
+        lost = False
+        for (_, operation_tag), operations in change.operation_log_operations.items():
+            if operation_tag != tag:
+                continue
+            for operation in operations:
+                entry = operation.entry
+                index = entry.merged_index
+                if index is None:
+                    continue
+                position = bisect_left(merged, index)
+                present = position < len(merged) and merged[position] == index
+                if operation.action == "add":
+                    if not present and (self._complete or position < len(merged)):
+                        merged.insert(position, index)
+                        entries.insert(position, entry)
+                elif operation.action == "update":
+                    if present:
+                        entries[position] = entry
+                elif present:
+                    del merged[position], entries[position]
+                    lost = True
+        if 0 <= limit < len(entries):
+            del entries[limit:]
+            self._complete = False
+        elif lost and not self._complete:
+            after = merged[-1] + 1 if merged else 0
+            more = tx.get_merged_operation_log_entries(
+                tag, from_index=after, limit=limit - len(entries)
+            )
+            entries += more
+            self._complete = len(entries) < limit
+        return self._take(OperationLogView(tuple(entries)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +342,9 @@ class SynchronizeReadStatesView(ViewSnapshot):
 
 
 class MutableSynchronizeReadStatesView(ReloadingView[SynchronizeReadStatesView]):
+    """Per peer, the entry with the highest merged index; a commit's entries replace it,
+    and only a peer that lost that entry has its own entries read again."""
+
     def __init__(self, key: SynchronizeReadStatesViewKey, tx: Transaction) -> None:
         self.key = key
         self.watched = frozenset({topics.operation_log(key.tag)})
@@ -309,6 +356,36 @@ class MutableSynchronizeReadStatesView(ReloadingView[SynchronizeReadStatesView])
             latest[entry.peer_id] = entry
         return SynchronizeReadStatesView(_frozen(latest))
 
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        tag = self.key.tag
+        latest = dict(self.snapshot.operations)
+        for (peer_id, operation_tag), operations in change.operation_log_operations.items():
+            if operation_tag != tag:
+                continue
+            for operation in operations:
+                entry, current = operation.entry, latest.get(peer_id)
+                if entry.merged_index is None:
+                    continue
+                if operation.action == "add":
+                    if current is None or entry.merged_index > current.merged_index:  # type: ignore[operator]
+                        latest[peer_id] = entry
+                elif current is None or current.tag_local_index != entry.tag_local_index:
+                    continue
+                elif operation.action == "update":
+                    latest[peer_id] = entry
+                else:
+                    newest = _newest_merged(tx.get_operation_log_entries(peer_id, tag))
+                    if newest is None:
+                        del latest[peer_id]
+                    else:
+                        latest[peer_id] = newest
+        return self._take(SynchronizeReadStatesView(_frozen(latest)))
+
+
+def _newest_merged(entries: list[PeerOperationLogEntry]) -> PeerOperationLogEntry | None:
+    merged = [entry for entry in entries if entry.merged_index is not None]
+    return max(merged, key=lambda entry: entry.merged_index or 0, default=None)
+
 
 @dataclass(frozen=True, slots=True)
 class UnsentMessagesView(ViewSnapshot):
@@ -316,6 +393,8 @@ class UnsentMessagesView(ViewSnapshot):
 
 
 class MutableUnsentMessagesView(ReloadingView[UnsentMessagesView]):
+    """Keeps the ids in the table's order, adding and removing the commit's."""
+
     def __init__(self, key: UnsentMessagesViewKey, tx: Transaction) -> None:
         self.key = key
         super().__init__(tx)
@@ -326,3 +405,15 @@ class MutableUnsentMessagesView(ReloadingView[UnsentMessagesView]):
 
     def load(self, tx: Transaction) -> UnsentMessagesView:
         return UnsentMessagesView(tuple(tx.get_unsent_message_ids()))
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        ids = list(self.snapshot.ids)
+        for message_id in change.removed_unsent_ids:
+            position = bisect_left(ids, message_id)
+            if position < len(ids) and ids[position] == message_id:
+                del ids[position]
+        for message_id in change.added_unsent_ids:
+            position = bisect_left(ids, message_id)
+            if position == len(ids) or ids[position] != message_id:
+                ids.insert(position, message_id)
+        return self._take(UnsentMessagesView(tuple(ids)))
