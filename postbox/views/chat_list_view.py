@@ -161,11 +161,21 @@ class MutableChatListView(MutableView):
         )
         self._load(tx)
         self.snapshot = self._render(ViewUpdateType.INITIAL)
-        self._topics = self._topics_of(self._where)
+        self._topics: frozenset[Topic] | None = None
+        #: Topics gained and lost since the tracker last asked (``take_topic_changes``).
+        self._topics_added: list[Topic] = []
+        self._topics_removed: list[Topic] = []
 
     @property
     def topics(self) -> frozenset[Topic]:
+        if self._topics is None:
+            self._topics = self._topics_of(self._where)
         return self._topics
+
+    def take_topic_changes(self) -> tuple[list[Topic], list[Topic]]:
+        changes = self._topics_added, self._topics_removed
+        self._topics_added, self._topics_removed = [], []
+        return changes
 
     def boundary_holes(self) -> frozenset[ChatListHolesEntry]:
         return self.snapshot.boundary_holes
@@ -187,19 +197,23 @@ class MutableChatListView(MutableView):
         for peer_id in _touched_peers(change):
             if peer_id not in resolved and peer_id in self._where:
                 self._put(self._where[peer_id], _resolve(tx, self._row_at(peer_id)))
-        entered_or_left = any((p in self._where) != was for p, was in members.items())
+        entered = [p for p, was in members.items() if not was and p in self._where]
+        left = [p for p, was in members.items() if was and p not in self._where]
+        entered_or_left = bool(entered or left)
         if moved and any(operation.kind in _HOLE_OPERATIONS for operation in operations):
             update_type = ViewUpdateType.FILL_HOLE
         elif moved and entered_or_left:
             update_type = ViewUpdateType.UPDATE_VISIBLE
         else:
             update_type = ViewUpdateType.GENERIC
-        return self._take(self._render(update_type), entered_or_left)
+        self._follow(entered, left)
+        return self._take(self._render(update_type))
 
     def refresh_external(self, tx: Transaction) -> bool:
+        before = set(self._where)
         self._load(tx)
-        snapshot = self._render(ViewUpdateType.GENERIC)
-        return self._take(snapshot, self._where.keys() != self._watched_peers)
+        self._follow(self._where.keys() - before, before - self._where.keys())
+        return self._take(self._render(ViewUpdateType.GENERIC))
 
     def immutable(self) -> ChatListView:
         return self.snapshot
@@ -346,10 +360,17 @@ class MutableChatListView(MutableView):
             update_type,
         )
 
-    def _take(self, snapshot: ChatListView, entered_or_left: bool) -> bool:
+    def _follow(self, entered: Iterable[PeerId], left: Iterable[PeerId]) -> None:
+        """Watch the chats that entered the window, and no longer those that left."""
+        for peer_id in entered:
+            self._topics_added += _peer_topics(peer_id)
+            self._topics = None
+        for peer_id in left:
+            self._topics_removed += _peer_topics(peer_id)
+            self._topics = None
+
+    def _take(self, snapshot: ChatListView) -> bool:
         """Keep ``snapshot`` if it differs from the current one; True if it did."""
-        if entered_or_left:
-            self._topics = self._topics_of(self._where)
         if snapshot == self.snapshot:
             return False
         self.snapshot = snapshot
@@ -357,20 +378,23 @@ class MutableChatListView(MutableView):
         return True
 
     def _topics_of(self, peer_ids: Iterable[PeerId]) -> frozenset[Topic]:
-        self._watched_peers = frozenset(peer_ids)
         watched: set[Topic] = {topics.chat_list(self.key.group_id)}
-        for peer_id in self._watched_peers:
-            watched.update(
-                (
-                    topics.peer(peer_id),
-                    topics.read_state(peer_id),
-                    topics.notification_settings(peer_id),
-                    topics.messages(peer_id),
-                )
-            )
-            if peer_id.namespace == _USER:
-                watched.add(topics.presence(peer_id))
+        for peer_id in peer_ids:
+            watched.update(_peer_topics(peer_id))
         return frozenset(watched)
+
+
+def _peer_topics(peer_id: PeerId) -> tuple[Topic, ...]:
+    """What a chat in the window is watched by."""
+    watched = (
+        topics.peer(peer_id),
+        topics.read_state(peer_id),
+        topics.notification_settings(peer_id),
+        topics.messages(peer_id),
+    )
+    if peer_id.namespace == _USER:
+        return (*watched, topics.presence(peer_id))
+    return watched
 
 
 def _operation_row(operation: ChatListOperation) -> ChatListEntryKey:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from postbox.view_keys import (
@@ -57,7 +58,8 @@ class ViewTracker:
     def __init__(self) -> None:
         self._subscriptions: set[Subscription] = set()
         self._index: defaultdict[Topic, set[_Entry]] = defaultdict(set)
-        self._watched: dict[_Entry, frozenset[Topic]] = {}
+        #: What each view is indexed under (a set once it reports changes itself).
+        self._watched: dict[_Entry, AbstractSet[Topic]] = {}
         self._history_hole_entries: frozenset[MessageHistoryHolesEntry] = frozenset()
         self._chat_list_hole_entries: frozenset[ChatListHolesEntry] = frozenset()
         #: Views that show holes: how to ask each (first_hole / boundary_holes).
@@ -128,6 +130,25 @@ class ViewTracker:
         for topic in topics - previous:
             self._index[topic].add(entry)
         self._watched[entry] = topics
+
+    def _index_changes(
+        self, entry: _Entry, added: Iterable[Topic], removed: Iterable[Topic]
+    ) -> None:
+        """Index a view by what it says changed, without comparing all it watches."""
+        watched = self._watched[entry]
+        if not isinstance(watched, set):
+            watched = self._watched[entry] = set(watched)
+        index = self._index
+        for topic in removed:
+            watched.discard(topic)
+            watchers = index.get(topic)
+            if watchers is not None:
+                watchers.discard(entry)
+                if not watchers:
+                    del index[topic]
+        for topic in added:
+            watched.add(topic)
+            index[topic].add(entry)
 
     def _unindex_entry(self, entry: _Entry) -> None:
         self._index_entry(entry, frozenset())
@@ -205,8 +226,12 @@ class ViewTracker:
         return entry in self._history_hole_sources or entry in self._chat_list_hole_sources
 
     def _reindex(self, subscription: Subscription, key: AnyViewKey, view: MutableView) -> None:
-        topics = view.topics
         entry = (subscription, key)
+        changes = view.take_topic_changes()
+        if changes is not None:
+            self._index_changes(entry, *changes)
+            return
+        topics = view.topics
         previous = self._watched.get(entry)
         # A view keeps the same set while it watches the same things: comparing two
         # large sets for equality would cost as much as the window is large.
