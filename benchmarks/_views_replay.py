@@ -8,7 +8,9 @@ method, on the postbox thread) for commits that each add one message:
 * history windows at the upper bound of 50 and 500 messages, one new message in the
   chat (the window slides by one);
 * chat list windows of 100 and 5,000 rows, one new message in the chat at the middle
-  of the window (it moves to the top).
+  of the window (it moves to the top);
+* the same chat list windows, one new message in the chat that has waited longest
+  below the window (it enters at the top, the bottom row leaves).
 
 The ratio large / small says whether the cost follows the window (about 10x and 50x)
 or the change (about 1x).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Final
@@ -140,14 +143,31 @@ def _middle_chat(clock: _Clock, count: int, snapshot: ChatListView) -> StoreMess
     return clock.message(snapshot.peer_ids[count // 2])
 
 
-def _ratio_figures(kind: str, unit_name: str, medians: dict[int, float]) -> list[Figure]:
+class _Outside:
+    """Names the chat below the window that has waited longest, for each next commit."""
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+        self.waiting: deque[PeerId] = deque()
+
+    def __call__(self, snapshot: ChatListView) -> StoreMessage:
+        if not self.waiting:
+            shown = set(snapshot.peer_ids)
+            # Stored oldest first: the first chats not shown are the longest waiting.
+            self.waiting.extend(p for p in _chat_peers() if p not in shown)
+        peer_id = self.waiting.popleft()
+        self.waiting.append(snapshot.peer_ids[-1])  # pushed out by this commit
+        return self.clock.message(peer_id)
+
+
+def _ratio_figures(kind: str, unit_name: str, medians: dict[int, float], note: str) -> list[Figure]:
     small, large = min(medians), max(medians)
     figures = [
         Figure(
             f"(d) {kind} replay, {size:,} {unit_name}, median",
             median,
             "µs",
-            "one new message; the view's replay alone",
+            note,
         )
         for size, median in medians.items()
     ]
@@ -171,11 +191,18 @@ def replay_figures(postbox: Postbox, commits: int) -> list[Figure]:
         key = MessageHistoryViewKey(_CHAT, HistoryAnchor.upper_bound(), count=count)
         times = _replay_times(postbox, key, commits, lambda _: clock.message(_CHAT))
         history[count] = percentile(times, 50)
-    chat_list: dict[int, float] = {}
+    moved: dict[int, float] = {}
+    entered: dict[int, float] = {}
     for count in _CHAT_LIST_WINDOWS:
         list_key = ChatListViewKey(count=count)
         times = _replay_times(postbox, list_key, commits, partial(_middle_chat, clock, count))
-        chat_list[count] = percentile(times, 50)
-    return _ratio_figures("history", "messages", history) + _ratio_figures(
-        "chat list", "chats", chat_list
-    )
+        moved[count] = percentile(times, 50)
+        times = _replay_times(postbox, list_key, commits, _Outside(clock))
+        entered[count] = percentile(times, 50)
+    return [
+        *_ratio_figures("history", "messages", history, "one new message; the window slides"),
+        *_ratio_figures("chat list", "chats", moved, "a chat in the window moves to the top"),
+        *_ratio_figures(
+            "chat list entry", "chats", entered, "a chat below the window enters at the top"
+        ),
+    ]

@@ -178,7 +178,12 @@ class MutableChatListView(MutableView):
         return changes
 
     def boundary_holes(self) -> frozenset[ChatListHolesEntry]:
-        return self.snapshot.boundary_holes
+        """As the snapshot's, from the holes kept apart (not a walk over the window)."""
+        holes = set(self._holes)
+        if self.snapshot.hole_below is not None:
+            holes.add(self.snapshot.hole_below)
+        group_id = self.key.group_id
+        return frozenset(ChatListHolesEntry(group_id, hole) for hole in holes)
 
     def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
         operations = change.chat_list_operations.get(self.key.group_id, ())
@@ -237,6 +242,8 @@ class MutableChatListView(MutableView):
             for row, order in zip(window, self._orders, strict=True)
             if row.type is ChatListEntryType.MESSAGE
         }
+        #: The holes in the window.
+        self._holes = {_hole(row) for row in window if row.type is ChatListEntryType.HOLE}
         self._next_row = rows[count] if len(rows) > count else None
         #: Whether every row between the window's lowest and ``_next_row`` (or the
         #: group's bottom when there is none) is known: false once the next row went.
@@ -283,6 +290,8 @@ class MutableChatListView(MutableView):
                 members.setdefault(row.peer_id, row.peer_id in self._where)
                 self._where[row.peer_id] = order
                 resolved.add(row.peer_id)
+            else:
+                self._holes.add(_hole(row))
             orders.insert(position, order)
             self._rows.insert(position, row)
             self._entries.insert(len(orders) - 1 - position, _resolve(tx, row))
@@ -291,6 +300,8 @@ class MutableChatListView(MutableView):
             if is_message:
                 members.setdefault(row.peer_id, True)
                 del self._where[row.peer_id]
+            else:
+                self._holes.discard(_hole(row))
             del self._entries[len(orders) - 1 - position]
             del orders[position], self._rows[position]
         elif self._next_row is not None and order == _row_order(
@@ -317,6 +328,8 @@ class MutableChatListView(MutableView):
                 if row.type is ChatListEntryType.MESSAGE:
                     members.setdefault(row.peer_id, True)
                     del self._where[row.peer_id]
+                else:
+                    self._holes.discard(_hole(row))
             self._next_row, self._bottom_known = self._rows[excess - 1], True
             del self._rows[:excess], self._orders[:excess], self._entries[-excess:]
             return
@@ -334,6 +347,8 @@ class MutableChatListView(MutableView):
                 members.setdefault(row.peer_id, False)
                 self._where[row.peer_id] = order
                 resolved.add(row.peer_id)
+            else:
+                self._holes.add(_hole(row))
             self._rows.insert(0, row)
             self._orders.insert(0, order)
             self._entries.append(_resolve(tx, row))
@@ -395,6 +410,10 @@ def _peer_topics(peer_id: PeerId) -> tuple[Topic, ...]:
     if peer_id.namespace == _USER:
         return (*watched, topics.presence(peer_id))
     return watched
+
+
+def _hole(row: ChatListEntryKey) -> ChatListHole:
+    return ChatListHole(row.index.message_index)
 
 
 def _operation_row(operation: ChatListOperation) -> ChatListEntryKey:
