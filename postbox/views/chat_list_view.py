@@ -8,12 +8,15 @@ row just below the window, so it knows whether more rows follow and whether a
 hole touches its lower boundary; those holes go to the ``ChatListHolesViewKey``
 singleton, which the sync engine fills with getDialogs.
 
-A replay re-reads the window's rows only when the group's chat list changed at or
-above that lower row, and re-resolves only the rows that are new or whose peer
-the commit touched; the rest of the snapshot is reused. Update types: FILL_HOLE
-when such a change inserted or removed a hole of the group (it wins: many chats
-appear at once), UPDATE_VISIBLE when a chat entered or left the window, else
-GENERIC.
+A replay costs what the commit changed, not what the window holds: the group's
+row operations are placed by bisection into the window (kept bottom first with each
+row's order), the chats a commit touched are found by peer and resolved again alone,
+and rows are read only to refill the lower boundary after rows left the window (the
+new lowest rows and the row below them). Chats entering or leaving the window change
+the view's topics by their own, told to the tracker as such. Update types: FILL_HOLE
+when a change that reached the window or the row below it inserted or removed a hole
+of the group (it wins: many chats appear at once), UPDATE_VISIBLE when a chat entered
+or left the window, else GENERIC.
 """
 
 from __future__ import annotations

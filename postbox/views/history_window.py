@@ -21,12 +21,13 @@ from __future__ import annotations
 import enum
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from postbox.holes import ClosedRange
 from postbox.ids import MAX_MESSAGE_ID, MessageIndex
 from postbox.message import Message
 
-__all__ = ["HistorySide", "NeedsReload", "Reach", "nearest_hole"]
+__all__ = ["HistorySide", "NeedsReload", "Reach", "nearest_hole", "walk"]
 
 SortKey = tuple[int, int, int, int]
 #: Reads up to ``limit`` messages past ``after`` (the anchor if ``None``), nearest first.
@@ -298,3 +299,101 @@ class HistorySide:
                 self.keys.append(message.index.sort_key)
             self.entered.append(message)
             previous = id_
+
+
+def walk(
+    candidates: Sequence[Message],
+    holes: Sequence[ClosedRange],
+    start: int,
+    count: int,
+    *,
+    older: bool,
+) -> HistorySide:
+    """Walk ``candidates`` (up to ``count + 1`` messages on one side, nearest first)
+    away from the anchor's id ``start``: the side as a window opened fresh has it."""
+    return _as_side(
+        _walk(candidates, holes, start, count, older=older),
+        candidates,
+        holes,
+        count,
+        start,
+        older=older,
+    )
+
+
+class _Side(NamedTuple):
+    """One side of the window, walked away from the anchor."""
+
+    taken: int
+    hole: ClosedRange | None
+    beyond: MessageIndex | None
+
+
+def _walk(
+    messages: Sequence[Message],
+    holes: Sequence[ClosedRange],
+    start: int,
+    count: int,
+    *,
+    older: bool,
+) -> _Side:
+    """Take messages away from the anchor until ``count``, a hole, or the end.
+
+    ``start`` (the anchor's id) is in no hole, and neither is any message taken,
+    so a hole lies between the last taken id and the next message exactly when
+    the closed range between the two ids overlaps one.
+    """
+    previous = start
+    if messages:
+        # Ids need not follow the key order (timestamps do): a hole can only lie between
+        # two steps if it overlaps the span of every id walked over.
+        ids = [message.index.id.id for message in messages]
+        if nearest_hole(holes, min(start, *ids), max(start, *ids), highest=older) is None:
+            if len(messages) > count:
+                return _Side(count, None, messages[count].index)
+            return _past_the_end(holes, len(messages), ids[-1], older=older)
+    for taken, message in enumerate(messages):
+        id_ = message.index.id.id
+        hole = nearest_hole(holes, min(previous, id_), max(previous, id_), highest=older)
+        if hole is not None:
+            return _Side(taken, hole, None)
+        if taken == count:
+            return _Side(taken, None, message.index)
+        previous = id_
+    # Fewer than count + 1 messages, or the loop would have returned.
+    return _past_the_end(holes, len(messages), previous, older=older)
+
+
+def _past_the_end(holes: Sequence[ClosedRange], taken: int, previous: int, *, older: bool) -> _Side:
+    """Every message on this side is taken: the nearest hole up to the end of the id space."""
+    if older:
+        return _Side(taken, nearest_hole(holes, 1, previous, highest=True), None)
+    return _Side(taken, nearest_hole(holes, previous, MAX_MESSAGE_ID, highest=False), None)
+
+
+def _as_side(
+    side: _Side,
+    candidates: Sequence[Message],
+    holes: Sequence[ClosedRange],
+    count: int,
+    start: int,
+    *,
+    older: bool,
+) -> HistorySide:
+    """A walk's result as a side the view can update in place."""
+    if side.beyond is not None:
+        reach = Reach.COUNT
+    elif side.taken < len(candidates):
+        reach = Reach.HOLE
+    else:
+        reach = Reach.END
+    return HistorySide(
+        older=older,
+        count=count,
+        start=start,
+        holes=holes,
+        nearest_first=candidates[: side.taken],
+        reach=reach,
+        beyond=side.beyond,
+        hole=side.hole,
+    )

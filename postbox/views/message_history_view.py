@@ -12,12 +12,18 @@ and wants that hole filled AROUND the anchor. A snapshot carries the peers its m
 name (authors and where forwards came from), as the seeds' messages carry theirs, so a
 window shows names without another read and follows a rename.
 
-A snapshot is a function of the key and the tables alone: ``replay`` reloads the
-window when a commit touched this chat's messages (in the view's namespace and
-tag), its holes (namespace and space), its read state or a peer its messages name, and
-emits only if the result differs. A live view therefore always equals one opened fresh: a window
-at the upper bound slides with each new message, one at an index stays put, and
-one at the first unread message follows the read state.
+A snapshot is a function of the key and the tables alone, and a live view always
+equals one opened fresh: a window at the upper bound slides with each new message, one
+at an index stays put, and one at the first unread message follows the read state.
+``replay`` keeps it so at the cost of the change, not of the window: each side of the
+window (``history_window.HistorySide``) takes the commit's inserted, deleted and edited
+messages in place, the read state and renamed peers come from the change record, and
+a side that lost messages reads only the few past its end that take their place. The
+window is read again (``_load``) only when that cannot be exact: a hole operation in
+its space (FILL_HOLE), an anchor that may have moved (the first unread after a read,
+a message id anchor whose message changed), a new pair of neighbours that a hole
+separates, a tag window that lost a message (the transaction reads a tag's index only
+from its ends), or a view loading inside a hole. It emits only if the result differs.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from postbox.peer import Peer
 from postbox.read_state import CombinedPeerReadState
 from postbox.view_keys import HistoryAnchorKind, MessageHistoryViewKey
 from postbox.views import topics
-from postbox.views.history_window import HistorySide, NeedsReload, Reach, nearest_hole
+from postbox.views.history_window import HistorySide, NeedsReload, nearest_hole, walk
 from postbox.views.holes_views import HoleDirection, MessageHistoryHolesEntry
 from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
 
@@ -109,14 +115,6 @@ class _Anchor(NamedTuple):
     id: int
     #: Whether the anchor is the first unread message.
     unread: bool
-
-
-class _Side(NamedTuple):
-    """One side of the window, walked away from the anchor."""
-
-    taken: int
-    hole: ClosedRange | None
-    beyond: MessageIndex | None
 
 
 class MutableMessageHistoryView(MutableView):
@@ -407,11 +405,9 @@ class MutableMessageHistoryView(MutableView):
             self._loading = self._hole_entry(around, HoleDirection.AROUND, anchor.id)
         else:
             older, newer = self._candidates(tx, anchor.at)
-            lower = _walk(older, holes, anchor.id, key.count, older=True)
-            upper = _walk(newer, holes, anchor.id, key.count, older=False)
             self._sides = (
-                _side_of(lower, older, holes, key.count, anchor.id, older=True),
-                _side_of(upper, newer, holes, key.count, anchor.id, older=False),
+                walk(older, holes, anchor.id, key.count, older=True),
+                walk(newer, holes, anchor.id, key.count, older=False),
             )
             entries = [*self._sides[0].messages, *self._sides[1].messages]
             for side in self._sides:
@@ -544,76 +540,6 @@ def _successor(index: MessageIndex) -> MessageIndex | None:
     if timestamp < MAX_TIMESTAMP:
         return MessageIndex(message_id._replace(id=INT32_MIN), timestamp + 1)
     return None
-
-
-def _walk(
-    messages: Sequence[Message],
-    holes: Sequence[ClosedRange],
-    start: int,
-    count: int,
-    *,
-    older: bool,
-) -> _Side:
-    """Take messages away from the anchor until ``count``, a hole, or the end.
-
-    ``start`` (the anchor's id) is in no hole, and neither is any message taken,
-    so a hole lies between the last taken id and the next message exactly when
-    the closed range between the two ids overlaps one.
-    """
-    previous = start
-    if messages:
-        # Ids need not follow the key order (timestamps do): a hole can only lie between
-        # two steps if it overlaps the span of every id walked over.
-        ids = [message.index.id.id for message in messages]
-        if nearest_hole(holes, min(start, *ids), max(start, *ids), highest=older) is None:
-            if len(messages) > count:
-                return _Side(count, None, messages[count].index)
-            return _past_the_end(holes, len(messages), ids[-1], older=older)
-    for taken, message in enumerate(messages):
-        id_ = message.index.id.id
-        hole = nearest_hole(holes, min(previous, id_), max(previous, id_), highest=older)
-        if hole is not None:
-            return _Side(taken, hole, None)
-        if taken == count:
-            return _Side(taken, None, message.index)
-        previous = id_
-    # Fewer than count + 1 messages, or the loop would have returned.
-    return _past_the_end(holes, len(messages), previous, older=older)
-
-
-def _past_the_end(holes: Sequence[ClosedRange], taken: int, previous: int, *, older: bool) -> _Side:
-    """Every message on this side is taken: the nearest hole up to the end of the id space."""
-    if older:
-        return _Side(taken, nearest_hole(holes, 1, previous, highest=True), None)
-    return _Side(taken, nearest_hole(holes, previous, MAX_MESSAGE_ID, highest=False), None)
-
-
-def _side_of(
-    side: _Side,
-    candidates: Sequence[Message],
-    holes: Sequence[ClosedRange],
-    count: int,
-    start: int,
-    *,
-    older: bool,
-) -> HistorySide:
-    """A walk's result as a side the view can update in place."""
-    if side.beyond is not None:
-        reach = Reach.COUNT
-    elif side.taken < len(candidates):
-        reach = Reach.HOLE
-    else:
-        reach = Reach.END
-    return HistorySide(
-        older=older,
-        count=count,
-        start=start,
-        holes=holes,
-        nearest_first=candidates[: side.taken],
-        reach=reach,
-        beyond=side.beyond,
-        hole=side.hole,
-    )
 
 
 def _names(message: Message) -> tuple[int, ...]:
