@@ -146,6 +146,7 @@ class MutableMessageHistoryView(MutableView):
         self._named: frozenset[PeerId] = frozenset()
         self._named_counts: dict[int, int] = {}
         self._peers: dict[PeerId, Peer] = {}
+        self._read_state: CombinedPeerReadState | None = None
         unread = self._load(tx)
         self.snapshot = self._render(ViewUpdateType.INITIAL)
         if unread:
@@ -176,15 +177,22 @@ class MutableMessageHistoryView(MutableView):
         try:
             if self._sides is None or not self._anchor_stays(change, operations):
                 raise NeedsReload
+            changed = renamed
             if read_state_changed:
-                self._read_state = change.updated_read_states[peer_id]
+                read_state = change.updated_read_states[peer_id]
+                changed = changed or read_state != self._read_state
+                self._read_state = read_state
+            moved = False
             for operation in operations:
-                self._apply(operation)
-            for side in self._sides:
-                side.settle(partial(self._read_past, tx, side.older))
-            self._follow_sides(tx)
+                moved = self._apply(operation) or moved
+            if moved:
+                for side in self._sides:
+                    side.settle(partial(self._read_past, tx, side.older))
+                self._follow_sides(tx)
         except NeedsReload:
             return self._reload(tx, ViewUpdateType.GENERIC)
+        if not (changed or moved):
+            return False  # nothing the snapshot shows: no need to build one to compare
         if renamed:
             self._rename(change)
         return self._take(self._render(ViewUpdateType.GENERIC))
@@ -251,29 +259,32 @@ class MutableMessageHistoryView(MutableView):
         # No unread message: the scan still finds none unless this one is unread.
         return not unread
 
-    def _apply(self, operation: MessageHistoryOperation) -> None:
+    def _apply(self, operation: MessageHistoryOperation) -> bool:
+        """Apply one message operation to the sides; False if it cannot concern them."""
         namespace, tag = self.key.namespace, self.key.tag
         if isinstance(operation, InsertMessage):
             if operation.index.id.namespace == namespace and (
                 not tag or operation.store.tags & tag
             ):
-                self._side(operation.index).insert(operation.message)
-            return
+                return self._side(operation.index).insert(operation.message)
+            return False
         if isinstance(operation, RemoveMessage):
             if operation.index.id.namespace == namespace and (not tag or operation.tags & tag):
-                self._side(operation.index).remove(operation.index)
-            return
+                return self._side(operation.index).remove(operation.index)
+            return False
         before, message = operation.previous_index, operation.message
         shown = message.id.namespace == namespace and (not tag or message.tags & tag)
+        changed = False
         if before.id.namespace == namespace:
             side = self._side(before)
             if before == message.index and shown and side.replace(message):
-                return
+                return True
             # In a tag window, the edit does not say whether the message had the tag.
             if not tag or side.may_hold(before):
-                side.remove(before)
+                changed = side.remove(before)
         if shown:
-            self._side(message.index).insert(message)
+            changed = self._side(message.index).insert(message) or changed
+        return changed
 
     def _side(self, index: MessageIndex) -> HistorySide:
         assert self._sides is not None
