@@ -179,7 +179,7 @@ def fresh(postbox: Postbox, key: AnyViewKey) -> object:
         return subscription.ready.result()[key]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(messages, max_size=20),
     st.booleans(),
