@@ -22,6 +22,8 @@ from postbox import (
     MAX_MESSAGE_ID,
     ForwardInfo,
     HistoryAnchor,
+    Media,
+    MediaKind,
     MessageFlags,
     MessageHistoryHoleSpace,
     MessageHistoryHolesViewKey,
@@ -281,3 +283,35 @@ def test_a_hole_operation_reads_the_window_again(
     assert counted_loads[0] == 1
     assert [m.id.id for m in views[-1].entries] == [18, 19, 20]
     assert views[-1].hole_earlier
+
+
+def test_a_message_with_every_field_is_shown_as_stored(
+    postbox: Postbox, counted_loads: list[int]
+) -> None:
+    """A new message comes from the change record, not the table: it must read the same."""
+    _fill(postbox, range(1, 6))
+    key = MessageHistoryViewKey(CHAT, HistoryAnchor.upper_bound(), count=3)
+    views = _open(postbox, key)
+    counted_loads[0] = 0
+    full = StoreMessage(
+        CHAT,
+        0,
+        6,
+        106,
+        int(MessageFlags.INCOMING),
+        PHOTO,
+        author_id=AUTHORS[2].id,
+        text="every field",
+        media=(Media(MediaKind.PHOTO, 9, 1234, "https://example.org/p", "a photo"),),
+        reply_to_id=4,
+        edit_timestamp=107,
+        globally_unique_id=77,
+        thread_id=3,
+        forward_info=ForwardInfo(AUTHORS[1].id, 90, 5, 11),
+    )
+    postbox.run(lambda tx: tx.add_messages([full]))
+    edited = full._replace(text="edited", media=(), edit_timestamp=108)
+    postbox.run(_edit(edited))
+    assert counted_loads[0] == 0
+    assert views[-1] == fresh(postbox, key)
+    assert views[-1].entries[-1].text == "edited"
