@@ -627,3 +627,28 @@ def test_a_window_carries_its_authors_and_follows_a_rename(postbox: Postbox) -> 
     postbox.run(lambda tx: tx.update_peers([Peer(PeerId.make(PeerNamespace.USER, 99), "Zed")]))
     assert opened.emitted == emitted
     assert opened.view == opened.fresh()
+
+
+def test_a_hole_two_windows_share_is_listed_until_both_close(
+    postbox: Postbox, alice: PeerId
+) -> None:
+    fill(postbox, alice, range(21, 31), holes=[(1, 20)])
+    holes: list[CombinedView] = []
+    holes_key = MessageHistoryHolesViewKey()
+    postbox.combined_view([holes_key], holes.append).ready.result()
+
+    def listed() -> frozenset[MessageHistoryHolesEntry]:
+        snapshot = holes[-1][holes_key]
+        assert isinstance(snapshot, MessageHistoryHolesView)
+        return snapshot.entries
+
+    key = key_at(alice, HistoryAnchor.upper_bound(), count=20)
+    first, second = Opened(postbox, key), Opened(postbox, key)
+    wanted = first.view.first_hole
+    assert wanted is not None and listed() == {wanted}
+    first.subscription.dispose()
+    postbox.run(lambda tx: None)
+    assert listed() == {wanted}
+    second.subscription.dispose()
+    postbox.run(lambda tx: None)
+    assert listed() == frozenset()
