@@ -21,6 +21,9 @@ c. **Commit to an asyncio consumer on another thread.** A thread runs its own ev
    loop, iterating the chat subscription with ``async for`` and recording each
    arrival; the figure is the time from just before ``postbox.run`` to the arrival.
    Median and p99 in ms; aim < 5 ms.
+d. **Replay cost against window size.** One view open alone, its ``replay`` timed for
+   one new message: history windows of 50 and 500 messages, chat list windows of 100
+   and 5,000 chats, and the ratio large / small (see ``_views_replay``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Final
 
+from benchmarks._views_replay import replay_figures
 from benchmarks.harness import BenchContext, Figure, benchmark, percentile
 from postbox import (
     MAX_MESSAGE_ID,
@@ -66,10 +70,19 @@ class _Config:
     rounds: int
     commits_per_round: int
     async_commits: int
+    replay_commits: int
 
 
-_FULL: Final = _Config(callback_commits=2_000, rounds=5, commits_per_round=300, async_commits=1_000)
-_QUICK: Final = _Config(callback_commits=300, rounds=2, commits_per_round=100, async_commits=200)
+_FULL: Final = _Config(
+    callback_commits=2_000,
+    rounds=5,
+    commits_per_round=300,
+    async_commits=1_000,
+    replay_commits=300,
+)
+_QUICK: Final = _Config(
+    callback_commits=300, rounds=2, commits_per_round=100, async_commits=200, replay_commits=60
+)
 
 _LEVELS: Final = (0, 100, 1_000, 10_000)
 _WARMUP: Final = 50
@@ -378,6 +391,16 @@ def run(ctx: BenchContext) -> list[Figure]:
         ]
     finally:
         postbox.close()
+
+    # d.
+    replay_path = ctx.scratch / "views-replay.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        replay_path.with_name(replay_path.name + suffix).unlink(missing_ok=True)
+    replay_postbox = Postbox(replay_path)
+    try:
+        figures += replay_figures(replay_postbox, config.replay_commits)
+    finally:
+        replay_postbox.close()
     load = os.getloadavg()[0]
     figures.append(
         Figure("load average, 1 min", load, "", f"{os.cpu_count()} CPUs; the p99s feel it")

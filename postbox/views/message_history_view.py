@@ -12,22 +12,34 @@ and wants that hole filled AROUND the anchor. A snapshot carries the peers its m
 name (authors and where forwards came from), as the seeds' messages carry theirs, so a
 window shows names without another read and follows a rename.
 
-A snapshot is a function of the key and the tables alone: ``replay`` reloads the
-window when a commit touched this chat's messages (in the view's namespace and
-tag), its holes (namespace and space), its read state or a peer its messages name, and
-emits only if the result differs. A live view therefore always equals one opened fresh: a window
-at the upper bound slides with each new message, one at an index stays put, and
-one at the first unread message follows the read state.
+A snapshot is a function of the key and the tables alone, and a live view always
+equals one opened fresh: a window at the upper bound slides with each new message, one
+at an index stays put, and one at the first unread message follows the read state.
+``replay`` keeps it so at the cost of the change, not of the window: each side of the
+window (``history_window.HistorySide``) takes the commit's inserted, deleted and edited
+messages in place, the read state and renamed peers come from the change record, and
+a side that lost messages reads only the few past its end that take their place. The
+window is read again (``_load``) only when that cannot be exact: a hole operation in
+its space (FILL_HOLE), an anchor that may have moved (the first unread after a read,
+a message id anchor whose message changed), a new pair of neighbours that a hole
+separates, a tag window that lost a message (the transaction reads a tag's index only
+from its ends), or a view loading inside a hole. It emits only if the result differs.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
-from postbox.change_record import InsertMessage, RemoveMessage
+from postbox.change_record import (
+    InsertMessage,
+    MessageHistoryOperation,
+    RemoveMessage,
+    UpdateMessage,
+)
 from postbox.errors import CorruptValueError, InvalidArgumentError
 from postbox.holes import ClosedRange, HoleKey, MessageHistoryHoleSpace
 from postbox.ids import (
@@ -36,14 +48,16 @@ from postbox.ids import (
     MAX_MESSAGE_ID,
     MAX_TIMESTAMP,
     MIN_TIMESTAMP,
+    MessageId,
     MessageIndex,
     PeerId,
 )
-from postbox.message import Message
+from postbox.message import Message, MessageFlags
 from postbox.peer import Peer
 from postbox.read_state import CombinedPeerReadState
 from postbox.view_keys import HistoryAnchorKind, MessageHistoryViewKey
 from postbox.views import topics
+from postbox.views.history_window import HistorySide, NeedsReload, nearest_hole, walk
 from postbox.views.holes_views import HoleDirection, MessageHistoryHolesEntry
 from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
 
@@ -58,6 +72,7 @@ __all__ = ["MessageHistoryView", "MutableMessageHistoryView"]
 #: deleted anchor message).
 _SCAN_PAGE = 64
 #: Anchors that are a position: no message outside a tag window can move them.
+_INCOMING = int(MessageFlags.INCOMING)
 _POSITIONAL = frozenset(
     {HistoryAnchorKind.LOWER_BOUND, HistoryAnchorKind.UPPER_BOUND, HistoryAnchorKind.INDEX}
 )
@@ -102,14 +117,6 @@ class _Anchor(NamedTuple):
     unread: bool
 
 
-class _Side(NamedTuple):
-    """One side of the window, walked away from the anchor."""
-
-    taken: int
-    hole: ClosedRange | None
-    beyond: MessageIndex | None
-
-
 class MutableMessageHistoryView(MutableView):
     def __init__(self, key: MessageHistoryViewKey, tx: Transaction) -> None:
         if key.count < 1:
@@ -136,11 +143,12 @@ class MutableMessageHistoryView(MutableView):
             {topics.messages(key.peer_id), topics.read_state(key.peer_id)}
         )
         self._topics = self._base_topics
-        # A message id or the first unread is looked up in the whole history, so
-        # a message without the tag can move such an anchor.
-        self._tag_filter = key.tag if key.anchor.kind in _POSITIONAL else 0
-        self.snapshot, unread = self._load(tx)
-        self._follow_peers()
+        self._named: frozenset[PeerId] = frozenset()
+        self._named_counts: dict[int, int] = {}
+        self._peers: dict[PeerId, Peer] = {}
+        self._read_state: CombinedPeerReadState | None = None
+        unread = self._load(tx)
+        self.snapshot = self._render(ViewUpdateType.INITIAL)
         if unread:
             self.update_type = ViewUpdateType.initial_unread(self.snapshot.anchor_index)
         else:
@@ -158,91 +166,270 @@ class MutableMessageHistoryView(MutableView):
         return self.snapshot
 
     def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
-        holes = self._hole_key in change.hole_operations
-        if not (
-            holes
-            or self.key.peer_id in change.updated_read_states
-            or self._concerns_messages(change)
-            or not self._named.isdisjoint(change.updated_peers)
-        ):
+        if self._hole_key in change.hole_operations:
+            return self._reload(tx, ViewUpdateType.FILL_HOLE)
+        peer_id = self.key.peer_id
+        operations = change.message_operations.get(peer_id, ())
+        read_state_changed = peer_id in change.updated_read_states
+        renamed = not self._named.isdisjoint(change.updated_peers)
+        if not (operations or read_state_changed or renamed):
             return False
-        return self._take(tx, ViewUpdateType.FILL_HOLE if holes else ViewUpdateType.GENERIC)
+        try:
+            if self._sides is None or not self._anchor_stays(change, operations):
+                raise NeedsReload
+            changed = renamed
+            if read_state_changed:
+                read_state = change.updated_read_states[peer_id]
+                changed = changed or read_state != self._read_state
+                self._read_state = read_state
+            moved = False
+            for operation in operations:
+                moved = self._apply(operation) or moved
+            if moved:
+                for side in self._sides:
+                    side.settle(partial(self._read_past, tx, side.older))
+                self._follow_sides(tx)
+        except NeedsReload:
+            return self._reload(tx, ViewUpdateType.GENERIC)
+        if not (changed or moved):
+            return False  # nothing the snapshot shows: no need to build one to compare
+        if renamed:
+            self._rename(change)
+        return self._take(self._render(ViewUpdateType.GENERIC))
 
     def refresh_external(self, tx: Transaction) -> bool:
-        return self._take(tx, ViewUpdateType.GENERIC)
+        return self._reload(tx, ViewUpdateType.GENERIC)
 
-    def _take(self, tx: Transaction, update_type: ViewUpdateType) -> bool:
-        snapshot, _ = self._load(tx)
+    def _reload(self, tx: Transaction, update_type: ViewUpdateType) -> bool:
+        self._load(tx)
+        return self._take(self._render(update_type))
+
+    def _take(self, snapshot: MessageHistoryView) -> bool:
+        """Keep ``snapshot`` if it differs from the current one; True if it did."""
         if snapshot == self.snapshot:
             return False
-        self.update_type = update_type
-        self.snapshot = replace(snapshot, update_type=update_type)
-        self._follow_peers()
+        self.update_type = snapshot.update_type
+        self.snapshot = snapshot
         return True
+
+    # -- replaying in place -------------------------------------------------------
+
+    def _anchor_stays(
+        self, change: ChangeRecord, operations: Sequence[MessageHistoryOperation]
+    ) -> bool:
+        """Whether the commit leaves the anchor where it was (cheap, conservative)."""
+        kind = self.key.anchor.kind
+        if kind in _POSITIONAL:
+            return True
+        namespace = self.key.namespace
+        if kind is HistoryAnchorKind.MESSAGE_ID:
+            if not self._anchor_stored:
+                return not any(_namespaces(op) & {namespace} for op in operations)
+            anchor_id = self._anchor.at.id
+            return not any(anchor_id in _message_ids(op) for op in operations)
+        # The first unread: the oldest incoming message newer than every read one.
+        peer_id = self.key.peer_id
+        read_states = change.updated_read_states
+        if peer_id in read_states and _max_read(read_states[peer_id], namespace) != self._max_read:
+            return False
+        return all(self._keeps_first_unread(op) for op in operations)
+
+    def _keeps_first_unread(self, operation: MessageHistoryOperation) -> bool:
+        namespace, max_read = self.key.namespace, self._max_read
+        if isinstance(operation, InsertMessage):
+            if operation.index.id.namespace != namespace:
+                return True
+            after = operation.index
+            unread = after.id.id > max_read and bool(operation.store.flags & _INCOMING)
+        elif isinstance(operation, RemoveMessage):
+            if operation.index.id.namespace != namespace:
+                return True
+            # Below the first unread the scan may now go further; with none, anywhere.
+            return self._anchor.unread and operation.index.sort_key > self._anchor.at.sort_key
+        else:
+            before, after = operation.previous_index, operation.message.index
+            if namespace not in (before.id.namespace, after.id.namespace):
+                return True
+            if before != after:
+                return False
+            unread = after.id.id > max_read and operation.message.incoming
+        if self._anchor.unread:
+            # Newer than the first unread and not read: the scan still reaches it.
+            return after.sort_key > self._anchor.at.sort_key and after.id.id > max_read
+        # No unread message: the scan still finds none unless this one is unread.
+        return not unread
+
+    def _apply(self, operation: MessageHistoryOperation) -> bool:
+        """Apply one message operation to the sides; False if it cannot concern them."""
+        namespace, tag = self.key.namespace, self.key.tag
+        if isinstance(operation, InsertMessage):
+            if operation.index.id.namespace == namespace and (
+                not tag or operation.store.tags & tag
+            ):
+                return self._side(operation.index).insert(operation.message)
+            return False
+        if isinstance(operation, RemoveMessage):
+            if operation.index.id.namespace == namespace and (not tag or operation.tags & tag):
+                return self._side(operation.index).remove(operation.index)
+            return False
+        before, message = operation.previous_index, operation.message
+        shown = message.id.namespace == namespace and (not tag or message.tags & tag)
+        changed = False
+        if before.id.namespace == namespace:
+            side = self._side(before)
+            if before == message.index and shown and side.replace(message):
+                return True
+            # In a tag window, the edit does not say whether the message had the tag.
+            if not tag or side.may_hold(before):
+                changed = side.remove(before)
+        if shown:
+            changed = self._side(message.index).insert(message) or changed
+        return changed
+
+    def _side(self, index: MessageIndex) -> HistorySide:
+        assert self._sides is not None
+        lower, upper = self._sides
+        return lower if index.sort_key <= self._anchor.at.sort_key else upper
+
+    def _read_past(
+        self, tx: Transaction, older: bool, after: MessageIndex | None, limit: int
+    ) -> list[Message]:
+        """Up to ``limit`` messages past ``after`` (or the anchor), nearest first."""
+        key = self.key
+        if key.tag:
+            raise NeedsReload  # the transaction reads a tag's index only from an end
+        if older:
+            upper = after if after is not None else _successor(self._anchor.at)
+            return tx.get_messages(
+                key.peer_id, key.namespace, upper=upper, limit=limit, newest_first=True
+            )
+        lower = _successor(after if after is not None else self._anchor.at)
+        if lower is None:
+            return []
+        return tx.get_messages(key.peer_id, key.namespace, lower=lower, limit=limit)
+
+    # -- the peers the window names --------------------------------------------------
+
+    def _follow_sides(self, tx: Transaction) -> None:
+        """Count the peers named by the messages that entered or left the sides."""
+        counts, added, dropped = self._named_counts, False, False
+        assert self._sides is not None
+        for side in self._sides:
+            for message in side.entered:
+                for id_ in _names(message):
+                    seen = counts.get(id_, 0)
+                    counts[id_] = seen + 1
+                    if not seen:
+                        added = True
+                        peer = tx.get_peer(PeerId(id_))
+                        if peer is not None:
+                            self._peers[PeerId(id_)] = peer
+            for message in side.left:
+                for id_ in _names(message):
+                    seen = counts[id_] - 1
+                    if seen:
+                        counts[id_] = seen
+                    else:
+                        del counts[id_]
+                        dropped = True
+                        self._peers.pop(PeerId(id_), None)
+            side.entered.clear()
+            side.left.clear()
+        if added or dropped:
+            self._follow_peers()
 
     def _follow_peers(self) -> None:
         """Watch the peers the window names, stored or not yet: a rename re-emits it."""
-        self._named = frozenset(PeerId(i) for i in _named_ids(self.snapshot.entries))
+        self._named = frozenset(PeerId(i) for i in self._named_counts)
         self._topics = self._base_topics | {topics.peer(peer_id) for peer_id in self._named}
 
-    def _concerns_messages(self, change: ChangeRecord) -> bool:
-        namespace, tag = self.key.namespace, self._tag_filter
-        for operation in change.message_operations.get(self.key.peer_id, ()):
-            if isinstance(operation, InsertMessage):
-                if operation.index.id.namespace == namespace and (
-                    not tag or operation.store.tags & tag
-                ):
-                    return True
-            elif isinstance(operation, RemoveMessage):
-                if operation.index.id.namespace == namespace and (not tag or operation.tags & tag):
-                    return True
-            # An edit may have dropped the tag; the operation does not say which it had.
-            elif namespace in (
-                operation.previous_index.id.namespace,
-                operation.message.id.namespace,
-            ):
-                return True
-        return False
+    def _rename(self, change: ChangeRecord) -> None:
+        for peer_id in self._named.intersection(change.updated_peers):
+            peer = change.updated_peers[peer_id]
+            if peer is None:
+                self._peers.pop(peer_id, None)
+            else:
+                self._peers[peer_id] = peer
+
+    # -- the snapshot ------------------------------------------------------------------
+
+    def _render(self, update_type: ViewUpdateType) -> MessageHistoryView:
+        key, anchor = self.key, self._anchor
+        peers = self.snapshot.peers if self._peers_unchanged() else dict(self._peers)
+        if self._sides is None:
+            assert self._loading is not None
+            return MessageHistoryView(
+                key.peer_id,
+                (),
+                anchor.at,
+                True,
+                True,
+                None,
+                None,
+                True,
+                self._loading,
+                self._read_state,
+                {},
+                update_type,
+            )
+        lower, upper = self._sides
+        lower_hole, upper_hole = lower.shown_hole, upper.shown_hole
+        first_hole = None
+        # The hole nearest the anchor: fewer entries in between; the older side on a tie.
+        if lower_hole is not None and (upper_hole is None or lower.taken <= upper.taken):
+            first_hole = self._hole_entry(lower_hole, HoleDirection.OLDER, lower_hole.upper)
+        elif upper_hole is not None:
+            first_hole = self._hole_entry(upper_hole, HoleDirection.NEWER, upper_hole.lower)
+        return MessageHistoryView(
+            key.peer_id,
+            (*lower.messages, *upper.messages),
+            anchor.at,
+            lower_hole is not None,
+            upper_hole is not None,
+            lower.shown_beyond,
+            upper.shown_beyond,
+            False,
+            first_hole,
+            self._read_state,
+            peers,
+            update_type,
+        )
+
+    def _peers_unchanged(self) -> bool:
+        snapshot: MessageHistoryView | None = getattr(self, "snapshot", None)
+        return snapshot is not None and snapshot.peers == self._peers
 
     # -- loading ----------------------------------------------------------------
 
-    def _load(self, tx: Transaction) -> tuple[MessageHistoryView, bool]:
-        """The snapshot as the tables hold it now, and whether it opened at the first unread."""
+    def _load(self, tx: Transaction) -> bool:
+        """Read the window as the tables hold it now; True if it opened at the first unread."""
         key = self.key
-        read_state = tx.get_read_state(key.peer_id)
-        anchor = self._resolve_anchor(tx, read_state)
+        self._read_state = read_state = tx.get_read_state(key.peer_id)
+        self._max_read = _max_read(read_state, key.namespace)
+        self._anchor = anchor = self._resolve_anchor(tx, read_state)
         holes = tx.get_holes(key.peer_id, key.namespace, self._space)
-        around = _nearest_hole(holes, anchor.id, anchor.id, highest=False)
+        around = nearest_hole(holes, anchor.id, anchor.id, highest=False)
+        self._sides: tuple[HistorySide, HistorySide] | None = None
+        self._loading: MessageHistoryHolesEntry | None = None
+        entries: list[Message] = []
         if around is not None:
-            wanted = self._hole_entry(around, HoleDirection.AROUND, anchor.id)
-            view = MessageHistoryView(
-                key.peer_id, (), anchor.at, True, True, None, None, True, wanted, read_state
+            self._loading = self._hole_entry(around, HoleDirection.AROUND, anchor.id)
+        else:
+            older, newer = self._candidates(tx, anchor.at)
+            self._sides = (
+                walk(older, holes, anchor.id, key.count, older=True),
+                walk(newer, holes, anchor.id, key.count, older=False),
             )
-            return view, anchor.unread
-        older, newer = self._candidates(tx, anchor.at)
-        lower = _walk(older, holes, anchor.id, key.count, older=True)
-        upper = _walk(newer, holes, anchor.id, key.count, older=False)
-        first_hole = None
-        # The hole nearest the anchor: fewer entries in between; the older side on a tie.
-        if lower.hole is not None and (upper.hole is None or lower.taken <= upper.taken):
-            first_hole = self._hole_entry(lower.hole, HoleDirection.OLDER, lower.hole.upper)
-        elif upper.hole is not None:
-            first_hole = self._hole_entry(upper.hole, HoleDirection.NEWER, upper.hole.lower)
-        entries = (*reversed(older[: lower.taken]), *newer[: upper.taken])
-        view = MessageHistoryView(
-            key.peer_id,
-            entries,
-            anchor.at,
-            lower.hole is not None,
-            upper.hole is not None,
-            lower.beyond,
-            upper.beyond,
-            False,
-            first_hole,
-            read_state,
-            _named_peers(tx, entries),
-        )
-        return view, anchor.unread
+            entries = [*self._sides[0].messages, *self._sides[1].messages]
+            for side in self._sides:
+                side.entered.clear()
+        self._named_counts = {}
+        for message in entries:
+            for id_ in _names(message):
+                self._named_counts[id_] = self._named_counts.get(id_, 0) + 1
+        self._peers = _named_peers(tx, self._named_counts)
+        self._follow_peers()
+        return anchor.unread
 
     def _hole_entry(
         self, hole: ClosedRange, direction: HoleDirection, anchor_id: int
@@ -266,6 +453,7 @@ class MutableMessageHistoryView(MutableView):
             assert anchor.message_id is not None
             message_id = anchor.message_id
             index = tx.get_message_index(message_id)
+            self._anchor_stored = index is not None
             if index is None:
                 # Not stored (deleted, or in a hole): where it would sit, just after
                 # the newest message with a lower id.
@@ -285,8 +473,7 @@ class MutableMessageHistoryView(MutableView):
         self, tx: Transaction, read_state: CombinedPeerReadState | None
     ) -> MessageIndex | None:
         """The oldest incoming message newer than every message at or below the read id."""
-        state = None if read_state is None else read_state.get(self.key.namespace)
-        max_read = 0 if state is None else state.max_incoming_read_id
+        max_read = _max_read(read_state, self.key.namespace)
         found = None
         for message in self._newest_first(tx):
             if message.index.id.id <= max_read:
@@ -366,86 +553,38 @@ def _successor(index: MessageIndex) -> MessageIndex | None:
     return None
 
 
-def _walk(
-    messages: Sequence[Message],
-    holes: Sequence[ClosedRange],
-    start: int,
-    count: int,
-    *,
-    older: bool,
-) -> _Side:
-    """Take messages away from the anchor until ``count``, a hole, or the end.
-
-    ``start`` (the anchor's id) is in no hole, and neither is any message taken,
-    so a hole lies between the last taken id and the next message exactly when
-    the closed range between the two ids overlaps one.
-    """
-    previous = start
-    if messages:
-        # Ids need not follow the key order (timestamps do): a hole can only lie between
-        # two steps if it overlaps the span of every id walked over.
-        ids = [message.index.id.id for message in messages]
-        if _nearest_hole(holes, min(start, *ids), max(start, *ids), highest=older) is None:
-            if len(messages) > count:
-                return _Side(count, None, messages[count].index)
-            return _past_the_end(holes, len(messages), ids[-1], older=older)
-    for taken, message in enumerate(messages):
-        id_ = message.index.id.id
-        hole = _nearest_hole(holes, min(previous, id_), max(previous, id_), highest=older)
-        if hole is not None:
-            return _Side(taken, hole, None)
-        if taken == count:
-            return _Side(taken, None, message.index)
-        previous = id_
-    # Fewer than count + 1 messages, or the loop would have returned.
-    return _past_the_end(holes, len(messages), previous, older=older)
+def _names(message: Message) -> tuple[int, ...]:
+    """The peers a message names: its author and where a forward came from."""
+    author, forward = message.author_id, message.forward_info
+    if forward is None:
+        return () if author is None else (author,)
+    if author is None or author == forward.author_id:
+        return (forward.author_id,)
+    return (author, forward.author_id)
 
 
-def _past_the_end(holes: Sequence[ClosedRange], taken: int, previous: int, *, older: bool) -> _Side:
-    """Every message on this side is taken: the nearest hole up to the end of the id space."""
-    if older:
-        return _Side(taken, _nearest_hole(holes, 1, previous, highest=True), None)
-    return _Side(taken, _nearest_hole(holes, previous, MAX_MESSAGE_ID, highest=False), None)
-
-
-def _named_ids(entries: Sequence[Message]) -> set[int]:
-    """The peers ``entries`` name: their authors and where forwards came from."""
-    named: set[int] = set()
-    for message in entries:
-        if message.author_id is not None:
-            named.add(message.author_id)
-        if message.forward_info is not None:
-            named.add(message.forward_info.author_id)
-    return named
-
-
-def _named_peers(tx: Transaction, entries: Sequence[Message]) -> dict[PeerId, Peer]:
-    """The stored peers among those ``entries`` name."""
+def _named_peers(tx: Transaction, named: Iterable[int]) -> dict[PeerId, Peer]:
+    """The stored peers among ``named``."""
     peers = {}
-    for peer_id in sorted(_named_ids(entries)):
+    for peer_id in sorted(named):
         peer = tx.get_peer(PeerId(peer_id))
         if peer is not None:
             peers[PeerId(peer_id)] = peer
     return peers
 
 
-def _nearest_hole(
-    holes: Sequence[ClosedRange], lower: int, upper: int, *, highest: bool
-) -> ClosedRange | None:
-    """Of the sorted, disjoint ``holes`` overlapping ``lower..upper``, the highest or
-    the lowest; ``None`` if none does."""
-    if lower > upper:
-        return None
-    first = bisect_right(holes, lower - 1, key=_upper_end)
-    last = bisect_right(holes, upper, key=_lower_end)
-    if first >= last:
-        return None
-    return holes[last - 1] if highest else holes[first]
+def _max_read(read_state: CombinedPeerReadState | None, namespace: int) -> int:
+    state = None if read_state is None else read_state.get(namespace)
+    return 0 if state is None else state.max_incoming_read_id
 
 
-def _upper_end(hole: ClosedRange) -> int:
-    return hole.upper
+def _namespaces(operation: MessageHistoryOperation) -> set[int]:
+    if isinstance(operation, UpdateMessage):
+        return {operation.previous_index.id.namespace, operation.message.id.namespace}
+    return {operation.index.id.namespace}
 
 
-def _lower_end(hole: ClosedRange) -> int:
-    return hole.lower
+def _message_ids(operation: MessageHistoryOperation) -> tuple[MessageId, ...]:
+    if isinstance(operation, UpdateMessage):
+        return (operation.previous_index.id, operation.message.id)
+    return (operation.index.id,)

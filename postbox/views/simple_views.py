@@ -3,6 +3,7 @@ cursor, contacts, preferences, the operation log and the unsent queue."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -72,6 +73,18 @@ class MutablePeerPresencesView(ReloadingView[PeerPresencesView]):
                 presences[peer_id] = presence
         return PeerPresencesView(_frozen(presences))
 
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        """Take the presences the commit changed, not every presence asked for."""
+        presences = dict(self.snapshot.presences)
+        for peer_id, presence in change.updated_presences.items():
+            if peer_id not in self.key.peer_ids:
+                continue
+            if presence is None:
+                presences.pop(peer_id, None)
+            else:
+                presences[peer_id] = presence
+        return self._take(PeerPresencesView(_frozen(presences)))
+
 
 @dataclass(frozen=True, slots=True)
 class ReadStateView(ViewSnapshot):
@@ -98,7 +111,8 @@ class UnreadCountsView(ViewSnapshot):
 
 
 class MutableUnreadCountsView(ReloadingView[UnreadCountsView]):
-    """Totals are kept from the change record's new read states, never by a rescan."""
+    """Counts and totals follow the change record's new read states: a replay costs as
+    many read states as the commit changed, never a sum over every chat."""
 
     def __init__(self, key: UnreadCountsViewKey, tx: Transaction) -> None:
         self.key = key
@@ -107,34 +121,43 @@ class MutableUnreadCountsView(ReloadingView[UnreadCountsView]):
             watched.add(topics.READ_STATES)
         self.watched = frozenset(watched)
         self._all: dict[PeerId, CombinedPeerReadState] = {}
+        self._counts: dict[PeerId, int] = {}
+        self._total_messages = 0
+        self._total_chats = 0
         super().__init__(tx)
 
     def load(self, tx: Transaction) -> UnreadCountsView:
-        if self.key.total:
-            self._all = dict(tx.get_all_read_states())
-        return self._snapshot(tx)
-
-    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
-        if self.key.total:
-            for peer_id, state in change.updated_read_states.items():
-                if state is None:
-                    self._all.pop(peer_id, None)
-                else:
-                    self._all[peer_id] = state
-        return self._take(self._snapshot(tx))
-
-    def _snapshot(self, tx: Transaction) -> UnreadCountsView:
-        counts = {}
+        self._counts = {}
         for peer_id in self.key.peer_ids:
             state = tx.get_read_state(peer_id)
-            counts[peer_id] = 0 if state is None else state.count
+            self._counts[peer_id] = 0 if state is None else state.count
+        if self.key.total:
+            self._all = dict(tx.get_all_read_states())
+            self._total_messages = sum(state.count for state in self._all.values())
+            self._total_chats = sum(1 for state in self._all.values() if state.is_unread)
+        return self._snapshot()
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        total, peer_ids = self.key.total, self.key.peer_ids
+        for peer_id, state in change.updated_read_states.items():
+            if peer_id in peer_ids:
+                self._counts[peer_id] = 0 if state is None else state.count
+            if total:
+                self._count(self._all.pop(peer_id, None), -1)
+                if state is not None:
+                    self._all[peer_id] = state
+                    self._count(state, 1)
+        return self._take(self._snapshot())
+
+    def _count(self, state: CombinedPeerReadState | None, sign: int) -> None:
+        if state is not None:
+            self._total_messages += sign * state.count
+            self._total_chats += sign * state.is_unread
+
+    def _snapshot(self) -> UnreadCountsView:
         if not self.key.total:
-            return UnreadCountsView(_frozen(counts))
-        return UnreadCountsView(
-            _frozen(counts),
-            sum(state.count for state in self._all.values()),
-            sum(1 for state in self._all.values() if state.is_unread),
-        )
+            return UnreadCountsView(_frozen(self._counts))
+        return UnreadCountsView(_frozen(self._counts), self._total_messages, self._total_chats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,17 +201,16 @@ class ContactsView(ViewSnapshot):
 
 
 class MutableContactsView(ReloadingView[ContactsView]):
+    """Reloads when the contact list is replaced; otherwise takes the peers and
+    presences of the contacts the commit changed."""
+
     def __init__(self, key: ContactsViewKey, tx: Transaction) -> None:
         self.key = key
         super().__init__(tx)
 
     @property
     def topics(self) -> frozenset[Topic]:
-        watched = {topics.CONTACTS}
-        for peer_id in self.snapshot.peers:
-            watched.add(topics.peer(peer_id))
-            watched.add(topics.presence(peer_id))
-        return frozenset(watched)
+        return self.watched
 
     def load(self, tx: Transaction) -> ContactsView:
         peer_ids = sorted(tx.get_contact_peer_ids())
@@ -197,8 +219,37 @@ class MutableContactsView(ReloadingView[ContactsView]):
             presence = tx.get_peer_presence(peer_id)
             if presence is not None:
                 presences[peer_id] = presence
+        watched = {topics.CONTACTS}
+        for peer_id in peer_ids:
+            watched.add(topics.peer(peer_id))
+            watched.add(topics.presence(peer_id))
+        self.watched = frozenset(watched)
         return ContactsView(
             _frozen({peer_id: tx.get_peer(peer_id) for peer_id in peer_ids}), _frozen(presences)
+        )
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        if change.replaced_contact_peer_ids is not None:
+            return self.refresh_external(tx)
+        contacts = self.snapshot.peers
+        peers = {p: peer for p, peer in change.updated_peers.items() if p in contacts}
+        presences = dict(self.snapshot.presences)
+        changed_presences = False
+        for peer_id, presence in change.updated_presences.items():
+            if peer_id not in contacts:
+                continue
+            changed_presences = True
+            if presence is None:
+                presences.pop(peer_id, None)
+            else:
+                presences[peer_id] = presence
+        if not peers and not changed_presences:
+            return False
+        return self._take(
+            ContactsView(
+                _frozen({**contacts, **peers}) if peers else contacts,
+                _frozen(presences) if changed_presences else self.snapshot.presences,
+            )
         )
 
 
@@ -230,6 +281,9 @@ class OperationLogView(ViewSnapshot):
 
 
 class MutableOperationLogView(ReloadingView[OperationLogView]):
+    """Applies the commit's entries of its tag by merged index; reads entries only to
+    refill a full list that lost some."""
+
     def __init__(self, key: OperationLogViewKey, tx: Transaction) -> None:
         self.key = key
         self.watched = frozenset({topics.operation_log(key.tag)})
@@ -237,7 +291,47 @@ class MutableOperationLogView(ReloadingView[OperationLogView]):
 
     def load(self, tx: Transaction) -> OperationLogView:
         entries = tx.get_merged_operation_log_entries(self.key.tag, limit=self.key.limit)
+        #: Whether the list holds every merged entry of the tag (it is under the limit).
+        self._complete = self.key.limit < 0 or len(entries) < self.key.limit
         return OperationLogView(tuple(entries))
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        tag, limit = self.key.tag, self.key.limit
+        entries = list(self.snapshot.entries)
+        # Every entry of the merged list has a merged index.
+        merged = [entry.merged_index or 0 for entry in entries]
+        lost = False
+        for (_, operation_tag), operations in change.operation_log_operations.items():
+            if operation_tag != tag:
+                continue
+            for operation in operations:
+                entry = operation.entry
+                index = entry.merged_index
+                if index is None:
+                    continue
+                position = bisect_left(merged, index)
+                present = position < len(merged) and merged[position] == index
+                if operation.action == "add":
+                    if not present and (self._complete or position < len(merged)):
+                        merged.insert(position, index)
+                        entries.insert(position, entry)
+                elif operation.action == "update":
+                    if present:
+                        entries[position] = entry
+                elif present:
+                    del merged[position], entries[position]
+                    lost = True
+        if 0 <= limit < len(entries):
+            del entries[limit:]
+            self._complete = False
+        elif lost and not self._complete:
+            after = merged[-1] + 1 if merged else 0
+            more = tx.get_merged_operation_log_entries(
+                tag, from_index=after, limit=limit - len(entries)
+            )
+            entries += more
+            self._complete = len(entries) < limit
+        return self._take(OperationLogView(tuple(entries)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +342,9 @@ class SynchronizeReadStatesView(ViewSnapshot):
 
 
 class MutableSynchronizeReadStatesView(ReloadingView[SynchronizeReadStatesView]):
+    """Per peer, the entry with the highest merged index; a commit's entries replace it,
+    and only a peer that lost that entry has its own entries read again."""
+
     def __init__(self, key: SynchronizeReadStatesViewKey, tx: Transaction) -> None:
         self.key = key
         self.watched = frozenset({topics.operation_log(key.tag)})
@@ -259,6 +356,36 @@ class MutableSynchronizeReadStatesView(ReloadingView[SynchronizeReadStatesView])
             latest[entry.peer_id] = entry
         return SynchronizeReadStatesView(_frozen(latest))
 
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        tag = self.key.tag
+        latest = dict(self.snapshot.operations)
+        for (peer_id, operation_tag), operations in change.operation_log_operations.items():
+            if operation_tag != tag:
+                continue
+            for operation in operations:
+                entry, current = operation.entry, latest.get(peer_id)
+                if entry.merged_index is None:
+                    continue
+                if operation.action == "add":
+                    if current is None or entry.merged_index > current.merged_index:  # type: ignore[operator]
+                        latest[peer_id] = entry
+                elif current is None or current.tag_local_index != entry.tag_local_index:
+                    continue
+                elif operation.action == "update":
+                    latest[peer_id] = entry
+                else:
+                    newest = _newest_merged(tx.get_operation_log_entries(peer_id, tag))
+                    if newest is None:
+                        del latest[peer_id]
+                    else:
+                        latest[peer_id] = newest
+        return self._take(SynchronizeReadStatesView(_frozen(latest)))
+
+
+def _newest_merged(entries: list[PeerOperationLogEntry]) -> PeerOperationLogEntry | None:
+    merged = [entry for entry in entries if entry.merged_index is not None]
+    return max(merged, key=lambda entry: entry.merged_index or 0, default=None)
+
 
 @dataclass(frozen=True, slots=True)
 class UnsentMessagesView(ViewSnapshot):
@@ -266,6 +393,8 @@ class UnsentMessagesView(ViewSnapshot):
 
 
 class MutableUnsentMessagesView(ReloadingView[UnsentMessagesView]):
+    """Keeps the ids in the table's order, adding and removing the commit's."""
+
     def __init__(self, key: UnsentMessagesViewKey, tx: Transaction) -> None:
         self.key = key
         super().__init__(tx)
@@ -276,3 +405,15 @@ class MutableUnsentMessagesView(ReloadingView[UnsentMessagesView]):
 
     def load(self, tx: Transaction) -> UnsentMessagesView:
         return UnsentMessagesView(tuple(tx.get_unsent_message_ids()))
+
+    def replay(self, change: ChangeRecord, tx: Transaction) -> bool:
+        ids = list(self.snapshot.ids)
+        for message_id in change.removed_unsent_ids:
+            position = bisect_left(ids, message_id)
+            if position < len(ids) and ids[position] == message_id:
+                del ids[position]
+        for message_id in change.added_unsent_ids:
+            position = bisect_left(ids, message_id)
+            if position == len(ids) or ids[position] != message_id:
+                ids.insert(position, message_id)
+        return self._take(UnsentMessagesView(tuple(ids)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -79,6 +80,11 @@ class MutableView(ABC):
     @abstractmethod
     def topics(self) -> frozenset[Topic]:
         """What this view watches; read again after every replay that returned True."""
+
+    def take_topic_changes(self) -> tuple[Iterable[Topic], Iterable[Topic]] | None:
+        """The topics added and removed since the tracker last indexed this view, for a
+        view whose topics change by a few at a time; ``None``: read ``topics`` again."""
+        return None
 
     @abstractmethod
     def replay(self, change: ChangeRecord, tx: Transaction) -> bool:

@@ -11,9 +11,10 @@ when their set changed.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from postbox.view_keys import (
     AnyViewKey,
@@ -39,6 +40,7 @@ __all__ = ["ReplayListener", "ViewTracker"]
 _log = logging.getLogger(__name__)
 
 _Entry = tuple["Subscription", AnyViewKey]
+H = TypeVar("H", MessageHistoryHolesEntry, ChatListHolesEntry)
 #: Told, after each replayed commit, the views it re-emitted and why (inspector).
 ReplayListener = Callable[["ChangeRecord", Mapping[AnyViewKey, ViewUpdateType]], None]
 
@@ -57,12 +59,21 @@ class ViewTracker:
     def __init__(self) -> None:
         self._subscriptions: set[Subscription] = set()
         self._index: defaultdict[Topic, set[_Entry]] = defaultdict(set)
-        self._watched: dict[_Entry, frozenset[Topic]] = {}
+        #: What each view is indexed under (a set once it reports changes itself).
+        self._watched: dict[_Entry, AbstractSet[Topic]] = {}
         self._history_hole_entries: frozenset[MessageHistoryHolesEntry] = frozenset()
         self._chat_list_hole_entries: frozenset[ChatListHolesEntry] = frozenset()
         #: Views that show holes: how to ask each (first_hole / boundary_holes).
         self._history_hole_sources: dict[_Entry, HistoryHoleSource] = {}
         self._chat_list_hole_sources: dict[_Entry, ChatListHoleSource] = {}
+        #: The holes each view shows now, and how many views show each: the singletons
+        #: are the counted holes, kept as views change rather than gathered from all.
+        self._history_holes: dict[_Entry, MessageHistoryHolesEntry] = {}
+        self._history_hole_counts: Counter[MessageHistoryHolesEntry] = Counter()
+        self._chat_list_holes: dict[_Entry, frozenset[ChatListHolesEntry]] = {}
+        self._chat_list_hole_counts: Counter[ChatListHolesEntry] = Counter()
+        #: Whether a hole began or ceased to be shown since the singletons were set.
+        self._holes_moved = False
         #: The hole singletons.
         self._hole_holders: dict[_Entry, MutableView] = {}
         #: Counters for tests and the inspector: replays asked, snapshots emitted.
@@ -100,7 +111,7 @@ class ViewTracker:
                 view.set_entries(frozenset(self._chat_list_hole_entries))
             initial[key] = view.update_type
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
-        self._update_holes(changes)
+        self._update_holes(changes, [(subscription, key) for key in subscription.views])
         changes.pop(subscription, None)  # its first snapshot has the holes already
         self._deliver(changes, version)
         subscription.deliver(subscription.snapshot(initial, version))
@@ -115,7 +126,7 @@ class ViewTracker:
             self._history_hole_sources.pop((subscription, key), None)
             self._chat_list_hole_sources.pop((subscription, key), None)
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
-        self._update_holes(changes)
+        self._update_holes(changes, [(subscription, key) for key in subscription.views])
         self._deliver(changes, version)
 
     def _index_entry(self, entry: _Entry, topics: frozenset[Topic]) -> None:
@@ -128,6 +139,25 @@ class ViewTracker:
         for topic in topics - previous:
             self._index[topic].add(entry)
         self._watched[entry] = topics
+
+    def _index_changes(
+        self, entry: _Entry, added: Iterable[Topic], removed: Iterable[Topic]
+    ) -> None:
+        """Index a view by what it says changed, without comparing all it watches."""
+        watched = self._watched[entry]
+        if not isinstance(watched, set):
+            watched = self._watched[entry] = set(watched)
+        index = self._index
+        for topic in removed:
+            watched.discard(topic)
+            watchers = index.get(topic)
+            if watchers is not None:
+                watchers.discard(entry)
+                if not watchers:
+                    del index[topic]
+        for topic in added:
+            watched.add(topic)
+            index[topic].add(entry)
 
     def _unindex_entry(self, entry: _Entry) -> None:
         self._index_entry(entry, frozenset())
@@ -143,7 +173,7 @@ class ViewTracker:
             for subscription, key in index.get(topic, ()):
                 touched.setdefault(subscription, []).append(key)
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
-        holes_may_differ = False
+        showing_holes: list[_Entry] = []
         for subscription, keys in touched.items():
             for key in dict.fromkeys(keys):
                 view = subscription.views[key]
@@ -156,9 +186,10 @@ class ViewTracker:
                 if updated:
                     changes.setdefault(subscription, {})[key] = view.update_type
                     self._reindex(subscription, key, view)
-                    holes_may_differ = holes_may_differ or self._shows_holes((subscription, key))
-        if holes_may_differ:
-            self._update_holes(changes)
+                    if self._shows_holes((subscription, key)):
+                        showing_holes.append((subscription, key))
+        if showing_holes:
+            self._update_holes(changes, showing_holes)
         self._deliver(changes, change.transaction_state_version)
         if self.replay_listeners:
             self._tell_listeners(change, changes)
@@ -180,6 +211,7 @@ class ViewTracker:
     def refresh_all(self, tx: Transaction, version: int) -> None:
         """Reload every view after another process wrote; emit those that changed."""
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
+        updated_entries: list[_Entry] = []
         for subscription in list(self._subscriptions):
             for key, view in subscription.views.items():
                 try:
@@ -190,7 +222,8 @@ class ViewTracker:
                 if updated:
                     changes.setdefault(subscription, {})[key] = view.update_type
                     self._reindex(subscription, key, view)
-        self._update_holes(changes)
+                    updated_entries.append((subscription, key))
+        self._update_holes(changes, updated_entries)
         self._deliver(changes, version)
 
     @staticmethod
@@ -205,34 +238,72 @@ class ViewTracker:
         return entry in self._history_hole_sources or entry in self._chat_list_hole_sources
 
     def _reindex(self, subscription: Subscription, key: AnyViewKey, view: MutableView) -> None:
-        topics = view.topics
         entry = (subscription, key)
-        if self._watched.get(entry) != topics:
+        changes = view.take_topic_changes()
+        if changes is not None:
+            self._index_changes(entry, *changes)
+            return
+        topics = view.topics
+        previous = self._watched.get(entry)
+        # A view keeps the same set while it watches the same things: comparing two
+        # large sets for equality would cost as much as the window is large.
+        if previous is not topics and previous != topics:
             self._index_entry(entry, topics)
 
     # -- hole singletons ------------------------------------------------------
 
-    def _update_holes(self, changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]]) -> None:
-        """Gather the holes of the views that show some; mark the singletons that moved."""
-        history: set[MessageHistoryHolesEntry] = set()
-        chat_list: set[ChatListHolesEntry] = set()
-        for source in self._history_hole_sources.values():
-            entry = source.first_hole()
-            if entry is not None:
-                history.add(entry)
-        for chat_list_source in self._chat_list_hole_sources.values():
-            chat_list |= chat_list_source.boundary_holes()
-        history_entries, chat_list_entries = frozenset(history), frozenset(chat_list)
-        if (history_entries, chat_list_entries) == (
-            self._history_hole_entries,
-            self._chat_list_hole_entries,
-        ):
+    def _update_holes(
+        self,
+        changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]],
+        entries: Iterable[_Entry],
+    ) -> None:
+        """Count again the holes of ``entries`` (views that changed, opened or closed);
+        if a hole began or ceased to be shown, set the singletons and mark those that
+        moved."""
+        for entry in entries:
+            self._follow_holes(entry)
+        if not self._holes_moved:
             return
+        self._holes_moved = False
+        history_entries = frozenset(self._history_hole_counts)
+        chat_list_entries = frozenset(self._chat_list_hole_counts)
         self._history_hole_entries = history_entries
         self._chat_list_hole_entries = chat_list_entries
         for (subscription, key), view in self._hole_holders.items():
             is_history = isinstance(key, MessageHistoryHolesViewKey)
-            entries: frozenset[object] = history_entries if is_history else chat_list_entries
+            shown: frozenset[object] = history_entries if is_history else chat_list_entries
             assert isinstance(view, MutableMessageHistoryHolesView | MutableChatListHolesView)
-            if view.set_entries(entries):
+            if view.set_entries(shown):
                 changes.setdefault(subscription, {})[key] = ViewUpdateType.GENERIC
+
+    def _follow_holes(self, entry: _Entry) -> None:
+        """Take the holes one view shows now (none once closed) into the counts."""
+        history_source = self._history_hole_sources.get(entry)
+        first = None if history_source is None else history_source.first_hole()
+        if first != self._history_holes.get(entry):
+            previous = self._history_holes.pop(entry, None)
+            if previous is not None:
+                self._count(self._history_hole_counts, (previous,), -1)
+            if first is not None:
+                self._history_holes[entry] = first
+                self._count(self._history_hole_counts, (first,), 1)
+        chat_list_source = self._chat_list_hole_sources.get(entry)
+        holes = frozenset() if chat_list_source is None else chat_list_source.boundary_holes()
+        before = self._chat_list_holes.get(entry, frozenset())
+        if holes != before:
+            self._count(self._chat_list_hole_counts, before - holes, -1)
+            self._count(self._chat_list_hole_counts, holes - before, 1)
+            if holes:
+                self._chat_list_holes[entry] = holes
+            else:
+                self._chat_list_holes.pop(entry, None)
+
+    def _count(self, counts: Counter[H], holes: Iterable[H], step: int) -> None:
+        for hole in holes:
+            count = counts[hole] + step
+            if count:
+                counts[hole] = count
+                self._holes_moved = self._holes_moved or count == 1 and step == 1
+            else:
+                del counts[hole]
+                self._holes_moved = True

@@ -30,7 +30,9 @@ from postbox import (
     StoreMessage,
     Transaction,
 )
+from postbox.tables import ChatListEntryKey
 from postbox.view_keys import AnyViewKey, ChatListHolesViewKey, ChatListViewKey
+from postbox.views import chat_list_view
 from postbox.views.chat_list_view import (
     ChatListHoleEntry,
     ChatListMessageEntry,
@@ -149,6 +151,37 @@ def test_new_message_moves_a_chat_to_the_top(listed: Postbox) -> None:
     assert recorder.count == count + 1
     entry = recorder.view(key).entries[0]
     assert isinstance(entry, ChatListMessageEntry) and entry.peer == Peer(P1, "Pam")
+    assert recorder.view(key) == fresh(listed, key)
+
+
+def test_a_replay_touches_only_the_rows_a_commit_changed(
+    listed: Postbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = ChatListViewKey(ROOT, count=4)
+    _, recorder = open_view(listed, key)
+    resolved: list[PeerId] = []
+    resolve = chat_list_view._resolve
+
+    def counting(tx: Transaction, row: ChatListEntryKey) -> object:
+        resolved.append(row.peer_id)
+        return resolve(tx, row)
+
+    def no_load(self: MutableChatListView, tx: Transaction) -> None:
+        raise AssertionError("the window was read again")
+
+    monkeypatch.setattr(chat_list_view, "_resolve", counting)
+    monkeypatch.setattr(MutableChatListView, "_load", no_load)
+    # A chat in the window moves to the top: only its row is resolved again.
+    listed.run(lambda tx: tx.add_messages([message(P4, 41, 700)]))
+    assert recorder.view(key).peer_ids == (P4, P6, P5, P3) and resolved == [P4]
+    # A rename of a chat in the window: its row alone.
+    listed.run(lambda tx: tx.update_peers([Peer(P5, "renamed")]))
+    assert resolved == [P4, P5]
+    # A chat leaves the window: the row below comes in, read with the one after it.
+    listed.run(lambda tx: tx.update_chat_list_inclusion(P6, None))
+    assert recorder.view(key).peer_ids == (P4, P5, P3, P2) and resolved == [P4, P5, P2]
+    assert recorder.update_types(key) == {ViewUpdateType.UPDATE_VISIBLE}
+    monkeypatch.undo()
     assert recorder.view(key) == fresh(listed, key)
 
 
@@ -330,7 +363,9 @@ BELOW = ChatListIndex(None, MessageIndex(MessageId(P3, 0, 5), 150))
 KEYS = [
     ChatListViewKey(ROOT, count=1),
     ChatListViewKey(ROOT, count=3),
+    ChatListViewKey(ROOT, count=5),
     ChatListViewKey(ROOT, count=2, below=BELOW),
+    ChatListViewKey(ROOT, count=4, below=BELOW),
     ChatListViewKey(ARCHIVE, count=2),
 ]
 SOME = PEERS[:4] + [PeerId.make(PeerNamespace.GROUP, 7)]

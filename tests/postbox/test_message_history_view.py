@@ -419,12 +419,12 @@ def test_commits_elsewhere_do_not_emit(
     # Another namespace of the same chat.
     postbox.run(lambda tx: tx.add_messages([store(alice, 1)._replace(namespace=1, id=None)]))
     assert (opened.emitted, photos.emitted, loads) == (0, 0, 0)
-    # A message without the tag, below the newest (so the read state stays): the
-    # photo view does no work, the chat view reloads and finds its window unchanged.
+    # A message without the tag, below the window: the photo view ignores it, the chat
+    # view places it past its earlier boundary without reading its window again.
     postbox.run(lambda tx: tx.add_messages([store(alice, 5)]))
-    assert (opened.emitted, photos.emitted, loads) == (0, 0, 1)
+    assert (opened.emitted, photos.emitted, loads) == (0, 0, 0)
     postbox.run(lambda tx: tx.add_messages([store(alice, 11)]))
-    assert opened.emitted == 1 and opened.ids == [9, 10, 11]
+    assert opened.emitted == 1 and opened.ids == [9, 10, 11] and loads == 0
 
 
 def test_tag_windows_list_tagged_messages_and_tag_holes(postbox: Postbox, alice: PeerId) -> None:
@@ -627,3 +627,28 @@ def test_a_window_carries_its_authors_and_follows_a_rename(postbox: Postbox) -> 
     postbox.run(lambda tx: tx.update_peers([Peer(PeerId.make(PeerNamespace.USER, 99), "Zed")]))
     assert opened.emitted == emitted
     assert opened.view == opened.fresh()
+
+
+def test_a_hole_two_windows_share_is_listed_until_both_close(
+    postbox: Postbox, alice: PeerId
+) -> None:
+    fill(postbox, alice, range(21, 31), holes=[(1, 20)])
+    holes: list[CombinedView] = []
+    holes_key = MessageHistoryHolesViewKey()
+    postbox.combined_view([holes_key], holes.append).ready.result()
+
+    def listed() -> frozenset[MessageHistoryHolesEntry]:
+        snapshot = holes[-1][holes_key]
+        assert isinstance(snapshot, MessageHistoryHolesView)
+        return snapshot.entries
+
+    key = key_at(alice, HistoryAnchor.upper_bound(), count=20)
+    first, second = Opened(postbox, key), Opened(postbox, key)
+    wanted = first.view.first_hole
+    assert wanted is not None and listed() == {wanted}
+    first.subscription.dispose()
+    postbox.run(lambda tx: None)
+    assert listed() == {wanted}
+    second.subscription.dispose()
+    postbox.run(lambda tx: None)
+    assert listed() == frozenset()

@@ -70,10 +70,15 @@ def view_keys() -> list[AnyViewKey]:
         ContactsViewKey(),
         PreferencesViewKey(frozenset({"a", "b"})),
         OperationLogViewKey(1, limit=3),
+        OperationLogViewKey(2, limit=2),
+        OperationLogViewKey(2, limit=-1),
+        SynchronizeReadStatesViewKey(1),
         SynchronizeReadStatesViewKey(2),
         UnsentMessagesViewKey(),
         UnreadCountsViewKey(frozenset(PEERS[:2])),
+        UnreadCountsViewKey(frozenset(PEERS[1:]), total=False),
         PeerPresencesViewKey(frozenset(PEERS)),
+        PeerPresencesViewKey(frozenset(PEERS[:1])),
     ]
     keys += [
         ChatListViewKey(PeerGroupId.ROOT, count=2),
@@ -177,10 +182,24 @@ writes: st.SearchStrategy[Write] = st.one_of(
         st.integers(0, 3),
     ),
     st.builds(
+        lambda p, tag, c, m: lambda tx: tx.add_operation_log_entry(p, tag, c, merged=m),
+        peers,
+        st.sampled_from([1, 2]),
+        st.integers(0, 3),
+        st.booleans(),
+    ),
+    st.builds(
         lambda p, tag, i: lambda tx: tx.remove_operation_log_entry(p, tag, i),
         peers,
         st.sampled_from([1, 2]),
-        st.integers(1, 4),
+        st.integers(1, 6),
+    ),
+    st.builds(
+        lambda p, tag, i, c: lambda tx: tx.update_operation_log_entry(p, tag, i, c),
+        peers,
+        st.sampled_from([1, 2]),
+        st.integers(1, 6),
+        st.integers(0, 3),
     ),
     st.builds(
         lambda k, v: lambda tx: tx.set_preference(k, v), st.sampled_from("abc"), st.none() | ids
