@@ -385,6 +385,7 @@ def _scenario_figures(label: str, samples: _Samples) -> list[Figure]:
 
 def commit_figures(scratch: Path, config: CommitConfig) -> list[Figure]:
     """The one-message commit figure set (see the module docstring)."""
+    scratch.mkdir(parents=True, exist_ok=True)
     base = scratch / "commit-base.sqlite"
     for suffix in ("", "-wal", "-shm"):
         Path(str(base) + suffix).unlink(missing_ok=True)

@@ -124,6 +124,9 @@ class ValueBox:
             raise
         self._cursor = self._db.cursor()
         self.wal_pages = 0
+        #: The file's change counter as this connection's last transaction left it
+        #: (``None``: not known).
+        self._file_version: int | None = None
         if path is not None:
             # Checkpoints are ours to schedule (between transactions, not inside a
             # commit, where they would delay the views' snapshots by milliseconds).
@@ -245,6 +248,25 @@ class ValueBox:
             raise translate_sqlite_error(exc, self.path) from exc
         self._in_transaction = True
 
+    def others_committed(self) -> bool:
+        """Inside a transaction that read or took the write lock: whether another
+        connection committed since this one's last transaction ended.
+
+        SQLite's file change counter (``SQLITE_FCNTL_DATA_VERSION``, no statement) moves
+        with every commit to the file, this connection's included; each end of a
+        transaction here notes where it stands. True when unsure.
+        """
+        try:
+            return self._db.data_version() != self._file_version
+        except apsw.Error:
+            return True
+
+    def _note_file_version(self) -> None:
+        try:
+            self._file_version = self._db.data_version()
+        except apsw.Error:
+            self._file_version = None
+
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file (a cheap check)."""
         try:
@@ -260,12 +282,14 @@ class ValueBox:
             self.rollback()
             raise translate_sqlite_error(exc, self.path) from exc
         self._in_transaction = False
+        self._note_file_version()
 
     def rollback(self) -> None:
         if self._db.in_transaction:
             with contextlib.suppress(apsw.Error):
                 self._db.execute("ROLLBACK")
         self._in_transaction = False
+        self._note_file_version()
 
     @contextlib.contextmanager
     def write_transaction(self) -> Iterator[None]:
