@@ -476,6 +476,7 @@ class Postbox:
                 return self._notice_external(tables)
             finally:
                 box.rollback()
+                tables.keep_reads()
                 tables.reset()
         except PostboxError:
             _log.exception("checking for other processes' commits failed")
@@ -487,7 +488,7 @@ class Postbox:
             return
         box, tables = self._box, self._tables
         assert box is not None and tables is not None
-        box.begin_read()
+        box.begin_read(lazy=True)
         try:
             self.tracker.replay(record, self._reader())
             # Another process may have committed between our COMMIT and this read (if the
@@ -497,6 +498,7 @@ class Postbox:
                 self._data_version = box.data_version()
         finally:
             box.rollback()
+            tables.keep_reads()
             tables.reset()
 
     def _open_views(self, subscription: Subscription) -> CombinedView:
@@ -512,6 +514,7 @@ class Postbox:
             self._data_version = box.data_version()
         finally:
             box.rollback()
+            tables.keep_reads()
             tables.reset()
         assert subscription.latest is not None
         return subscription.latest

@@ -125,6 +125,11 @@ class Tables:
         for table in self.written.tables:
             table.committed()
 
+    def keep_reads(self) -> None:
+        """After a read transaction: what it read was committed, and may be kept."""
+        for table in self.written.tables:
+            table.committed()
+
     def forget_committed(self) -> None:
         """Another process committed: drop every value kept across transactions."""
         for table in self.in_commit_order:

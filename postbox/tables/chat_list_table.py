@@ -71,7 +71,7 @@ class ChatListTable(Table[bytes]):
         if below is not None:
             upper = chat_list_key(group_id, below, ChatListEntryType.MESSAGE)
         result = []
-        for key, _ in self._range(lower, upper, limit=count, reverse=True):
+        for key, _ in self._range_list(lower, upper, limit=count, reverse=True):
             _, index, entry_type = decode_chat_list_key(key)
             result.append(ChatListEntryKey(index, entry_type))
         return result
