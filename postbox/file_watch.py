@@ -36,7 +36,7 @@ _IN_CLOEXEC: Final = os.O_CLOEXEC
 _EVENT: Final = struct.Struct("iIII")
 _READ_SIZE: Final = 64 * 1024
 #: How long the watch lets events gather after each batch it reads.
-COALESCE_SECONDS: Final = 0.002
+COALESCE_SECONDS: Final = 0.001
 
 Callback = Callable[[], None]
 

@@ -215,7 +215,7 @@ class MessageHistoryTable(Table[bytes]):
                 MessageIndex, (new_tuple(MessageId, (peer_id, namespace, id_)), timestamp)
             )
             result.append(index)
-            peer_operations.append(InsertMessage(index, message))
+            peer_operations.append(new_tuple(InsertMessage, (index, message)))
             if message.tags:
                 group.add_tags(self, index, message.tags)
             if flags & _UNSENT:

@@ -299,7 +299,15 @@ class Table(Generic[K]):
             if rows:
                 self.box.set_many(self.spec, cast("list[tuple[K, bytes]]", rows))
             return
-        keys = self._pending_keys() if len(updated) > 1 else list(updated)
+        if len(updated) == 1:  # a row of state (a read state, a chat's position)
+            [(key, value)] = updated.items()
+            if value is None:
+                if initial[key] is not None:
+                    self.box.remove(self.spec, key)
+            elif value != initial[key]:
+                self.box.set(self.spec, key, value)
+            return
+        keys = self._pending_keys()
         removals = [k for k in keys if updated[k] is None and initial[k] is not None]
         if removals:
             self.box.remove_many(self.spec, removals)
