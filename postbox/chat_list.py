@@ -98,13 +98,22 @@ def chat_list_key(group_id: int, index: ChatListIndex, entry_type: ChatListEntry
     )
 
 
+_ENTRY_TYPES: dict[int, ChatListEntryType] = {kind.value: kind for kind in ChatListEntryType}
+
+
 def decode_chat_list_key(key: bytes) -> tuple[int, ChatListIndex, ChatListEntryType]:
     group, pinning_key, timestamp, namespace, id_, peer, entry_type = CHAT_LIST_KEY.unpack(key)
     pinning_index = None if pinning_key == 0 else 0xFFFF - 1 - pinning_key
-    message_index = MessageIndex(
-        MessageId(PeerId(peer - O64), namespace - O32, id_ - O32), timestamp - O32
-    )
-    return group - O32, ChatListIndex(pinning_index, message_index), ChatListEntryType(entry_type)
+    # The tuples are built without their constructors' checks: every field is a number
+    # that was unpacked above (a chat list of 50 rows decodes 50 keys per re-emit).
+    new = tuple.__new__
+    message_id = new(MessageId, (PeerId(peer - O64), namespace - O32, id_ - O32))
+    message_index = new(MessageIndex, (message_id, timestamp - O32))
+    try:
+        kind = _ENTRY_TYPES[entry_type]
+    except KeyError:
+        kind = ChatListEntryType(entry_type)  # raises the enum's ValueError
+    return group - O32, ChatListIndex(pinning_index, message_index), kind
 
 
 def group_bounds(group_id: int) -> tuple[bytes, bytes]:

@@ -21,6 +21,7 @@ import os
 import struct
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Final
 
@@ -34,6 +35,8 @@ _IN_CLOEXEC: Final = os.O_CLOEXEC
 #: ``struct inotify_event`` without its name: wd, mask, cookie, len.
 _EVENT: Final = struct.Struct("iIII")
 _READ_SIZE: Final = 64 * 1024
+#: How long the watch lets events gather after each batch it reads.
+COALESCE_SECONDS: Final = 0.001
 
 Callback = Callable[[], None]
 
@@ -87,6 +90,10 @@ class _Inotify:
         try:
             while True:
                 self._dispatch(os.read(self._fd, _READ_SIZE))
+                # A commit writes its log in several calls, each an event: let the rest of
+                # them merge in the kernel's queue (identical events do) rather than wake
+                # this thread, and take the interpreter lock from the writer, once each.
+                time.sleep(COALESCE_SECONDS)
         except OSError as error:
             _log.warning("file watch stopped, idle checks remain: %s", error)
         finally:

@@ -24,6 +24,7 @@ re-emit.
 
 from __future__ import annotations
 
+import _thread
 import collections
 import gc
 import logging
@@ -33,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar, cast
 
 from postbox.change_record import ChangeCollector, ChangeRecord
 from postbox.errors import PostboxClosedError, PostboxError
@@ -70,6 +71,42 @@ IDLE_CHECKPOINT_DELAY: Final = 0.05
 BUSY_CHECKPOINT_PAGES: Final = 8 * CHECKPOINT_PAGES
 
 
+class _Waiter(Generic[T]):
+    """What ``run`` waits on: the part of a ``Future`` the postbox thread uses, on one
+    bare lock (a ``Future`` takes a condition and several locks per wait)."""
+
+    __slots__ = ("_error", "_lock", "_value")
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def set_running_or_notify_cancel(self) -> bool:
+        return True
+
+    def set_result(self, value: T) -> None:
+        self._value = value
+        self._lock.release()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._error = error
+        self._lock.release()
+
+    def result(self) -> T:
+        self._lock.acquire()
+        if self._error is not None:
+            try:
+                raise self._error
+            finally:
+                self._error = None
+        return cast(T, self._value)
+
+
+_Completion = Future[T] | _Waiter[T]
+
+
 class Postbox:
     """One database file (``None`` for memory) and the thread that owns it."""
 
@@ -99,7 +136,7 @@ class Postbox:
         #: Fault injection: called inside every commit before SQLite commits.
         self.before_commit: Callable[[], None] | None = None
         self._inline = inline
-        self._inline_pending: collections.deque[tuple[Callable[[], Any], Future[Any]]] = (
+        self._inline_pending: collections.deque[tuple[Callable[[], Any], _Completion[Any]]] = (
             collections.deque()
         )
         self._inline_running = False
@@ -131,7 +168,7 @@ class Postbox:
         self._submit(lambda: self._run_transaction(fn), future)
         return future
 
-    def _submit(self, task: Callable[[], T], future: Future[T]) -> None:
+    def _submit(self, task: Callable[[], T], future: _Completion[T]) -> None:
         if self._closed:
             raise PostboxClosedError("the postbox is closed")
         if self._inline:
@@ -161,7 +198,9 @@ class Postbox:
             raise PostboxError(
                 "run() would wait on itself; use transaction() on the postbox thread"
             )
-        return self.transaction(fn).result()
+        waiter: _Waiter[T] = _Waiter()
+        self._submit(lambda: self._run_transaction(fn), waiter)
+        return waiter.result()
 
     def combined_view(
         self, keys: Iterable[AnyViewKey], callback: Callback | None = None
@@ -272,7 +311,7 @@ class Postbox:
             self._box.close()
 
     @staticmethod
-    def _run_task(task: Callable[[], Any], future: Future[Any]) -> None:
+    def _run_task(task: Callable[[], Any], future: _Completion[Any]) -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
@@ -388,13 +427,17 @@ class Postbox:
         collector = ChangeCollector()
         tables.attach(collector)
         try:
-            self._notice_external(tables)
+            if box.others_committed():
+                self._notice_external(tables)
+            else:
+                tables.metadata.assume_stored_transaction_state_version(self._version)
             tx = Transaction(tables, self.seed_configuration, collector)
             result = fn(tx)
             record = tx.commit()
             if self.before_commit is not None:
                 self.before_commit()
             box.commit()
+            tables.committed()
         except BaseException:
             box.rollback()
             raise
@@ -412,6 +455,7 @@ class Postbox:
         if stored_version == self._version:
             return False
         self._version = stored_version
+        tables.forget_committed()
         if self.tracker.has_views:
             self.tracker.refresh_all(self._reader(), stored_version)
         self._notify_external(stored_version)
@@ -432,6 +476,7 @@ class Postbox:
                 return self._notice_external(tables)
             finally:
                 box.rollback()
+                tables.keep_reads()
                 tables.reset()
         except PostboxError:
             _log.exception("checking for other processes' commits failed")
@@ -443,14 +488,17 @@ class Postbox:
             return
         box, tables = self._box, self._tables
         assert box is not None and tables is not None
-        box.begin_read()
+        box.begin_read(lazy=True)
         try:
             self.tracker.replay(record, self._reader())
-            # Another process may have committed between our COMMIT and this read.
-            self._notice_external(tables)
-            self._data_version = box.data_version()
+            # Another process may have committed between our COMMIT and this read (if the
+            # views read nothing, they saw none of it, and the next transaction looks).
+            if box.others_committed():
+                self._notice_external(tables)
+                self._data_version = box.data_version()
         finally:
             box.rollback()
+            tables.keep_reads()
             tables.reset()
 
     def _open_views(self, subscription: Subscription) -> CombinedView:
@@ -466,6 +514,7 @@ class Postbox:
             self._data_version = box.data_version()
         finally:
             box.rollback()
+            tables.keep_reads()
             tables.reset()
         assert subscription.latest is not None
         return subscription.latest

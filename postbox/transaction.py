@@ -441,11 +441,18 @@ class Transaction:
         """Bring chat list positions up to date with this transaction's messages so far."""
         tables = self._tables
         collector = self._collector
-        namespaces = sorted(self._seed.chat_messages_namespaces)
-        for peer_id in collector.touched_chat_peers:
-            tables.chat_list_index.set_top_message(
-                peer_id, tables.messages.top_index(peer_id, namespaces)
-            )
+        if not (
+            collector.touched_chat_peers
+            or collector.top_candidates
+            or tables.chat_list_index.is_written
+        ):
+            return  # no top message moved, no inclusion changed: no position either
+        if collector.touched_chat_peers:
+            namespaces = sorted(self._seed.chat_messages_namespaces)
+            for peer_id in collector.touched_chat_peers:
+                tables.chat_list_index.set_top_message(
+                    peer_id, tables.messages.top_index(peer_id, namespaces)
+                )
         for peer_id, candidate in collector.top_candidates.items():
             if peer_id in collector.touched_chat_peers:
                 continue  # looked up above
@@ -562,49 +569,65 @@ class Transaction:
         tables = self._check()
         self._flush_chat_list()
         self._open = False
+        written = tables.written.in_commit_order()
         if self.read_only:
-            if any(t.has_changes for t in tables.in_commit_order):
+            if any(t.has_changes for t in written):
                 raise PostboxError("a read-only transaction (a view's) tried to write")
             return ChangeRecord(tables.metadata.transaction_state_version())
         # Writes that cancel out (a message added and deleted again) leave nothing to
         # commit and nothing for views to replay.
-        if not any(table.has_changes for table in tables.in_commit_order):
+        if not any(table.has_changes for table in written):
             return ChangeRecord(tables.metadata.transaction_state_version())
         record = self._record(tables.metadata.increment_transaction_state_version())
-        for table in tables.in_commit_order:
+        for table in tables.written.in_commit_order():
             table.before_commit()
         return record
 
     def _record(self, version: int) -> ChangeRecord:
+        """The change record; only what the transaction recorded or wrote is looked at,
+        the rest keeps the record's empty defaults."""
         tables = self._tables
         collector = self._collector
-        state_changes = list(tables.metadata.changes())
-        updated_state = (
-            tables.metadata.state() if any(k == b"state" for k, _, _ in state_changes) else None
-        )
-        contacts: frozenset[PeerId] | None = None
-        if tables.contacts.has_changes and any(True for _ in tables.contacts.changes()):
-            contacts = tables.contacts.peer_ids()
-        added_unsent, removed_unsent = tables.unsent.updated()
-        return ChangeRecord(
-            transaction_state_version=version,
-            message_operations=collector.frozen_messages(),
-            hole_operations=collector.frozen_holes(),
-            chat_list_operations=collector.frozen_chat_list(),
-            updated_peers=current_values(tables.peers.updated()),
-            updated_presences=current_values(tables.presences.updated()),
-            updated_cached_peer_data=current_values(tables.cached_peer_data.updated()),
-            updated_notification_settings=current_values(tables.notification_settings.updated()),
-            updated_read_states=current_values(tables.read_states.updated()),
-            updated_peer_chat_states=current_values(tables.peer_chat_states.updated()),
-            updated_chat_list_positions=MappingProxyType(dict(collector.chat_list_positions)),
-            updated_state=updated_state,
-            replaced_contact_peer_ids=contacts,
-            operation_log_operations=collector.frozen_operation_log(),
-            added_unsent_ids=added_unsent,
-            removed_unsent_ids=removed_unsent,
-            updated_tag_summaries=tables.tag_summaries.updated(),
-            updated_preferences=tables.preferences.updated_keys(),
-            updated_item_collection_infos=tables.item_collection_infos.updated_namespaces(),
-            updated_item_collection_items=tables.item_collection_items.updated_collections(),
-        )
+        fields: dict[str, Any] = {}
+        if collector.message_operations:
+            fields["message_operations"] = collector.frozen_messages()
+        if collector.hole_operations:
+            fields["hole_operations"] = collector.frozen_holes()
+        if collector.chat_list_operations:
+            fields["chat_list_operations"] = collector.frozen_chat_list()
+        if collector.operation_log_operations:
+            fields["operation_log_operations"] = collector.frozen_operation_log()
+        if collector.chat_list_positions:
+            fields["updated_chat_list_positions"] = MappingProxyType(
+                dict(collector.chat_list_positions)
+            )
+        for name, table in (
+            ("updated_peers", tables.peers),
+            ("updated_presences", tables.presences),
+            ("updated_cached_peer_data", tables.cached_peer_data),
+            ("updated_notification_settings", tables.notification_settings),
+            ("updated_read_states", tables.read_states),
+            ("updated_peer_chat_states", tables.peer_chat_states),
+        ):
+            if table.is_written:
+                fields[name] = current_values(table.updated())
+        metadata = tables.metadata
+        if any(key == b"state" for key, _, _ in metadata.changes()):
+            fields["updated_state"] = metadata.state()
+        if tables.contacts.is_written and any(True for _ in tables.contacts.changes()):
+            fields["replaced_contact_peer_ids"] = tables.contacts.peer_ids()
+        if tables.unsent.is_written:
+            fields["added_unsent_ids"], fields["removed_unsent_ids"] = tables.unsent.updated()
+        if tables.tag_summaries.is_written:
+            fields["updated_tag_summaries"] = tables.tag_summaries.updated()
+        if tables.preferences.is_written:
+            fields["updated_preferences"] = tables.preferences.updated_keys()
+        if tables.item_collection_infos.is_written:
+            fields["updated_item_collection_infos"] = (
+                tables.item_collection_infos.updated_namespaces()
+            )
+        if tables.item_collection_items.is_written:
+            fields["updated_item_collection_items"] = (
+                tables.item_collection_items.updated_collections()
+            )
+        return ChangeRecord(version, **fields)

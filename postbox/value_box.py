@@ -124,6 +124,11 @@ class ValueBox:
             raise
         self._cursor = self._db.cursor()
         self.wal_pages = 0
+        #: The file's change counter as this connection's last transaction left it
+        #: (``None``: not known).
+        self._file_version: int | None = None
+        #: A read transaction asked for lazily: BEGIN runs before the first read.
+        self._begin_pending = False
         if path is not None:
             # Checkpoints are ours to schedule (between transactions, not inside a
             # commit, where they would delay the views' snapshots by milliseconds).
@@ -237,13 +242,46 @@ class ValueBox:
             raise translate_sqlite_error(exc, self.path) from exc
         self._in_transaction = True
 
-    def begin_read(self) -> None:
-        """BEGIN (deferred): a consistent read snapshot without taking the write lock."""
+    def begin_read(self, *, lazy: bool = False) -> None:
+        """BEGIN (deferred): a consistent read snapshot without taking the write lock.
+
+        ``lazy``: the BEGIN waits for the first read, so a read transaction that reads
+        nothing (views whose replay needs no look-up) costs no statement.
+        """
+        self._in_transaction = True
+        if lazy:
+            self._begin_pending = True
+            return
+        self._begin()
+
+    def _begin(self) -> None:
+        self._begin_pending = False
         try:
             self._cursor.execute("BEGIN")
         except apsw.Error as exc:
+            self._in_transaction = False
             raise translate_sqlite_error(exc, self.path) from exc
-        self._in_transaction = True
+
+    def others_committed(self) -> bool:
+        """Inside a transaction that read or took the write lock: whether another
+        connection committed since this one's last transaction ended.
+
+        SQLite's file change counter (``SQLITE_FCNTL_DATA_VERSION``, no statement) moves
+        with every commit to the file, this connection's included; each end of a
+        transaction here notes where it stands. True when unsure.
+        """
+        if self._begin_pending:
+            return False  # nothing read yet: nothing seen of anyone's commits
+        try:
+            return self._db.data_version() != self._file_version
+        except apsw.Error:
+            return True
+
+    def _note_file_version(self) -> None:
+        try:
+            self._file_version = self._db.data_version()
+        except apsw.Error:
+            self._file_version = None
 
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file (a cheap check)."""
@@ -260,12 +298,18 @@ class ValueBox:
             self.rollback()
             raise translate_sqlite_error(exc, self.path) from exc
         self._in_transaction = False
+        self._note_file_version()
 
     def rollback(self) -> None:
+        if self._begin_pending:
+            self._begin_pending = False
+            self._in_transaction = False
+            return
         if self._db.in_transaction:
             with contextlib.suppress(apsw.Error):
                 self._db.execute("ROLLBACK")
         self._in_transaction = False
+        self._note_file_version()
 
     @contextlib.contextmanager
     def write_transaction(self) -> Iterator[None]:
@@ -280,6 +324,8 @@ class ValueBox:
     # -- key/value access -----------------------------------------------------
 
     def get(self, table: ValueBoxTable, key: Key) -> bytes | None:
+        if self._begin_pending:
+            self._begin()
         try:
             # fetchall steps the statement to its end: one left mid-way would keep a
             # read snapshot open, pinning the WAL and hiding other processes' commits.
@@ -326,6 +372,8 @@ class ValueBox:
 
         Lazy: rows are read as the iterator advances, so stopping early costs nothing.
         """
+        if self._begin_pending:
+            self._begin()
         statements = self._statements[table.name]
         sql = statements.range_desc if reverse else statements.range_asc
         try:
@@ -344,6 +392,8 @@ class ValueBox:
         reverse: bool = False,
     ) -> list[tuple[Key, bytes]]:
         """``range`` read at once: cheaper than iterating when every row is wanted."""
+        if self._begin_pending:
+            self._begin()
         statements = self._statements[table.name]
         sql = statements.range_desc if reverse else statements.range_asc
         try:
@@ -352,6 +402,8 @@ class ValueBox:
             raise translate_sqlite_error(exc, self.path) from exc
 
     def count(self, table: ValueBoxTable, lower: Key, upper: Key) -> int:
+        if self._begin_pending:
+            self._begin()
         try:
             rows = self._cursor.execute(
                 self._statements[table.name].count, (lower, upper)
@@ -382,6 +434,8 @@ class ValueBox:
             raise translate_sqlite_error(exc, self.path) from exc
 
     def full_text_max_rowid(self, table: FullTextTable) -> int:
+        if self._begin_pending:
+            self._begin()
         sql = f"SELECT rowid FROM {table.sql_name} ORDER BY rowid DESC LIMIT 1"
         try:
             rows = self._cursor.execute(sql).fetchall()
@@ -400,6 +454,8 @@ class ValueBox:
             bindings += (collection,)
         sql += " ORDER BY rowid DESC LIMIT ?"
         bindings += (limit,)
+        if self._begin_pending:
+            self._begin()
         try:
             return [(int(c), bytes(i)) for c, i in self._db.execute(sql, bindings)]
         except apsw.SQLError as exc:
@@ -427,6 +483,8 @@ class ValueBox:
 
     def execute_raw(self, sql: str, bindings: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Run one statement; for migrations and tests, never for the tables' hot paths."""
+        if self._begin_pending:
+            self._begin()
         try:
             return [tuple(row) for row in self._db.execute(sql, bindings)]
         except apsw.Error as exc:

@@ -28,7 +28,7 @@ from postbox.tables.peer_operation_log_table import PeerOperationLogTable
 from postbox.tables.peer_presence_table import PeerPresenceTable
 from postbox.tables.peer_table import PeerTable
 from postbox.tables.preferences_table import PreferencesTable
-from postbox.tables.table import CommitParticipant, Table
+from postbox.tables.table import CommitParticipant, Table, WrittenTables
 from postbox.value_box import ValueBox
 
 __all__ = ["ChatListEntryKey", "ChatListPeerState", "Table", "Tables"]
@@ -105,6 +105,13 @@ class Tables:
             self.item_collection_items,
             self.metadata,
         )
+        #: What the tables record into between transactions (nothing, by design).
+        self._idle_collector = ChangeCollector()
+        #: The tables the running transaction used, shared by all of them.
+        self.written = WrittenTables()
+        for participant in self.in_commit_order:
+            self.written.rank[participant] = len(self.written.rank)
+            participant.written = self.written
 
     def attach(self, collector: ChangeCollector) -> None:
         """Point the tables that record operations at a new transaction's collector."""
@@ -112,10 +119,28 @@ class Tables:
         self.holes.observer = collector.record_hole
         self.operation_log.observer = collector.record_operation_log
 
+    def committed(self) -> None:
+        """The transaction committed: the tables it used keep what they keep across
+        transactions. ``reset`` follows."""
+        for table in self.written.tables:
+            table.committed()
+
+    def keep_reads(self) -> None:
+        """After a read transaction: what it read was committed, and may be kept."""
+        for table in self.written.tables:
+            table.committed()
+
+    def forget_committed(self) -> None:
+        """Another process committed: drop every value kept across transactions."""
+        for table in self.in_commit_order:
+            table.forget_committed()
+
     def reset(self) -> None:
         """Drop the transaction's caches and its collector (freeing them now, not later)."""
-        for table in self.in_commit_order:
+        written = self.written
+        for table in written.tables:
             table.reset()
-        self.messages.collector = ChangeCollector()
+        written.reset()
+        self.messages.collector = self._idle_collector
         self.holes.observer = None
         self.operation_log.observer = None

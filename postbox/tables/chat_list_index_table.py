@@ -68,6 +68,8 @@ class ChatListPeerState:
 
 
 class ChatListIndexTable(PeerKeyedTable[ChatListPeerState]):
+    keeps_committed_values = True
+
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "chat_list_index")
 

@@ -41,10 +41,13 @@ class ChatListTable(Table[bytes]):
         super().__init__(box, "chat_list")
 
     def add_entry(self, group_id: int, index: ChatListIndex) -> None:
-        self._set(chat_list_key(group_id, index, ChatListEntryType.MESSAGE), b"")
+        """List a chat at ``index``; its key (which names the peer) holds nothing yet,
+        since a chat is listed once and its previous entry was removed first."""
+        self._set(chat_list_key(group_id, index, ChatListEntryType.MESSAGE), b"", None)
 
     def remove_entry(self, group_id: int, index: ChatListIndex) -> None:
-        self._remove(chat_list_key(group_id, index, ChatListEntryType.MESSAGE))
+        """Unlist a chat from ``index``, where the chat list index says it is."""
+        self._remove(chat_list_key(group_id, index, ChatListEntryType.MESSAGE), b"")
 
     def add_hole(self, group_id: int, hole: ChatListHole) -> bool:
         key = chat_list_key(group_id, ChatListIndex(None, hole.index), ChatListEntryType.HOLE)
@@ -68,7 +71,7 @@ class ChatListTable(Table[bytes]):
         if below is not None:
             upper = chat_list_key(group_id, below, ChatListEntryType.MESSAGE)
         result = []
-        for key, _ in self._range(lower, upper, limit=count, reverse=True):
+        for key, _ in self._range_list(lower, upper, limit=count, reverse=True):
             _, index, entry_type = decode_chat_list_key(key)
             result.append(ChatListEntryKey(index, entry_type))
         return result

@@ -27,6 +27,12 @@ _DECODING = decoding("message id index entry")
 class MessageHistoryIndexTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_index")
+        #: Per (peer, namespace), an id no committed message exceeds: its largest id when
+        #: first looked up, raised by the commits that store above it. Ids above it are
+        #: new without a look-up.
+        self._id_bounds: dict[tuple[int, int], int] = {}
+        #: Per (peer, namespace), the largest id this transaction stored.
+        self._added: dict[tuple[int, int], int] = {}
 
     def get(self, message_id: MessageId) -> MessageIndex | None:
         peer_id, namespace, id_ = message_id
@@ -46,6 +52,40 @@ class MessageHistoryIndexTable(Table[bytes]):
 
     def exists(self, message_id: MessageId) -> bool:
         return self.get(message_id) is not None
+
+    def id_bound(self, peer_id: int, namespace: int) -> int:
+        """An id that no committed message of a (peer, namespace) exceeds (0: none)."""
+        key = (peer_id, namespace)
+        bound = self._id_bounds.get(key)
+        if bound is None:
+            top = self.committed_max_id(peer_id, namespace)
+            bound = 0 if top is None else top
+            if self.box.in_transaction:  # read under a lock: a committed fact
+                self._id_bounds[key] = bound
+        return bound
+
+    def note_added(self, peer_id: int, namespace: int, id_: int) -> None:
+        """This transaction stored ``id_``: once committed, the bound rises to it."""
+        key = (peer_id, namespace)
+        if id_ > self._added.get(key, 0):
+            self._added[key] = id_
+
+    def committed(self) -> None:
+        bounds = self._id_bounds
+        for key, id_ in self._added.items():
+            bound = bounds.get(key)
+            if bound is not None and id_ > bound:
+                bounds[key] = id_
+        super().committed()
+
+    def forget_committed(self) -> None:
+        super().forget_committed()
+        self._id_bounds.clear()
+
+    def reset(self) -> None:
+        super().reset()
+        if self._added:
+            self._added = {}
 
     def committed_max_id(self, peer_id: int, namespace: int) -> int | None:
         """The largest committed id of a (peer, namespace), past this transaction's cache."""

@@ -22,6 +22,8 @@ _NAMESPACE_KEY = struct.Struct(">BQI")
 
 
 class MessageHistoryMetadataTable(Table[bytes]):
+    keeps_committed_values = True
+
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "message_history_metadata")
 

@@ -10,6 +10,8 @@ __all__ = ["MessageHistoryReadStateTable"]
 
 
 class MessageHistoryReadStateTable(PeerKeyedTable[CombinedPeerReadState]):
+    keeps_committed_values = True
+
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "read_states")
 

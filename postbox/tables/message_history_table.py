@@ -174,7 +174,7 @@ class MessageHistoryTable(Table[bytes]):
             if group is None or peer_id != group.peer_id or namespace != group.namespace:
                 group = groups.get((peer_id, namespace))
                 if group is None:
-                    group = _Group(self, peer_id, namespace, counting, len(messages) == 1)
+                    group = _Group(self, peer_id, namespace, counting)
                     groups[(peer_id, namespace)] = group
                 peer_operations = operations[peer_id]
             if id_ is None:
@@ -215,13 +215,15 @@ class MessageHistoryTable(Table[bytes]):
                 MessageIndex, (new_tuple(MessageId, (peer_id, namespace, id_)), timestamp)
             )
             result.append(index)
-            peer_operations.append(InsertMessage(index, message))
+            peer_operations.append(new_tuple(InsertMessage, (index, message)))
             if message.tags:
                 group.add_tags(self, index, message.tags)
             if flags & _UNSENT:
                 self.unsent.add_new_key(id_key)
             if id_ > group.max_known_id:
                 group.max_known_id = id_
+            if id_ > group.max_added:
+                group.max_added = id_
             if (timestamp, id_) > group.newest:
                 group.newest = (timestamp, id_)
             if flags & _INCOMING and id_ > group.counted_above and counting:
@@ -363,6 +365,7 @@ class _Group:
         "counting",
         "id_prefix",
         "key_prefix",
+        "max_added",
         "max_known_id",
         "namespace",
         "peer_id",
@@ -380,7 +383,6 @@ class _Group:
         peer_id: PeerId,
         namespace: int,
         counting: bool,
-        single: bool,
     ) -> None:
         if not isinstance(peer_id, PeerId):
             raise InvalidArgumentError(f"{peer_id!r} is not a PeerId")
@@ -395,13 +397,9 @@ class _Group:
         self.in_chat_list = namespace in seed.chat_messages_namespaces
         #: (timestamp, id) of the newest message added: the chat's top candidate.
         self.newest = (MIN_TIMESTAMP, 0)
-        # Ids above the committed maximum are new without a look-up (an append). A
-        # single message (an edit's replacement) is looked up by itself: no dearer than that.
-        if single:
-            self.committed_max_id = MAX_MESSAGE_ID
-        else:
-            top = table.index.committed_max_id(peer_id, namespace)
-            self.committed_max_id = 0 if top is None else top
+        # Ids above the committed maximum are new without a look-up (an append).
+        self.committed_max_id = table.index.id_bound(peer_id, namespace)
+        self.max_added = 0
         self.read_state: PeerReadState | None = None
         self.max_known_id = 0
         #: Incoming messages above this id are new to the read state's count: the ones
@@ -437,6 +435,8 @@ class _Group:
 
     def finish(self, table: MessageHistoryTable) -> None:
         """Write back the read state, the tag summaries and the top candidate."""
+        if self.max_added:
+            table.index.note_added(self.peer_id, self.namespace, self.max_added)
         if self.in_chat_list and self.newest[1]:
             timestamp, id_ = self.newest
             candidate = MessageIndex(MessageId(self.peer_id, self.namespace, id_), timestamp)

@@ -38,6 +38,11 @@ class MetadataTable(Table[bytes]):
         data = self.box.get(self.spec, _TRANSACTION_STATE_VERSION)
         return 0 if data is None else stored_number(INT64, data, "transaction version")
 
+    def assume_stored_transaction_state_version(self, version: int) -> None:
+        """Take ``version`` as the committed version without reading it (the postbox knows
+        it when no other process committed since its own last transaction)."""
+        self._assume_stored(_TRANSACTION_STATE_VERSION, INT64.pack(version))
+
     def increment_transaction_state_version(self) -> int:
         version = self.transaction_state_version() + 1
         self._set(_TRANSACTION_STATE_VERSION, INT64.pack(version))

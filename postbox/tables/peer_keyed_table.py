@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Generic, Protocol, TypeVar
 
 from postbox.ids import PeerId
-from postbox.tables.table import Table
+from postbox.tables.table import COMMITTED_CACHE_LIMIT, Table
 from postbox.value_box import KeyType, ValueBox
 
 __all__ = ["PeerKeyedTable"]
@@ -23,16 +23,33 @@ class PeerKeyedTable(Table[int], Generic[V]):
 
     def __init__(self, box: ValueBox, name: str) -> None:
         super().__init__(box, name, KeyType.INT64)
+        #: id(bytes) -> (the bytes, their record) for the values this transaction read or
+        #: wrote, so that reading a record again, or diffing it at commit, decodes nothing
+        #: twice (the bytes are kept, so their id is not reused meanwhile).
+        self._decoded: dict[int, tuple[bytes, V]] = {}
 
     def _decode(self, peer_id: int, data: bytes) -> V:
         raise NotImplementedError
 
+    def _record(self, peer: int, data: bytes) -> V:
+        known = self._decoded.get(id(data))
+        if known is not None and known[0] is data:
+            return known[1]
+        value = self._decode(peer, data)
+        if self._listed:  # in a transaction: reset forgets it
+            self._decoded[id(data)] = (data, value)
+        return value
+
     def get(self, peer_id: int) -> V | None:
-        data = self._get(int(peer_id))
-        return None if data is None else self._decode(int(peer_id), data)
+        peer = int(peer_id)
+        data = self._get(peer)
+        return None if data is None else self._record(peer, data)
 
     def set(self, peer_id: int, value: V) -> None:
-        self._set(int(peer_id), value.encode())
+        peer = int(peer_id)
+        data = value.encode()
+        self._set(peer, data)  # lists the table
+        self._decoded[id(data)] = (data, value)
 
     def remove(self, peer_id: int) -> None:
         self._remove(int(peer_id))
@@ -49,7 +66,19 @@ class PeerKeyedTable(Table[int], Generic[V]):
         for key, before, after in self.changes():
             peer = int(key)
             result[PeerId(peer)] = (
-                None if before is None else self._decode(peer, before),
-                None if after is None else self._decode(peer, after),
+                None if before is None else self._record(peer, before),
+                None if after is None else self._record(peer, after),
             )
         return result
+
+    def reset(self) -> None:
+        super().reset()
+        # A table keeping committed values keeps their records too, up to a bound.
+        if self._decoded and (
+            not self.keeps_committed_values or len(self._decoded) > 2 * COMMITTED_CACHE_LIMIT
+        ):
+            self._decoded = {}
+
+    def forget_committed(self) -> None:
+        super().forget_committed()
+        self._decoded = {}

@@ -10,6 +10,8 @@ __all__ = ["PeerNotificationSettingsTable"]
 
 
 class PeerNotificationSettingsTable(PeerKeyedTable[PeerNotificationSettings]):
+    keeps_committed_values = True
+
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "notification_settings")
 

@@ -10,6 +10,8 @@ __all__ = ["PeerPresenceTable"]
 
 
 class PeerPresenceTable(PeerKeyedTable[PeerPresence]):
+    keeps_committed_values = True
+
     def __init__(self, box: ValueBox) -> None:
         super().__init__(box, "presences")
 

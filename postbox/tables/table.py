@@ -13,22 +13,56 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterator
 from itertools import islice
+from operator import itemgetter
 from typing import Final, Generic, Protocol, TypeVar, cast
 
 from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
-__all__ = ["MISSING", "CommitParticipant", "Table"]
+__all__ = ["MISSING", "CommitParticipant", "Table", "WrittenTables"]
 
 
 class CommitParticipant(Protocol):
     """What the postbox needs of a table to commit or drop a transaction."""
+
+    written: WrittenTables
 
     @property
     def has_changes(self) -> bool: ...
 
     def before_commit(self) -> None: ...
 
+    def committed(self) -> None: ...
+
+    def forget_committed(self) -> None: ...
+
     def reset(self) -> None: ...
+
+
+class WrittenTables:
+    """The tables a transaction used, so that a commit visits those and no others.
+
+    A table joins on its first write of a transaction, or its first read kept in its
+    cache; ``reset`` empties the list for the next one. ``rank`` is each table's place in
+    the commit order.
+    """
+
+    __slots__ = ("rank", "tables")
+
+    def __init__(self) -> None:
+        self.tables: list[CommitParticipant] = []
+        self.rank: dict[CommitParticipant, int] = {}
+
+    def join(self, table: CommitParticipant) -> None:
+        self.tables.append(table)
+
+    def in_commit_order(self) -> list[CommitParticipant]:
+        tables = self.tables
+        if len(tables) > 1 and self.rank:
+            tables.sort(key=self.rank.__getitem__)
+        return list(tables)
+
+    def reset(self) -> None:
+        self.tables = []
 
 
 class _Missing:
@@ -46,14 +80,23 @@ K = TypeVar("K", bytes, int)
 
 #: New keys that ``_pending_keys`` inserts one by one rather than merging.
 _INSERTED_IN_PLACE = 16
+_KEY = itemgetter(0)
+#: Committed values a table keeps across transactions before it starts afresh.
+COMMITTED_CACHE_LIMIT: Final = 10_000
 
 
 class Table(Generic[K]):
     """One Postbox table keyed by ``K`` (``bytes`` for binary keys, ``int`` for int64
     ones). Subclasses add typed accessors over the raw ``_get``/``_set``."""
 
+    #: Whether the table keeps the committed values it read or wrote across
+    #: transactions (small tables every commit reads: read states, chat list index);
+    #: the postbox drops them when another process commits.
+    keeps_committed_values = False
+
     def __init__(self, box: ValueBox, name: str, key_type: KeyType = KeyType.BINARY) -> None:
         self.box = box
+        self._committed: dict[K, bytes | None] | None = {} if self.keeps_committed_values else None
         self.spec = ValueBoxTable(name, key_type)
         box.ensure_table(self.spec)
         self._updated: dict[K, bytes | None] = {}
@@ -64,6 +107,10 @@ class Table(Generic[K]):
         self._previous_sorted: list[K] | None = None
         #: True while every key written held nothing before the transaction.
         self._only_new_keys = True
+        #: Where the table lists itself on its first write of a transaction (the
+        #: ``Tables``' shared list; a table of its own otherwise).
+        self.written = WrittenTables()
+        self._listed = False
 
     # -- raw access -----------------------------------------------------------
 
@@ -71,17 +118,33 @@ class Table(Generic[K]):
         value = self._updated.get(key, MISSING)
         if value is MISSING:
             value = self._read.get(key, MISSING)
+            if value is MISSING and self._committed is not None:
+                value = self._committed.get(key, MISSING)
             if value is MISSING:
                 value = self.box.get(self.spec, key)
                 if self.box.in_transaction:  # outside one, nothing keeps it true
                     self._read[key] = value
+                    if not self._listed:
+                        self._listed = True
+                        self.written.join(self)
         return value  # type: ignore[return-value]
+
+    def _assume_stored(self, key: K, value: bytes | None) -> None:
+        """Take ``value`` as what ``key`` holds in the file, for this transaction, without
+        reading it (the caller knows it)."""
+        self._read[key] = value
+        if not self._listed:
+            self._listed = True
+            self.written.join(self)
 
     def write_caches(self) -> tuple[dict[K, bytes | None], dict[K, bytes | None]]:
         """This transaction's written values and what their keys held before it, for a
         bulk insert that writes keys it knows to be new straight into them (the hot path
         of adding messages). The sorted-key cache is dropped, as after any bulk write."""
         self._sorted_keys = None
+        if not self._listed:
+            self._listed = True
+            self.written.join(self)
         return self._updated, self._initial
 
     def _contains(self, key: K) -> bool:
@@ -106,8 +169,13 @@ class Table(Generic[K]):
 
     def _remember(self, key: K, previous: bytes | None | _Missing) -> None:
         """Record what ``key`` held before the transaction, on its first write."""
+        if not self._listed:
+            self._listed = True
+            self.written.join(self)
         if isinstance(previous, _Missing):
             previous = self._read.get(key, MISSING)
+            if isinstance(previous, _Missing) and self._committed is not None:
+                previous = self._committed.get(key, MISSING)
             if isinstance(previous, _Missing):
                 previous = self.box.get(self.spec, key)
         self._initial[key] = previous
@@ -193,6 +261,11 @@ class Table(Generic[K]):
     # -- transaction life cycle -----------------------------------------------
 
     @property
+    def is_written(self) -> bool:
+        """Whether the transaction wrote to any key (possibly what it held already)."""
+        return bool(self._updated)
+
+    @property
     def has_changes(self) -> bool:
         """Whether any key holds something else than before the transaction."""
         if not self._updated:
@@ -215,9 +288,24 @@ class Table(Generic[K]):
             return
         if self._only_new_keys:
             # Every key was empty before (a bulk load): no removals, no unchanged values.
-            rows = sorted((key, value) for key, value in updated.items() if value is not None)
+            # Sorting by the key alone compares bytes, not (key, value) tuples: twice as fast.
+            rows = [
+                row
+                for row in (
+                    sorted(updated.items(), key=_KEY) if len(updated) > 1 else updated.items()
+                )
+                if row[1] is not None
+            ]
             if rows:
-                self.box.set_many(self.spec, rows)
+                self.box.set_many(self.spec, cast("list[tuple[K, bytes]]", rows))
+            return
+        if len(updated) == 1:  # a row of state (a read state, a chat's position)
+            [(key, value)] = updated.items()
+            if value is None:
+                if initial[key] is not None:
+                    self.box.remove(self.spec, key)
+            elif value != initial[key]:
+                self.box.set(self.spec, key, value)
             return
         keys = self._pending_keys()
         removals = [k for k in keys if updated[k] is None and initial[k] is not None]
@@ -229,10 +317,27 @@ class Table(Generic[K]):
         if writes:
             self.box.set_many(self.spec, writes)
 
+    def committed(self) -> None:
+        """The transaction committed: keep what it read and wrote, if the table keeps
+        committed values. ``reset`` follows."""
+        committed = self._committed
+        if committed is None:
+            return
+        if len(committed) > COMMITTED_CACHE_LIMIT:
+            committed.clear()
+        committed.update(self._read)
+        committed.update(self._updated)
+
+    def forget_committed(self) -> None:
+        """Another process committed: what this table kept may be stale."""
+        if self._committed:
+            self._committed.clear()
+
     def reset(self) -> None:
         """Forget the transaction's reads and writes (after commit, or to roll back)."""
         if self._read:
             self._read = {}
+        self._listed = False
         if not self._initial:
             return
         self._updated = {}

@@ -9,8 +9,10 @@ import pytest
 
 from postbox import (
     ChangeRecord,
+    ChatListInclusion,
     InsertMessage,
     InvalidArgumentError,
+    MessageFlags,
     MessageId,
     MessageIndex,
     MessageNamespace,
@@ -18,6 +20,7 @@ from postbox import (
     PeerId,
     PeerNamespace,
     PeerPresence,
+    PeerReadState,
     Postbox,
     PostboxError,
     PresenceStatus,
@@ -236,6 +239,51 @@ def test_another_process_commit_is_noticed(db_path: Path, alice: PeerId) -> None
         second.run(lambda tx: tx.update_peers([Peer(alice, "from elsewhere")]))
         assert first.run(lambda tx: tx.get_peer(alice)) == Peer(alice, "from elsewhere")
         assert seen == [second.transaction_state_version]
+
+
+def test_what_a_postbox_keeps_between_transactions_follows_another_process(
+    db_path: Path, alice: PeerId
+) -> None:
+    """Read states, chat positions, peers, the id bound and the next full-text rowid are
+    kept across transactions; another process's commit makes the postbox read them again."""
+    incoming = int(MessageFlags.INCOMING)
+    with Postbox(db_path) as first, Postbox(db_path) as second:
+        first.run(lambda tx: tx.update_peers([Peer(alice, "alice")]))
+        first.run(lambda tx: tx.update_chat_list_inclusion(alice, ChatListInclusion()))
+        first.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 10, incoming, text="a")]))
+        first.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 2, 20, incoming, text="b")]))
+
+        def from_elsewhere(tx: Transaction) -> None:
+            tx.update_peers([Peer(alice, "renamed")])
+            tx.add_messages([StoreMessage(alice, 0, 3, 30, incoming, text="c elsewhere")])
+            tx.apply_incoming_read_max_id(MessageId(alice, 0, 3))
+
+        second.run(from_elsewhere)
+        # Id 3 is stored already: kept as the other process wrote it; id 4 is new.
+        first.run(
+            lambda tx: tx.add_messages(
+                [
+                    StoreMessage(alice, 0, 3, 30, incoming, text="c here"),
+                    StoreMessage(alice, 0, 4, 40, incoming, text="d"),
+                ]
+            )
+        )
+
+        def check(tx: Transaction) -> None:
+            assert tx.get_peer(alice) == Peer(alice, "renamed")
+            message = tx.get_message(MessageId(alice, 0, 3))
+            assert message is not None and message.text == "c elsewhere"
+            state = tx.get_read_state(alice)
+            assert state is not None
+            assert state.get(0) == PeerReadState(3, 0, 4, 1, False)
+            position = tx.get_chat_list_position(alice)
+            assert position is not None and position[1].message_index.id.id == 4
+            # Each text got its own full-text row.
+            assert [index.id.id for index in tx.search_messages("c")] == [3]
+            assert [index.id.id for index in tx.search_messages("d")] == [4]
+
+        first.run(check)
+        second.run(check)
 
 
 def test_data_survives_reopen(db_path: Path, alice: PeerId) -> None:
