@@ -7,7 +7,7 @@ walk and applies a commit's inserted and removed messages to it in place: the co
 a change is a bisection and the hole checks of the two pairs of neighbours it makes,
 whatever the window's size. Where the result cannot be known from what the side holds
 (a new pair of neighbours overlaps a hole, the walk stopped at a hole before a message
-it never read), the side raises ``NeedsReload`` and the view reads its window again.
+it never read), the side raises ``_NeedsReload`` and the view reads its window again.
 
 The rules a walk follows, so a side updated in place equals a side walked afresh:
 walking from the anchor's id, each message is taken unless a hole overlaps the closed
@@ -27,14 +27,14 @@ from postbox.holes import ClosedRange
 from postbox.ids import MAX_MESSAGE_ID, MessageIndex
 from postbox.message import Message
 
-__all__ = ["HistorySide", "NeedsReload", "Reach", "nearest_hole", "walk"]
+__all__ = ["HistorySide", "Reach", "nearest_hole", "walk"]
 
 SortKey = tuple[int, int, int, int]
 #: Reads up to ``limit`` messages past ``after`` (the anchor if ``None``), nearest first.
 Fetch = Callable[[MessageIndex | None, int], Sequence[Message]]
 
 
-class NeedsReload(Exception):  # noqa: N818 - control flow, not an error
+class _NeedsReload(Exception):  # noqa: N818 - control flow, not an error
     """The window cannot be updated in place; read it again from the tables."""
 
 
@@ -186,7 +186,7 @@ class HistorySide:
         keys = self.keys
         position = bisect_left(keys, key)
         if position < len(keys) and keys[position] == key:
-            raise NeedsReload
+            raise _NeedsReload
         past = self._past_farthest(position)
         if past:
             if self.reach is Reach.COUNT:
@@ -196,7 +196,7 @@ class HistorySide:
             elif self.reach is Reach.OPEN:
                 return False  # read again when the side is refilled
             elif self.reach is Reach.HOLE:
-                raise NeedsReload
+                raise _NeedsReload
         id_ = message.index.id.id
         if self.older:
             nearer = self.start if position == len(keys) else self.messages[position].index.id.id
@@ -208,9 +208,9 @@ class HistorySide:
             assert self.beyond is not None
             farther = self.beyond.id.id
         if self._hole_between(nearer, id_) is not None:
-            raise NeedsReload
+            raise _NeedsReload
         if farther is not None and self._hole_between(id_, farther) is not None:
-            raise NeedsReload
+            raise _NeedsReload
         keys.insert(position, key)
         self.messages.insert(position, message)
         self.entered.append(message)
@@ -224,14 +224,14 @@ class HistorySide:
         if position < len(keys) and keys[position] == key:
             farthest = position == (0 if self.older else len(keys) - 1)
             if farthest and self.reach is Reach.HOLE:
-                raise NeedsReload  # the walk now meets the hole from another message
+                raise _NeedsReload  # the walk now meets the hole from another message
             del keys[position]
             self.left.append(self.messages.pop(position))
             if self.reach is Reach.COUNT:
                 self.reach, self.beyond = Reach.OPEN, None
             return True
         if not self._past_farthest(position):
-            raise NeedsReload  # between two taken messages: the side was not the tables'
+            raise _NeedsReload  # between two taken messages: the side was not the tables'
         if self.reach is Reach.COUNT:
             assert self.beyond is not None
             if key == self.beyond.sort_key:
@@ -239,10 +239,10 @@ class HistorySide:
                 return True
             if self._farther(key, self.beyond.sort_key):
                 return False
-            raise NeedsReload
+            raise _NeedsReload
         if self.reach is Reach.OPEN:
             return False
-        raise NeedsReload
+        raise _NeedsReload
 
     def replace(self, message: Message) -> bool:
         """A taken message changed without moving; False if it is not taken."""

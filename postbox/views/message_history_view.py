@@ -57,7 +57,7 @@ from postbox.peer import Peer
 from postbox.read_state import CombinedPeerReadState
 from postbox.view_keys import HistoryAnchorKind, MessageHistoryViewKey
 from postbox.views import topics
-from postbox.views.history_window import HistorySide, NeedsReload, nearest_hole, walk
+from postbox.views.history_window import HistorySide, _NeedsReload, nearest_hole, walk
 from postbox.views.holes_views import HoleDirection, MessageHistoryHolesEntry
 from postbox.views.view import MutableView, ViewSnapshot, ViewUpdateType
 
@@ -176,7 +176,7 @@ class MutableMessageHistoryView(MutableView):
             return False
         try:
             if self._sides is None or not self._anchor_stays(change, operations):
-                raise NeedsReload
+                raise _NeedsReload
             changed = renamed
             if read_state_changed:
                 read_state = change.updated_read_states[peer_id]
@@ -189,7 +189,7 @@ class MutableMessageHistoryView(MutableView):
                 for side in self._sides:
                     side.settle(partial(self._read_past, tx, side.older))
                 self._follow_sides(tx)
-        except NeedsReload:
+        except _NeedsReload:
             return self._reload(tx, ViewUpdateType.GENERIC)
         if not (changed or moved):
             return False  # nothing the snapshot shows: no need to build one to compare
@@ -297,7 +297,7 @@ class MutableMessageHistoryView(MutableView):
         """Up to ``limit`` messages past ``after`` (or the anchor), nearest first."""
         key = self.key
         if key.tag:
-            raise NeedsReload  # the transaction reads a tag's index only from an end
+            raise _NeedsReload  # the transaction reads a tag's index only from an end
         if older:
             upper = after if after is not None else _successor(self._anchor.at)
             return tx.get_messages(

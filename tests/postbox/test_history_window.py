@@ -3,7 +3,7 @@
 Pure logic, no database: a history is a sorted list of messages and a set of holes;
 a side is walked over it, the history changes by one message, and the side that took
 the change (reading past its end from the new history when it asks) must equal a walk
-over the new history, unless it said it cannot know (``NeedsReload``).
+over the new history, unless it said it cannot know (``_NeedsReload``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from postbox import ClosedRange, Message, MessageId, MessageIndex, PeerId, PeerNamespace
 from postbox.holes import normalize
-from postbox.views.history_window import HistorySide, NeedsReload, Reach, walk
+from postbox.views.history_window import HistorySide, Reach, _NeedsReload, walk
 
 PEER = PeerId.make(PeerNamespace.USER, 1)
 #: The anchor sits between the two sides: older messages at or below it, newer above.
@@ -105,7 +105,7 @@ def test_a_side_updated_in_place_equals_a_fresh_walk(
                 continue  # the other side's
             try:
                 side.insert(value)
-            except NeedsReload:
+            except _NeedsReload:
                 return
         else:
             assert isinstance(value, int)
@@ -117,11 +117,11 @@ def test_a_side_updated_in_place_equals_a_fresh_walk(
                 continue
             try:
                 side.remove(gone.index)
-            except NeedsReload:
+            except _NeedsReload:
                 return
     try:
         side.settle(reader(history, older))  # type: ignore[arg-type]
-    except NeedsReload:
+    except _NeedsReload:
         return
     assert shown(side) == shown(fresh(history, holes, count, older))
 
@@ -138,5 +138,5 @@ def test_a_new_message_at_the_near_end_slides_a_full_side() -> None:
 def test_a_new_pair_across_a_hole_asks_for_a_reload() -> None:
     history = [message(i, 0) for i in (10, 11, 12)]
     side = fresh(history, [ClosedRange(5, 6)], 3, True)
-    with pytest.raises(NeedsReload):
+    with pytest.raises(_NeedsReload):
         side.insert(message(4, 0))
