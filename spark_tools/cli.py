@@ -19,10 +19,11 @@ from dataset import DEMO_NOW, AccountSpec
 from spark_tools.client_db import (
     ClientSpec,
     client_layout,
-    window_rows,
+    window_messages,
     windows,
     write_client_db,
 )
+from spark_tools.client_messages import ClientMessage, sorted_client_messages
 from spark_tools.dataset_job import SeedResult, local_path, spark_path
 from spark_tools.errors import JavaMissingError, OutputError, SeedError
 from spark_tools.progress import Progress
@@ -235,18 +236,17 @@ def seed(
         layout = client_layout(plan, tables, client)
         todo = windows(layout)
 
-        def sorted_rows() -> Iterable[tuple[bytes, tuple[Any, ...]]]:
+        def sorted_messages() -> Iterable[ClientMessage]:
             if spark is None:
-                return sorted(row for window in todo for row in window_rows(plan, window))
-            # A few thousand rows by default: one sorted partition per 100,000 of them,
-            # as each partition of toLocalIterator costs a Spark job.
+                return sorted(m for window in todo for m in window_messages(plan, window))
+            # A few thousand rows by default: one sorted partition per 100,000 of them.
             expected = sum(upper - lower for _, lower, upper, _ in todo)
             slices = max(1, min(partitions, expected // 100_000))
             rdd = spark.sparkContext.parallelize(todo, slices)
-            keyed = rdd.flatMap(lambda window: window_rows(plan, window))
-            return keyed.sortByKey(numPartitions=slices).toLocalIterator()  # type: ignore[no-any-return]
+            keyed = rdd.flatMap(lambda window: window_messages(plan, window))
+            return sorted_client_messages(spark, keyed, slices)
 
-        write_client_db(client_db, plan, layout, sorted_rows, progress, tables)
+        write_client_db(client_db, plan, layout, sorted_messages, progress, tables)
     return result
 
 
