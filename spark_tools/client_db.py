@@ -25,6 +25,7 @@ added through ``Transaction.add_messages``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator
@@ -62,7 +63,12 @@ from postbox import (
     Transaction,
 )
 from postbox.keys import message_index_key
-from spark_tools.client_messages import ClientMessage, client_message, write_client_messages
+from spark_tools.client_messages import (
+    ClientMessage,
+    client_message,
+    write_client_holes,
+    write_client_messages,
+)
 from spark_tools.errors import OutputError
 from spark_tools.progress import Progress
 
@@ -194,6 +200,17 @@ def window_messages(plan: AccountPlan, window: Window) -> Iterator[ClientMessage
         yield client_message(row)
 
 
+def read_states_at(
+    plan: AccountPlan, layout: ClientLayout, tables: AccountTables
+) -> dict[PeerId, PeerReadState]:
+    """The read state of each stored chat at the offline point."""
+    final = dict(tables.read_states)
+    return {
+        c.chat.peer.id: _read_state_at(plan, c, final.get(c.chat.peer.id), layout.offline_at)
+        for c in layout.chats
+    }
+
+
 def _read_state_at(
     plan: AccountPlan, stored: StoredChat, final: PeerReadState | None, moment: int
 ) -> PeerReadState:
@@ -254,6 +271,8 @@ def _write(
     progress: Progress,
 ) -> int:
     moment = layout.offline_at
+    states = read_states_at(plan, layout, tables)
+    lowest = [(c.chat.peer.id, _lowest_id(plan, c)) for c in layout.chats]
     progress.stage("client database: chats")
     # Each chat's newest message goes through Postbox for what it keeps per chat; its
     # text is left out here, so the full-text rows are all numbered in key order below.
@@ -263,31 +282,58 @@ def _write(
 
     def chats(tx: Transaction) -> None:
         tx.add_messages(newest)
-        write_chats(tx, plan, layout, tables, moment)
+        write_chats(tx, plan, layout, tables, moment, holes=False, read_states=states)
 
+    with Postbox(staging):
+        pass  # the tables
+    with _raw(staging) as db:
+        write_client_holes(db, lowest)
     with Postbox(staging) as postbox:
         postbox.run(chats)
     progress.stage("client database: sort")
     messages = list(sorted_messages())
     progress.stage("client database: messages", len(messages))
-    db = apsw.Connection(str(staging))
-    try:
-        db.execute("PRAGMA journal_mode = OFF")
-        db.execute("PRAGMA synchronous = OFF")
-        with db:
-            stored = write_client_messages(db, messages)
-        db.execute("PRAGMA journal_mode = WAL")
-    finally:
-        db.close()
+    with _raw(staging) as db:
+        stored = write_client_messages(db, messages)
     progress.advance(stored)
     return stored
 
 
+@contextlib.contextmanager
+def _raw(path: Path) -> Iterator[apsw.Connection]:
+    """The file for plain inserts: one transaction, the journal off, WAL again after."""
+    db = apsw.Connection(str(path))
+    try:
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        with db:
+            yield db
+        db.execute("PRAGMA journal_mode = WAL")
+    finally:
+        db.close()
+
+
+def _lowest_id(plan: AccountPlan, stored: StoredChat) -> int:
+    """The id of the oldest message of the chat's stored window."""
+    if stored.window_from < stored.top_index:
+        return ChatRows(plan, stored.chat).fate(stored.window_from).id
+    return stored.top.id
+
+
 def write_chats(
-    tx: Transaction, plan: AccountPlan, layout: ClientLayout, tables: AccountTables, moment: int
+    tx: Transaction,
+    plan: AccountPlan,
+    layout: ClientLayout,
+    tables: AccountTables,
+    moment: int,
+    *,
+    holes: bool = True,
+    read_states: dict[PeerId, PeerReadState] | None = None,
 ) -> None:
     """Store the chats of ``layout`` as of ``moment`` (after their messages): peers,
-    presences, settings, chat list, holes, read states, channel pts and the cursor."""
+    presences, settings, chat list, read states, channel pts, the cursor and, unless
+    ``holes`` is false (they were written already), the history holes. ``read_states``
+    are the chats' read states at ``moment`` if already known (``read_states_at``)."""
     final_states = dict(tables.read_states)
     archived = set(tables.archived)
     presences = dict(tables.presences)
@@ -308,11 +354,13 @@ def write_chats(
         peer_id = stored.chat.peer.id
         group = PeerGroupId.ARCHIVE if peer_id in archived else PeerGroupId.ROOT
         tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
-        tx.remove_hole(peer_id, _CLOUD, _EVERYWHERE, stored.top.id, MAX_MESSAGE_ID)
-        if stored.window_from < stored.top_index:
-            lowest = ChatRows(plan, stored.chat).fate(stored.window_from).id
+        if holes:
+            lowest = _lowest_id(plan, stored)
             tx.remove_hole(peer_id, _CLOUD, _EVERYWHERE, lowest, MAX_MESSAGE_ID)
-        state = _read_state_at(plan, stored, final_states.get(peer_id), moment)
+        if read_states is not None:
+            state = read_states[peer_id]
+        else:
+            state = _read_state_at(plan, stored, final_states.get(peer_id), moment)
         tx.reset_read_state(peer_id, _CLOUD, state)
         if peer_id.namespace == PeerNamespace.CHANNEL:
             tx.set_peer_chat_state(peer_id, ChannelState(1))

@@ -8,10 +8,12 @@ history key (``sorted_client_messages``); ``write_client_messages`` then inserts
 in that order with plain ``executemany`` calls, the journal off, numbering the
 full-text rows as Postbox would have (in key order, from 1).
 
-What ``Transaction.add_messages`` does per chat rather than per message (the chat's
-holes, its read state, its place in the chat list) is left to a Postbox transaction
-that adds each chat's newest message (``client_db``): this module only writes the rows
-that grow with the number of messages.
+``write_client_holes`` writes each chat's history holes as they end up once the chat's
+stored messages are known (everything below the lowest of them missing, in every hole
+space) and marks the chat's holes initialized, so Postbox adds none of its own. What
+``Transaction.add_messages`` does per chat besides (its read state, its place in the
+chat list) is left to a Postbox transaction that adds each chat's newest message
+(``client_db``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,16 @@ from typing import Any
 import apsw
 
 from dataset import MessageRow, build_message
-from postbox import DEFAULT_SEED_CONFIGURATION, MessageId, MessageIndex, MessageTags
-from postbox.keys import MESSAGE_ID, O32, O64, message_index_key
+from postbox import (
+    DEFAULT_SEED_CONFIGURATION,
+    MAX_MESSAGE_ID,
+    MessageId,
+    MessageIndex,
+    MessageNamespace,
+    MessageTags,
+    PeerId,
+)
+from postbox.keys import INT32, MESSAGE_ID, O32, O64, message_index_key
 from postbox.tables.message_history_tags_table import MessageHistoryTagsTable
 from postbox.value_box import FullTextTable
 
@@ -33,6 +43,7 @@ __all__ = [
     "ClientMessage",
     "client_message",
     "sorted_client_messages",
+    "write_client_holes",
     "write_client_messages",
 ]
 
@@ -131,6 +142,35 @@ def write_client_messages(db: apsw.Connection, messages: Iterable[ClientMessage]
 
 
 _NO_ROWID = _ROWID.pack(0)
+#: The hole index's key, peer(8) namespace(4) space(4) upper(4), and the history
+#: metadata's "holes initialized" key, kind(1) peer(8), as Postbox writes them.
+_HOLE_KEY = struct.Struct(">QIII")
+_INITIALIZED_KEY = struct.Struct(">BQ")
+_INITIALIZED = 1
+_EVERYWHERE_TAG = 0
+
+
+def write_client_holes(db: apsw.Connection, lowest: Iterable[tuple[PeerId, int]]) -> None:
+    """Write the holes of each chat whose lowest stored cloud message id is ``lowest``
+    (all of its history below that is missing), as Postbox keeps them after its initial
+    holes and a removal of ``lowest..MAX_MESSAGE_ID``; mark the chats' holes initialized."""
+    seed = DEFAULT_SEED_CONFIGURATION
+    holes: list[tuple[bytes, bytes]] = []
+    flags: list[tuple[bytes, bytes]] = []
+    for peer_id, lowest_id in lowest:
+        flags.append((_INITIALIZED_KEY.pack(_INITIALIZED, peer_id + O64), b"\x01"))
+        for namespace in seed.hole_namespaces(peer_id.namespace):
+            upper = MAX_MESSAGE_ID
+            if namespace == MessageNamespace.CLOUD:
+                upper = lowest_id - 1
+            if upper < 1:
+                continue
+            tags = (_EVERYWHERE_TAG, *sorted(seed.hole_tags(peer_id.namespace, namespace)))
+            for tag in tags:
+                key = _HOLE_KEY.pack(peer_id + O64, namespace + O32, tag, upper + O32)
+                holes.append((key, INT32.pack(1 + O32)))
+    db.executemany("INSERT INTO t_message_history_metadata VALUES (?, ?)", sorted(flags))
+    db.executemany("INSERT INTO t_message_history_holes VALUES (?, ?)", sorted(holes))
 
 
 def _take(source: Iterator[ClientMessage]) -> Sequence[ClientMessage]:
