@@ -220,6 +220,13 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
         assert windows == CLIENT.active_chats
 
 
+def test_sync_then_verify_converges_with_the_seeded_server_database(seeded, tmp_path, capsys):
+    served = tmp_path / "server.db"
+    served.write_bytes((seeded / "s3.db").read_bytes())
+    with EmbeddedServer(ServerConfig(token=TOKEN, db=served)) as running:
+        test_sync_then_verify_converges(running, seeded, tmp_path, capsys)
+
+
 def test_sync_then_verify_converges(server, seeded, tmp_path, capsys):
     db = tmp_path / "client.db"
     db.write_bytes((seeded / "client.db").read_bytes())
