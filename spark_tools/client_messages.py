@@ -91,7 +91,10 @@ def sorted_client_messages(spark: Any, rdd: Any, partitions: int) -> Iterator[Cl
     """The ``ClientMessage``s of an RDD of them, sorted by history key by Spark (a
     DataFrame sort: Spark compares binary keys as unsigned bytes, as SQLite does)."""
     frame = spark.createDataFrame(rdd, CLIENT_MESSAGE_SCHEMA)
-    ordered = frame.repartitionByRange(partitions, "key").sortWithinPartitions("key")
+    if partitions > 1:
+        ordered = frame.repartitionByRange(partitions, "key").sortWithinPartitions("key")
+    else:  # one sorted task: no sampling job, no shuffle
+        ordered = frame.coalesce(1).sortWithinPartitions("key")
     for key, value, id_key, peer, stamp, tags, text in ordered.toLocalIterator():
         yield (
             bytes(key),

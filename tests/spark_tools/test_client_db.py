@@ -6,11 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import apsw
+import pytest
 
 from dataset import AccountSpec, account_tables, build_message, plan_account
 from postbox import Postbox
 from spark_tools.cli import seed
-from spark_tools.client_db import ClientSpec, client_layout, window_rows, windows, write_chats
+from spark_tools.client_db import (
+    ClientSpec,
+    client_layout,
+    window_messages,
+    window_rows,
+    windows,
+    write_chats,
+)
+from spark_tools.client_messages import sorted_client_messages
 from spark_tools.progress import Progress
 
 SPEC = AccountSpec(
@@ -66,3 +75,14 @@ def test_a_seeded_client_file_equals_the_same_data_added_through_transactions(tm
         assert got[name] == expected[name], name
     with Postbox(seeded) as postbox:
         assert postbox.run(lambda tx: tx.search_messages("the", limit=5))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_spark_sorts_the_messages_by_their_binary_history_key(spark, partitions):
+    plan = plan_account(SPEC)
+    layout = client_layout(plan, account_tables(plan), CLIENT)
+    todo = windows(layout)
+    expected = sorted(m for window in todo for m in window_messages(plan, window))
+    rdd = spark.sparkContext.parallelize(todo, 3).flatMap(lambda w: window_messages(plan, w))
+    assert list(sorted_client_messages(spark, rdd, partitions)) == expected
