@@ -28,7 +28,7 @@ RUN_DEADLINE = 240.0
 WORKERS = 2
 ARGS = [
     "--users", "12", "--groups", "4", "--channels", "3", "--messages", "3000", "--days", "10",
-    "--offline-days", "2", "--seed", "5", "--partitions", "4", "--quiet",
+    "--offline-days", "2", "--seed", "5", "--partitions", "2", "--quiet",
     "--client-active", "4", "--client-window", "60",
 ]  # fmt: skip
 
@@ -103,6 +103,9 @@ class Cluster:
             return 0  # the master's web UI is not up yet
         return sum(1 for worker in state.get("workers", ()) if worker.get("state") == "ALIVE")
 
+    def wait_ready(self) -> None:
+        wait_until(lambda: self.alive_workers() == WORKERS, START_DEADLINE, "workers registered")
+
     def stop(self) -> None:
         for process in self.processes:
             if process.poll() is None:
@@ -132,9 +135,6 @@ def cluster(tmp_path) -> Iterator[Cluster]:
                 "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
                 "--webui-port", str(free_port()), "--work-dir", str(root / "work"),
             )  # fmt: skip
-        wait_until(
-            lambda: running.alive_workers() == WORKERS, START_DEADLINE, "two workers registered"
-        )
         yield running
     finally:
         running.stop()
@@ -153,6 +153,14 @@ def outputs(directory: Path) -> dict[str, str]:
 
 
 def test_a_seed_on_a_standalone_cluster_writes_the_local_paths_files(cluster, tmp_path):
+    # The local path first, while the cluster's JVMs start.
+    local = tmp_path / "local"
+    local_argv = [
+        *ARGS, "--local", "--out", str(local / "dataset"), "--server-db",
+        str(local / "server.db"), "--client-db", str(local / "client.db"),
+    ]  # fmt: skip
+    assert seed_main(local_argv) == 0
+    cluster.wait_ready()
     on_cluster = tmp_path / "on-cluster"
     command = "import sys; from spark_tools.cli import main; sys.exit(main(sys.argv[1:]))"
     argv = [
@@ -168,11 +176,5 @@ def test_a_seed_on_a_standalone_cluster_writes_the_local_paths_files(cluster, tm
         timeout=RUN_DEADLINE,
     )
     assert finished.returncode == 0, finished.stderr.decode(errors="replace")[-3000:]
-    local = tmp_path / "local"
-    local_argv = [
-        *ARGS, "--local", "--out", str(local / "dataset"), "--server-db",
-        str(local / "server.db"), "--client-db", str(local / "client.db"),
-    ]  # fmt: skip
-    assert seed_main(local_argv) == 0
     assert outputs(on_cluster) == outputs(local)
     assert len(outputs(local)) > 10
