@@ -255,6 +255,10 @@ def test_bad_arguments_and_outputs_are_clear_errors(tmp_path, capsys):
     assert seed_main(argv) == 1
     assert "not a writable directory" in capsys.readouterr().err
     assert not (tmp_path / "ok").exists()
+    argv = ["--out", str(tmp_path / "ok"), "--local", "--quiet", "--server-db", str(blocked)]
+    assert seed_main(argv) == 1
+    assert "exists; refusing to overwrite" in capsys.readouterr().err
+    assert not (tmp_path / "ok").exists() and blocked.read_text() == "x"
     assert seed_main(["--out", str(tmp_path / "y"), "--master", "foo://bar"]) == 2
     assert "is not a Spark master" in capsys.readouterr().err
     full = tmp_path / "full"
