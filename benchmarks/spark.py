@@ -1,8 +1,18 @@
-"""postbox-seed: the Spark path against the local path, and the SQLite write of a client
-file against raw APSW bulk inserts of the same key-ordered rows, in the same run.
+"""postbox-seed: the Spark path against the local path, and the SQLite writes of the
+server database and of a client file against raw APSW writing the same rows, in the
+same run.
 
 Sizes: 1,000,000 and 10,000,000 messages (``--quick``: 100,000 and 1,000,000). Spark
 time includes starting the JVM and the session for the first size.
+
+The raw APSW baselines write exactly the rows the output file holds, into the same
+tables (their own ``CREATE`` statements, secondary indexes after the rows), every table
+in key order, prebuilt in memory, in one transaction with the journal off, then switch
+the file to WAL: the cheapest way APSW has to write that file. The seed's own write is
+timed by its stages: for the server database the merge of the shards its tasks wrote
+and what ``import_dataset`` adds (dialogs, update log); for the client file the
+transaction of the chats and the insert of the messages (their generation and sort are
+Spark's and not counted).
 """
 
 from __future__ import annotations
@@ -16,19 +26,30 @@ from typing import Any
 import apsw
 
 from benchmarks.harness import BenchContext, Figure, benchmark, timed
-from dataset import AccountSpec, build_message, iter_message_rows, read_dataset
-from postbox import MessageId, MessageIndex, PeerId, Postbox, StoreMessage, Transaction
-from postbox.keys import message_index_key
+from dataset import (
+    AccountSpec,
+    account_tables,
+    build_message,
+    iter_message_rows,
+    plan_account,
+    read_dataset,
+)
+from postbox import Postbox, StoreMessage, Transaction
 from spark_tools.cli import seed
+from spark_tools.client_db import ClientSpec, client_layout, window_rows, windows
 from spark_tools.progress import Progress
-from sync.protocol import Media as WireMedia
-from sync.protocol import MediaKind as WireMediaKind
-from sync.server.schema import DATASET_COLUMNS, SCHEMA, media_to_db
 from sync.server.store import ServerStore
+
+#: A client file holding (nearly) every message sent before the offline point.
+_WHOLE_CLIENT = ClientSpec(dialogs=None, active_chats=10_000, window=100_000)
 
 
 def _spec(messages: int) -> AccountSpec:
     return AccountSpec(1, 5_000, 1_500, 1_000, messages, 30, log_days=1, delete_share=0.01)
+
+
+def _parts(size: int) -> int:
+    return max(4, size // 250_000)
 
 
 @benchmark("spark")
@@ -45,12 +66,11 @@ def run(ctx: BenchContext) -> list[Figure]:
     for size in sizes:
         spec = _spec(size)
         out = ctx.scratch / f"spark-{size}"
-        parts = max(4, size // 250_000)
         with timed() as spark_time:
-            seed(spark, spec, out, parts, quiet)
+            seed(spark, spec, out, _parts(size), quiet)
         local_out = ctx.scratch / f"local-{size}"
         with timed() as local_time:
-            seed(None, spec, local_out, parts, quiet)
+            seed(None, spec, local_out, _parts(size), quiet)
         label = f"{size:,} messages"
         figures += [
             Figure(f"{label}: spark wall", spark_time.seconds, "s"),
@@ -64,140 +84,127 @@ def run(ctx: BenchContext) -> list[Figure]:
         ]  # fmt: skip
         shutil.rmtree(local_out)
         if size == sizes[0]:
-            figures += _server_import(ctx, out, spec)
-            figures += _sqlite_write(ctx, out, min(size, 1_000_000))
+            figures += _server_db(ctx, spark, spec, out)
+            figures += _client_db(ctx, spark, spec)
         shutil.rmtree(out)
     spark.stop()
     return figures
 
 
-def _server_import(ctx: BenchContext, dataset: Path, spec: AccountSpec) -> list[Figure]:
-    """The server's import of the dataset (read, convert, insert, update log) against raw
-    APSW inserting the same message rows, prebuilt, into the same table."""
-    path = ctx.scratch / "server.db"
-    with timed() as import_time:
-        store = ServerStore(path, clock=lambda: spec.now)
-        head = read_dataset(dataset, with_messages=False)
-        store.import_dataset(head, rows=iter_message_rows(dataset))
-        store.close()
-    rows = [
-        (r[0], r[2], r[3], 0 if r[4] & 1 else 1, r[6], r[7], _media_blob(r[8]), r[9], r[10])
-        for r in iter_message_rows(dataset)
-    ]
-    raw_path = ctx.scratch / "server-raw.db"
-    with timed() as raw_time:
-        db = apsw.Connection(str(raw_path))
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute(next(s for s in SCHEMA if "TABLE IF NOT EXISTS messages" in s))
-        with db:
-            db.executemany(
-                f"INSERT INTO messages ({DATASET_COLUMNS}) VALUES ({', '.join('?' * 9)})", rows
-            )
-        db.close()
-    count = len(rows)
-    return [
-        Figure("server import", count / import_time.seconds, "rows/s", f"{count:,} rows"),
-        Figure("raw APSW insert (server rows)", count / raw_time.seconds, "rows/s", "prebuilt"),
-        Figure(
-            "server import / raw APSW",
-            import_time.seconds / raw_time.seconds,
-            "x",
-            "import also reads and checks the files",
-        ),  # fmt: skip
-    ]
-
-
-_KIND_NAMES = ("photo", "video", "file", "voice", "link")
-
-
-def _media_blob(media: tuple[tuple[Any, ...], ...]) -> bytes | None:
-    """The media column as the server stores it."""
-    return media_to_db(
-        [WireMedia(WireMediaKind(_KIND_NAMES[k]), i, n, u, t) for k, i, n, u, t in media]
+def _stage_seconds(progress: Progress, prefix: str, skip: tuple[str, ...] = ()) -> float:
+    return sum(
+        seconds
+        for name, seconds in progress.durations.items()
+        if name.startswith(prefix) and name not in skip
     )
+
+
+def _server_db(ctx: BenchContext, spark: Any, spec: AccountSpec, dataset: Path) -> list[Figure]:
+    """The server database postbox-seed writes, and the import of a dataset directory,
+    against raw APSW writing that database's rows."""
+    path = ctx.scratch / "server.db"
+    progress = Progress(quiet=True)
+    with timed() as seed_time:
+        seed(spark, spec, ctx.scratch / "with-server-db", _parts(spec.messages), progress,
+             server_db=path)  # fmt: skip
+    progress.close()
+    write_seconds = _stage_seconds(progress, "server database")
+    imported = ctx.scratch / "imported.db"
+    with timed() as import_time:
+        store = ServerStore(imported, clock=lambda: spec.now)
+        store.import_dataset(read_dataset(dataset, with_messages=False),
+                             rows=iter_message_rows(dataset))  # fmt: skip
+        store.close()
+    stored, raw_seconds = _raw_rewrite(path, ctx.scratch / "server-raw.db")
+    shutil.rmtree(ctx.scratch / "with-server-db")
+    messages = spec.messages
+    return [
+        Figure("seed with --server-db, spark wall", seed_time.seconds, "s",
+               f"{messages:,} messages, dataset and server database"),
+        Figure("server database write", messages / write_seconds, "rows/s",
+               "merge of the task's shards, dialogs, update log"),
+        Figure("raw APSW of the server database's rows", stored / raw_seconds, "rows/s",
+               f"{stored:,} rows in every table"),
+        Figure("server import / raw APSW", write_seconds / raw_seconds, "x",
+               "postbox-seed --server-db's write against raw APSW writing the same rows"),
+        Figure("dataset directory import / raw APSW", import_time.seconds / raw_seconds, "x",
+               "postbox-server --dataset: reads and checks the files in one process"),
+    ]  # fmt: skip
 
 
 def _add(tx: Transaction, batch: list[StoreMessage]) -> None:
     tx.add_messages(batch)
 
 
-def _sqlite_write(ctx: BenchContext, dataset: Path, limit: int) -> list[Figure]:
-    """Load rows into a Postbox in key order vs raw APSW inserts of (key, value)."""
-    rows = []
-    for row in iter_message_rows(dataset):
-        rows.append(row)
-        if len(rows) >= limit:
-            break
-    messages = [build_message(row) for row in rows]
-    keyed = sorted(
-        (
-            message_index_key(
-                MessageIndex(MessageId(PeerId(m.peer_id), m.namespace, m.id or 0), m.timestamp)
-            ),
-            m.encode(),
-        )
-        for m in messages
-    )
-    raw_path = ctx.scratch / "raw.db"
-    with timed() as raw_time:
-        db = apsw.Connection(str(raw_path))
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("CREATE TABLE t (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID")
-        with db:
-            db.executemany("INSERT INTO t VALUES (?, ?)", keyed)
-        db.close()
-    postbox_path = ctx.scratch / "client.db"
-    with timed() as postbox_time:
-        postbox = Postbox(postbox_path)
-        for start in range(0, len(messages), 20_000):
-            postbox.run(functools.partial(_add, batch=messages[start : start + 20_000]))
-        postbox.close()
-    count = len(messages)
-    stored, same_output_time = _raw_rewrite(postbox_path, ctx.scratch / "client-raw.db")
-    return [
-        Figure("raw APSW bulk insert", count / raw_time.seconds, "rows/s", f"{count:,} rows"),
-        Figure("Postbox write (all indexes)", count / postbox_time.seconds, "rows/s", "same rows"),
-        Figure(
-            "Postbox / raw APSW",
-            postbox_time.seconds / raw_time.seconds,
-            "x",
-            "history, id index, tags, text index",
-        ),  # fmt: skip
-        Figure(
-            "Postbox / raw APSW of its own rows",
-            postbox_time.seconds / same_output_time,
-            "x",
-            f"raw inserts of the {stored:,} rows the Postbox file holds, same tables, key order",
-        ),
+def _client_db(ctx: BenchContext, spark: Any, spec: AccountSpec) -> list[Figure]:
+    """A client file holding nearly every message, written by postbox-seed and through
+    Postbox transactions, against raw APSW writing the rows it holds."""
+    path = ctx.scratch / "client.db"
+    progress = Progress(quiet=True)
+    seed(spark, spec, ctx.scratch / "with-client-db", _parts(spec.messages), progress, path,
+         _WHOLE_CLIENT)  # fmt: skip
+    progress.close()
+    shutil.rmtree(ctx.scratch / "with-client-db")
+    write_seconds = _stage_seconds(progress, "client database", ("client database: sort",))
+    stored, raw_seconds = _raw_rewrite(path, ctx.scratch / "client-raw.db")
+    plan = plan_account(spec)
+    layout = client_layout(plan, account_tables(plan), _WHOLE_CLIENT)
+    rows = [
+        build_message(row)
+        for _, row in sorted(row for window in windows(layout) for row in window_rows(plan, window))
     ]
+    through = ctx.scratch / "client-transactions.db"
+    with timed() as postbox_time:
+        postbox = Postbox(through)
+        for start in range(0, len(rows), 20_000):
+            postbox.run(functools.partial(_add, batch=rows[start : start + 20_000]))
+        postbox.close()
+    count = len(rows)
+    return [
+        Figure("client file write", count / write_seconds, "rows/s",
+               f"{count:,} messages: history, id index, tags, text index, chats"),
+        Figure("raw APSW of the client file's rows", stored / raw_seconds, "rows/s",
+               f"{stored:,} rows in every table"),
+        Figure("Postbox / raw APSW of its own rows", write_seconds / raw_seconds, "x",
+               "postbox-seed --client-db's write against raw APSW writing the same rows"),
+        Figure("Postbox add_messages / raw APSW of its own rows",
+               postbox_time.seconds / raw_seconds, "x",
+               "the same messages through transactions of 20,000"),
+    ]  # fmt: skip
 
 
 def _raw_rewrite(source: Path, target: Path) -> tuple[int, float]:
-    """Time raw APSW writing exactly the rows a Postbox file holds into a file of the same
-    schema (every table in key order, the text index through its own virtual table):
-    the cost of the output alone, without Postbox's bookkeeping."""
+    """Time raw APSW writing exactly the rows the database at ``source`` holds into a
+    file of the same schema (every table in key order, the text index through its own
+    virtual table, secondary indexes after the rows); returns the rows and seconds."""
     db = apsw.Connection(str(source))
+    schema = db.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
+    ).fetchall()
     tables = [
-        (name, sql)
-        for name, sql in db.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL"
-        )
-        if not name.startswith(("ft_message_text_", "sqlite_"))
+        (str(name), str(sql))
+        for kind, name, sql in schema
+        if kind == "table" and not str(name).startswith(("ft_message_text_", "sqlite_"))
+    ]
+    indexes = [str(sql) for kind, _, sql in schema if kind == "index"]
+    pragmas = [
+        f"PRAGMA {name} = {db.execute(f'PRAGMA {name}').fetchall()[0][0]}"
+        for name in ("application_id", "user_version")
     ]
     contents: dict[str, list[tuple[Any, ...]]] = {}
     for name, sql in tables:
-        if sql.upper().startswith("CREATE VIRTUAL TABLE"):
-            contents[name] = list(db.execute(f'SELECT rowid, * FROM "{name}" ORDER BY rowid'))
-        else:
-            contents[name] = list(db.execute(f'SELECT * FROM "{name}" ORDER BY key'))
+        virtual = sql.upper().startswith("CREATE VIRTUAL TABLE")
+        contents[name] = db.execute(
+            f'SELECT {"rowid, " if virtual else ""}* FROM "{name}"'
+        ).fetchall()
     db.close()
     with timed() as raw_time:
         out = apsw.Connection(str(target))
-        out.execute("PRAGMA journal_mode = WAL")
-        out.execute("PRAGMA synchronous = NORMAL")
+        out.execute("PRAGMA journal_mode = OFF")
+        out.execute("PRAGMA synchronous = OFF")
         with out:
+            for pragma in pragmas:
+                out.execute(pragma)
             for name, sql in tables:
                 out.execute(sql)
                 rows = contents[name]
@@ -210,5 +217,8 @@ def _raw_rewrite(source: Path, target: Path) -> tuple[int, float]:
                     out.executemany(f'INSERT INTO "{name}" ({columns}) VALUES ({marks})', rows)
                 else:
                     out.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows)
+            for sql in indexes:
+                out.execute(sql)
+        out.execute("PRAGMA journal_mode = WAL")
         out.close()
     return sum(len(rows) for rows in contents.values()), raw_time.seconds

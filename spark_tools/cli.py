@@ -19,13 +19,15 @@ from dataset import DEMO_NOW, AccountSpec
 from spark_tools.client_db import (
     ClientSpec,
     client_layout,
-    window_rows,
+    window_messages,
     windows,
     write_client_db,
 )
+from spark_tools.client_messages import ClientMessage, sorted_client_messages
 from spark_tools.dataset_job import SeedResult, local_path, spark_path
 from spark_tools.errors import JavaMissingError, OutputError, SeedError
 from spark_tools.progress import Progress
+from spark_tools.server_db import remove_shards, shard_directory, shard_path, write_server_db
 from spark_tools.session import spark_session
 
 __all__ = ["main", "seed"]
@@ -108,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
         help="the server's update log covers the last D days; the client database synced "
         "up to their start (default: 1)",
     )  # fmt: skip
+    parser.add_argument(
+        "--server-db", type=Path, metavar="PATH",
+        help="also write the server database postbox-server --db PATH serves",
+    )  # fmt: skip
     client = parser.add_argument_group("the client database")
     client.add_argument(
         "--client-db", type=Path, metavar="PATH", help="also write this client Postbox file"
@@ -167,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         spark = None if args.local else spark_session(args.master)
         started = time.monotonic()
         partitions = args.partitions or max(4, -(-spec.messages // ROWS_PER_PART))
-        result = seed(spark, spec, args.out, partitions, progress, args.client_db, client)
+        result = seed(
+            spark, spec, args.out, partitions, progress, args.client_db, client,
+            server_db=args.server_db,
+        )  # fmt: skip
         progress.close()
         elapsed = time.monotonic() - started
         print(
@@ -197,15 +206,29 @@ def seed(
     progress: Progress,
     client_db: Path | None = None,
     client: ClientSpec = ClientSpec(),  # noqa: B008 - frozen, so sharing it is safe
+    *,
+    server_db: Path | None = None,
 ) -> SeedResult:
-    """Write the dataset (by Spark if ``spark`` is a session, else locally) and the client
-    file if asked; both paths give the same files for the same arguments."""
-    if client_db is not None:
-        _check_client_db(client_db)
-    if spark is None:
-        result = local_path(spec, out, partitions, progress)
-    else:
-        result = spark_path(spark, spec, out, partitions, progress)
+    """Write the dataset (by Spark if ``spark`` is a session, else locally), and the
+    server database and the client file if asked; both paths and any partition count
+    give the same files for the same arguments."""
+    for database in (client_db, server_db):
+        if database is not None:
+            _check_database(database)
+    shards = None if server_db is None else shard_directory(server_db)
+    try:
+        if shards is not None:
+            shards.mkdir(parents=True)
+        if spark is None:
+            result = local_path(spec, out, partitions, progress, shards)
+        else:
+            result = spark_path(spark, spec, out, partitions, progress, shards)
+        if server_db is not None and shards is not None:
+            numbered = [shard_path(shards, number) for number in range(result.parts)]
+            write_server_db(server_db, result.head, numbered, result.messages, progress)
+    finally:
+        if shards is not None:
+            remove_shards(shards)
     if client_db is not None:
         plan = result.plan
         progress.stage("client database: layout")
@@ -213,23 +236,22 @@ def seed(
         layout = client_layout(plan, tables, client)
         todo = windows(layout)
 
-        def sorted_rows() -> Iterable[tuple[bytes, tuple[Any, ...]]]:
+        def sorted_messages() -> Iterable[ClientMessage]:
             if spark is None:
-                return sorted(row for window in todo for row in window_rows(plan, window))
-            # A few thousand rows by default: one sorted partition per 100,000 of them,
-            # as each partition of toLocalIterator costs a Spark job.
+                return sorted(m for window in todo for m in window_messages(plan, window))
+            # A few thousand rows by default: one sorted partition per 100,000 of them.
             expected = sum(upper - lower for _, lower, upper, _ in todo)
             slices = max(1, min(partitions, expected // 100_000))
             rdd = spark.sparkContext.parallelize(todo, slices)
-            keyed = rdd.flatMap(lambda window: window_rows(plan, window))
-            return keyed.sortByKey(numPartitions=slices).toLocalIterator()  # type: ignore[no-any-return]
+            keyed = rdd.flatMap(lambda window: window_messages(plan, window))
+            return sorted_client_messages(spark, keyed, slices)
 
-        write_client_db(client_db, plan, layout, sorted_rows, progress, tables)
+        write_client_db(client_db, plan, layout, sorted_messages, progress, tables)
     return result
 
 
-def _check_client_db(path: Path) -> None:
-    """Refuse a client file that exists or cannot be created, before any work."""
+def _check_database(path: Path) -> None:
+    """Refuse a database file that exists or cannot be created, before any work."""
     if path.exists():
         raise OutputError(f"{path}: exists; refusing to overwrite a database")
     parent = path.parent

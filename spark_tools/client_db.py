@@ -13,19 +13,27 @@ getDifference brings everything after it. What the file holds, as of ``T``:
   message, as after a getDialogs fill;
 * messages as they were at ``T``: later edits and deletions are not applied yet.
 
-The messages are generated (by Spark or a plain loop), sorted by their history key
-with ``postbox``'s own key function, and written in that order through ordinary
-Postbox transactions, so every index the app keeps is consistent.
+The chats (peers, read states, holes, the chat list, the cursor) and each chat's newest
+message go in through one ordinary Postbox transaction, so everything Postbox keeps per
+chat is as the app would have it. The messages, the bulk of the file, are generated
+(by Spark or a plain loop) as the rows Postbox stores for them (``client_messages``,
+with Postbox's own key and value functions), sorted by history key, and inserted in
+that order with the journal off; the file is in WAL mode, as Postbox keeps it, after.
+``tests/spark_tools/test_client_db.py`` checks the result equals the same messages
+added through ``Transaction.add_messages``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import apsw
 
 from dataset import (
     AccountPlan,
@@ -52,19 +60,30 @@ from postbox import (
     Postbox,
     PostboxError,
     StateCursor,
-    StoreMessage,
     Transaction,
 )
 from postbox.keys import message_index_key
+from spark_tools.client_messages import (
+    ClientMessage,
+    client_message,
+    write_client_holes,
+    write_client_messages,
+)
 from spark_tools.errors import OutputError
 from spark_tools.progress import Progress
 
-__all__ = ["ClientLayout", "ClientSpec", "client_layout", "window_rows", "write_client_db"]
+__all__ = [
+    "ClientLayout",
+    "ClientSpec",
+    "client_layout",
+    "window_messages",
+    "window_rows",
+    "write_chats",
+    "write_client_db",
+]
 
 _CLOUD = int(MessageNamespace.CLOUD)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
-#: Messages per write transaction.
-_BATCH = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +194,23 @@ def window_rows(plan: AccountPlan, window: Window) -> Iterator[tuple[bytes, tupl
             yield key, row_at(fate, moment)
 
 
+def window_messages(plan: AccountPlan, window: Window) -> Iterator[ClientMessage]:
+    """What the client file stores for each message of a window (``window_rows``)."""
+    for _key, row in window_rows(plan, window):
+        yield client_message(row)
+
+
+def read_states_at(
+    plan: AccountPlan, layout: ClientLayout, tables: AccountTables
+) -> dict[PeerId, PeerReadState]:
+    """The read state of each stored chat at the offline point."""
+    final = dict(tables.read_states)
+    return {
+        c.chat.peer.id: _read_state_at(plan, c, final.get(c.chat.peer.id), layout.offline_at)
+        for c in layout.chats
+    }
+
+
 def _read_state_at(
     plan: AccountPlan, stored: StoredChat, final: PeerReadState | None, moment: int
 ) -> PeerReadState:
@@ -200,13 +236,13 @@ def write_client_db(
     path: Path,
     plan: AccountPlan,
     layout: ClientLayout,
-    sorted_rows: Callable[[], Iterable[tuple[bytes, tuple[Any, ...]]]],
+    sorted_messages: Callable[[], Iterable[ClientMessage]],
     progress: Progress,
     tables: AccountTables | None = None,
 ) -> int:
-    """Write the client file at ``path`` (which must not exist) from the window rows in
-    key order (``sorted_rows()``); returns the messages stored. The file is written
-    beside ``path`` and renamed once complete."""
+    """Write the client file at ``path`` (which must not exist) from the windows'
+    messages in key order (``sorted_messages()``); returns the messages stored. The
+    file is written beside ``path`` and renamed once complete."""
     path = Path(path)
     if path.exists():
         raise OutputError(f"{path}: exists; refusing to overwrite a database")
@@ -214,9 +250,9 @@ def write_client_db(
     staging = path.parent / f".{path.name}.{secrets.token_hex(6)}.partial"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        stored = _write(staging, plan, layout, tables, sorted_rows, progress)
+        stored = _write(staging, plan, layout, tables, sorted_messages, progress)
         os.replace(staging, path)
-    except PostboxError as error:
+    except (PostboxError, apsw.Error) as error:
         raise OutputError(f"{path}: {error}") from None
     except OSError as error:
         raise OutputError(f"{path}: cannot be written: {error.strerror or error}") from None
@@ -231,39 +267,73 @@ def _write(
     plan: AccountPlan,
     layout: ClientLayout,
     tables: AccountTables,
-    sorted_rows: Callable[[], Iterable[tuple[bytes, tuple[Any, ...]]]],
+    sorted_messages: Callable[[], Iterable[ClientMessage]],
     progress: Progress,
 ) -> int:
     moment = layout.offline_at
-    stored = 0
-    postbox = Postbox(staging)
-    try:
-        progress.stage("client database: messages")
-        batch: list[StoreMessage] = []
+    states = read_states_at(plan, layout, tables)
+    lowest = [(c.chat.peer.id, _lowest_id(plan, c)) for c in layout.chats]
+    progress.stage("client database: chats")
+    # Each chat's newest message goes through Postbox for what it keeps per chat; its
+    # text is left out here, so the full-text rows are all numbered in key order below.
+    newest = [
+        build_message(row_at(stored.top, moment))._replace(text="") for stored in layout.chats
+    ]
 
-        def flush() -> None:
-            messages = list(batch)
-            postbox.run(lambda tx: tx.add_messages(messages))
-            progress.advance(len(messages))
-            batch.clear()
+    def chats(tx: Transaction) -> None:
+        tx.add_messages(newest)
+        write_chats(tx, plan, layout, tables, moment, holes=False, read_states=states)
 
-        for _key, row in sorted_rows():
-            batch.append(build_message(row))
-            stored += 1
-            if len(batch) >= _BATCH:
-                flush()
-        if batch:
-            flush()
-        progress.stage("client database: chats")
-        postbox.run(lambda tx: _write_chats(tx, plan, layout, tables, moment))
-    finally:
-        postbox.close()
+    with Postbox(staging):
+        pass  # the tables
+    with _raw(staging) as db:
+        write_client_holes(db, lowest)
+    with Postbox(staging) as postbox:
+        postbox.run(chats)
+    progress.stage("client database: sort")
+    messages = list(sorted_messages())
+    progress.stage("client database: messages", len(messages))
+    with _raw(staging) as db:
+        stored = write_client_messages(db, messages)
+    progress.advance(stored)
     return stored
 
 
-def _write_chats(
-    tx: Transaction, plan: AccountPlan, layout: ClientLayout, tables: AccountTables, moment: int
+@contextlib.contextmanager
+def _raw(path: Path) -> Iterator[apsw.Connection]:
+    """The file for plain inserts: one transaction, the journal off, WAL again after."""
+    db = apsw.Connection(str(path))
+    try:
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        with db:
+            yield db
+        db.execute("PRAGMA journal_mode = WAL")
+    finally:
+        db.close()
+
+
+def _lowest_id(plan: AccountPlan, stored: StoredChat) -> int:
+    """The id of the oldest message of the chat's stored window."""
+    if stored.window_from < stored.top_index:
+        return ChatRows(plan, stored.chat).fate(stored.window_from).id
+    return stored.top.id
+
+
+def write_chats(
+    tx: Transaction,
+    plan: AccountPlan,
+    layout: ClientLayout,
+    tables: AccountTables,
+    moment: int,
+    *,
+    holes: bool = True,
+    read_states: dict[PeerId, PeerReadState] | None = None,
 ) -> None:
+    """Store the chats of ``layout`` as of ``moment`` (after their messages): peers,
+    presences, settings, chat list, read states, channel pts, the cursor and, unless
+    ``holes`` is false (they were written already), the history holes. ``read_states``
+    are the chats' read states at ``moment`` if already known (``read_states_at``)."""
     final_states = dict(tables.read_states)
     archived = set(tables.archived)
     presences = dict(tables.presences)
@@ -284,11 +354,13 @@ def _write_chats(
         peer_id = stored.chat.peer.id
         group = PeerGroupId.ARCHIVE if peer_id in archived else PeerGroupId.ROOT
         tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
-        tx.remove_hole(peer_id, _CLOUD, _EVERYWHERE, stored.top.id, MAX_MESSAGE_ID)
-        if stored.window_from < stored.top_index:
-            lowest = ChatRows(plan, stored.chat).fate(stored.window_from).id
+        if holes:
+            lowest = _lowest_id(plan, stored)
             tx.remove_hole(peer_id, _CLOUD, _EVERYWHERE, lowest, MAX_MESSAGE_ID)
-        state = _read_state_at(plan, stored, final_states.get(peer_id), moment)
+        if read_states is not None:
+            state = read_states[peer_id]
+        else:
+            state = _read_state_at(plan, stored, final_states.get(peer_id), moment)
         tx.reset_read_state(peer_id, _CLOUD, state)
         if peer_id.namespace == PeerNamespace.CHANNEL:
             tx.set_peer_chat_state(peer_id, ChannelState(1))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from dataset import (
     DatasetError,
     Deletion,
     DemoDataset,
+    MessageRow,
     Piece,
     account_tables,
     assemble_dataset,
@@ -39,6 +40,7 @@ from dataset import (
 )
 from spark_tools.errors import OutputError
 from spark_tools.progress import Progress
+from spark_tools.server_db import shard_path, tee_into_shard
 
 __all__ = ["SeedResult", "local_path", "part_size", "spark_path"]
 
@@ -49,6 +51,20 @@ class SeedResult:
     tables: AccountTables
     messages: int
     parts: int
+    #: The dataset's tables without its messages (for the server database).
+    head: DemoDataset
+
+
+def _message_rows(
+    plan: AccountPlan,
+    pieces: list[Piece],
+    deletions: list[Deletion],
+    shards: str | None,
+    number: int,
+) -> Iterable[MessageRow]:
+    """A slice's rows, also written to its server shard if ``shards`` names a directory."""
+    rows = iter_slice(plan, pieces, deletions)
+    return rows if shards is None else tee_into_shard(shard_path(shards, number), rows)
 
 
 def part_size(spec: AccountSpec, partitions: int) -> int:
@@ -65,6 +81,7 @@ def _write(
 ) -> SeedResult:
     written: list[DataFile] = []
     tables: list[AccountTables] = []
+    heads: list[DemoDataset] = []
 
     def write_messages(staging: Path) -> tuple[DemoDataset, list[DataFile]]:
         results = run_slices(staging, slices)
@@ -72,7 +89,8 @@ def _write(
         written.extend(part for part, _ in results)
         progress.stage("tables and manifest")
         tables.append(account_tables(plan))
-        return assemble_dataset(plan, tables[0], (), deletions, keep_dates=True), written
+        heads.append(assemble_dataset(plan, tables[0], (), deletions, keep_dates=True))
+        return heads[0], written
 
     try:
         write_dataset_with(out, write_messages)
@@ -82,11 +100,15 @@ def _write(
         raise OutputError(f"{out}: cannot write here: {error.strerror}") from None
     except OSError as error:
         raise OutputError(f"{out}: {error.strerror or error}") from None
-    return SeedResult(plan, tables[0], sum(part.rows for part in written), len(written))
+    messages = sum(part.rows for part in written)
+    return SeedResult(plan, tables[0], messages, len(written), heads[0])
 
 
-def local_path(spec: AccountSpec, out: Path, partitions: int, progress: Progress) -> SeedResult:
-    """Generate and write the dataset in this process, slice after slice."""
+def local_path(
+    spec: AccountSpec, out: Path, partitions: int, progress: Progress, shards: Path | None = None
+) -> SeedResult:
+    """Generate and write the dataset in this process, slice after slice (and the server
+    shards into ``shards`` if given)."""
     progress.stage("plan")
     plan = plan_account(spec)
     slices = plan_slices(plan, part_size(spec, partitions))
@@ -96,7 +118,8 @@ def local_path(spec: AccountSpec, out: Path, partitions: int, progress: Progress
         results = []
         for number, pieces in enumerate(slices):
             deletions: list[Deletion] = []
-            part = write_message_part(staging, number, iter_slice(plan, pieces, deletions))
+            rows = _message_rows(plan, pieces, deletions, _name(shards), number)
+            part = write_message_part(staging, number, rows)
             results.append((part, deletions))
             progress.advance(sum(upper - lower for _, lower, upper in pieces))
         return results
@@ -104,22 +127,33 @@ def local_path(spec: AccountSpec, out: Path, partitions: int, progress: Progress
     return _write(out, plan, run, slices, progress)
 
 
+def _name(directory: Path | None) -> str | None:
+    return None if directory is None else str(directory)
+
+
 def _slice_task(
-    plan: AccountPlan, staging: str
+    plan: AccountPlan, staging: str, shards: str | None
 ) -> Callable[[Iterator[tuple[int, list[Piece]]]], Iterator[Any]]:
     def task(items: Iterator[tuple[int, list[Piece]]]) -> Iterator[Any]:
         for number, pieces in items:
             deletions: list[Deletion] = []
-            part = write_message_part(Path(staging), number, iter_slice(plan, pieces, deletions))
+            rows = _message_rows(plan, pieces, deletions, shards, number)
+            part = write_message_part(Path(staging), number, rows)
             yield number, part.path, part.rows, part.size, deletions
 
     return task
 
 
 def spark_path(
-    spark: Any, spec: AccountSpec, out: Path, partitions: int, progress: Progress
+    spark: Any,
+    spec: AccountSpec,
+    out: Path,
+    partitions: int,
+    progress: Progress,
+    shards: Path | None = None,
 ) -> SeedResult:
-    """Generate and write the dataset's message parts in Spark tasks, one per slice."""
+    """Generate and write the dataset's message parts in Spark tasks, one per slice (and
+    the server shards into ``shards`` if given)."""
     progress.stage("plan")
     plan = plan_account(spec)
     slices = plan_slices(plan, part_size(spec, partitions))
@@ -136,7 +170,7 @@ def spark_path(
         )
         watcher.start()
         try:
-            collected = rdd.mapPartitions(_slice_task(plan, str(staging))).collect()
+            collected = rdd.mapPartitions(_slice_task(plan, str(staging), _name(shards))).collect()
         finally:
             done.set()
             watcher.join()

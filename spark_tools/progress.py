@@ -1,4 +1,5 @@
-"""Progress on stderr: the stage, rows done out of rows planned, rate and ETA."""
+"""Progress on stderr: the stage, rows done out of rows planned, rate and ETA; and how
+long each stage took (``durations``), for the benchmarks."""
 
 from __future__ import annotations
 
@@ -24,12 +25,17 @@ class Progress:
         self._shown = 0.0
         # A terminal gets one line redrawn in place; a pipe or file one line per stage.
         self._live = bool(getattr(self._stream, "isatty", lambda: False)())
+        #: Seconds spent in each stage so far, by name (a name used twice adds up).
+        self.durations: dict[str, float] = {}
+        self._timing = False
 
     def stage(self, name: str, total: int = 0) -> None:
+        self._end_timing()
         self._finish_line()
         with self._lock:
             self._stage, self._total, self._done = name, total, 0
             self._started = time.monotonic()
+            self._timing = True
         self._show(force=True)
 
     def advance(self, rows: int) -> None:
@@ -43,7 +49,15 @@ class Progress:
         self._show()
 
     def close(self) -> None:
+        self._end_timing()
         self._finish_line()
+
+    def _end_timing(self) -> None:
+        with self._lock:
+            if self._timing:
+                elapsed = time.monotonic() - self._started
+                self.durations[self._stage] = self.durations.get(self._stage, 0.0) + elapsed
+                self._timing = False
 
     def _finish_line(self) -> None:
         if self._stage and not self._quiet:

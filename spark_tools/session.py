@@ -1,16 +1,24 @@
-"""Starting Spark: a clear error without Java, and workers on the driver's interpreter."""
+"""Starting Spark: a clear error without Java, workers on the driver's interpreter, and
+on a cluster the project's code shipped to the executors."""
 
 from __future__ import annotations
 
+import atexit
+import importlib
 import os
 import shutil
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from spark_tools.errors import JavaMissingError, SeedError
 
-__all__ = ["find_java", "spark_session"]
+__all__ = ["code_archive", "find_java", "spark_session"]
+
+#: The packages Spark tasks import: shipped to a cluster's executors.
+SHIPPED_PACKAGES = ("dataset", "postbox", "spark_tools", "sync")
 
 
 def find_java() -> Path:
@@ -63,4 +71,22 @@ def spark_session(master: str, app_name: str = "postbox-seed") -> Any:
     except Exception as error:  # noqa: BLE001 - py4j and Spark raise many kinds
         raise SeedError(f"Spark did not start on master {master!r}: {error}") from None
     session.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):
+        # Executors elsewhere have only their Python and its third-party packages: the
+        # code of this project goes with the job, as a zip on their sys.path.
+        directory = Path(tempfile.mkdtemp(prefix="postbox-seed-"))
+        atexit.register(shutil.rmtree, directory, True)
+        session.sparkContext.addPyFile(str(code_archive(directory / "postbox_chat.zip")))
     return session
+
+
+def code_archive(path: Path) -> Path:
+    """Write the Python sources of ``SHIPPED_PACKAGES``, as this process imports them,
+    into a zip at ``path`` (for ``addPyFile``)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in SHIPPED_PACKAGES:
+            root = Path(importlib.import_module(name).__file__ or "").parent
+            for source in sorted(root.rglob("*")):
+                if source.suffix in (".py", ".properties", ".typed") and source.is_file():
+                    archive.write(source, f"{name}/{source.relative_to(root).as_posix()}")
+    return path

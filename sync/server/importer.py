@@ -22,7 +22,7 @@ from sync.server.update_log_import import import_update_log
 if TYPE_CHECKING:
     from sync.server.store import ServerStore
 
-__all__ = ["import_dataset"]
+__all__ = ["import_dataset", "server_message_rows"]
 
 _INT32_MAX = 2**31 - 1
 _INCOMING = int(MessageFlags.INCOMING)
@@ -107,6 +107,14 @@ def _insert_messages(store: ServerStore, batch: Sequence[StoreMessage], shift: i
 
 def _insert_rows(store: ServerStore, batch: Sequence[Sequence[Any]], shift: int) -> None:
     """``_insert_messages`` straight from dataset rows: the same database rows."""
+    store.insert_messages(*server_message_rows(batch, shift))
+
+
+def server_message_rows(
+    batch: Iterable[Sequence[Any]], shift: int = 0
+) -> tuple[list[tuple[Any, ...]], list[tuple[int, str, int]]]:
+    """The ``messages`` rows (``DATASET_COLUMNS``) and ``media_index`` rows of dataset
+    message rows, their dates moved by ``shift``: what an import writes for them."""
     names = _MEDIA_KIND_NAMES
     rows = []
     media_rows: list[tuple[int, str, int]] = []
@@ -134,7 +142,7 @@ def _insert_rows(store: ServerStore, batch: Sequence[Sequence[Any]], shift: int)
                 None if edit_timestamp is None else edit_timestamp + shift,
             )
         )
-    store.insert_messages(rows, media_rows)
+    return rows, media_rows
 
 
 def _peer_row(

@@ -3,6 +3,7 @@ serves the result, and a seeded client database syncs and verifies."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from sync.protocol import (
 )
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
+from sync.server.store import ServerStore
 from sync.server.update_logs import UpdateLogs
 
 pytestmark = pytest.mark.spark
@@ -56,10 +58,44 @@ def files_of(directory: Path) -> dict[str, bytes]:
 def seeded(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("seeded")
     quiet = Progress(quiet=True)
-    seed(spark, SPEC, root / "spark3", 3, quiet, root / "client.db", CLIENT)
-    seed(spark, SPEC, root / "spark5", 5, quiet)
+    seed(
+        spark, SPEC, root / "spark3", 3, quiet, root / "client.db", CLIENT, server_db=root / "s3.db"
+    )
+    seed(spark, SPEC, root / "spark5", 5, quiet, root / "c5.db", CLIENT, server_db=root / "s5.db")
     seed(None, SPEC, root / "local3", 3, quiet, root / "client-local.db", CLIENT)
+    seed(None, SPEC, root / "local5", 5, quiet, root / "cl5.db", CLIENT, server_db=root / "sl5.db")
     return root
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_both_paths_and_any_partition_count_write_byte_identical_databases(seeded):
+    clients = {
+        sha256(seeded / name) for name in ("client.db", "c5.db", "client-local.db", "cl5.db")
+    }
+    servers = {sha256(seeded / name) for name in ("s3.db", "s5.db", "sl5.db")}
+    assert len(clients) == 1 and len(servers) == 1
+    assert [p.name for p in seeded.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_seeded_server_database_holds_what_an_import_of_the_dataset_writes(seeded, tmp_path):
+    imported = ServerStore(tmp_path / "imported.db", clock=lambda: SPEC.now)
+    directory = seeded / "local3"
+    imported.import_dataset(
+        read_dataset(directory, with_messages=False), rows=iter_message_rows(directory)
+    )
+    copy = tmp_path / "seeded.db"
+    copy.write_bytes((seeded / "s3.db").read_bytes())
+    seeded_store = ServerStore(copy, clock=lambda: SPEC.now)
+    try:
+        assert seeded_store.digest() == imported.digest()
+        assert seeded_store.self_id == imported.self_id
+        assert seeded_store.state() == imported.state()
+    finally:
+        seeded_store.close()
+        imported.close()
 
 
 def test_spark_and_local_paths_write_the_same_dataset(seeded):
@@ -184,6 +220,13 @@ def test_the_client_file_opens_with_holes_where_the_app_expects_them(seeded, tmp
         assert windows == CLIENT.active_chats
 
 
+def test_sync_then_verify_converges_with_the_seeded_server_database(seeded, tmp_path, capsys):
+    served = tmp_path / "server.db"
+    served.write_bytes((seeded / "s3.db").read_bytes())
+    with EmbeddedServer(ServerConfig(token=TOKEN, db=served)) as running:
+        test_sync_then_verify_converges(running, seeded, tmp_path, capsys)
+
+
 def test_sync_then_verify_converges(server, seeded, tmp_path, capsys):
     db = tmp_path / "client.db"
     db.write_bytes((seeded / "client.db").read_bytes())
@@ -212,6 +255,10 @@ def test_bad_arguments_and_outputs_are_clear_errors(tmp_path, capsys):
     assert seed_main(argv) == 1
     assert "not a writable directory" in capsys.readouterr().err
     assert not (tmp_path / "ok").exists()
+    argv = ["--out", str(tmp_path / "ok"), "--local", "--quiet", "--server-db", str(blocked)]
+    assert seed_main(argv) == 1
+    assert "exists; refusing to overwrite" in capsys.readouterr().err
+    assert not (tmp_path / "ok").exists() and blocked.read_text() == "x"
     assert seed_main(["--out", str(tmp_path / "y"), "--master", "foo://bar"]) == 2
     assert "is not a Spark master" in capsys.readouterr().err
     full = tmp_path / "full"
