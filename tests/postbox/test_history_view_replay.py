@@ -42,6 +42,7 @@ from postbox import (
 from postbox.view_keys import AnyViewKey
 from postbox.views.message_history_view import MessageHistoryView, MutableMessageHistoryView
 from postbox.views.subscription import CombinedView
+from tests.postbox.live_views import assert_live_views_equal_fresh, fresh
 
 CHAT = PeerId.make(PeerNamespace.GROUP, 50)
 AUTHORS = [PeerId.make(PeerNamespace.USER, i) for i in (61, 62, 63)]
@@ -176,11 +177,6 @@ def counted_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield loads
 
 
-def fresh(postbox: Postbox, key: AnyViewKey) -> object:
-    with postbox.combined_view([key]) as subscription:
-        return subscription.ready.result()[key]
-
-
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(messages, max_size=20),
@@ -190,26 +186,9 @@ def fresh(postbox: Postbox, key: AnyViewKey) -> object:
 def test_history_windows_replayed_in_place_equal_fresh_windows(
     start: list[StoreMessage], holes: bool, commits: list[list[Write]]
 ) -> None:
-    keys = history_keys()
     with tempfile.TemporaryDirectory() as directory, Postbox(Path(directory) / "p.db") as postbox:
         postbox.run(lambda tx: _start(tx, start, holes))
-        latest: dict[AnyViewKey, object] = {}
-
-        def keep(snapshot: CombinedView) -> None:
-            latest.update(snapshot.views)
-
-        subscription = postbox.combined_view(keys, callback=keep)
-        subscription.ready.result()
-        for batch in commits:
-
-            def run(tx: Transaction, batch: list[Write] = batch) -> None:
-                for write in batch:
-                    write(tx)
-
-            postbox.run(run)
-            for key in keys:
-                assert latest[key] == fresh(postbox, key), key
-        subscription.dispose()
+        assert_live_views_equal_fresh(postbox, history_keys(), commits)
 
 
 # -- what is applied in place ------------------------------------------------------

@@ -7,7 +7,7 @@ the snapshot of the same key opened fresh on the same database.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ from postbox import (
     UnreadCountsViewKey,
     UnsentMessagesViewKey,
 )
-from postbox.views.subscription import CombinedView
+from tests.postbox.live_views import assert_live_views_equal_fresh
 
 PEERS = [
     PeerId.make(PeerNamespace.USER, 1),
@@ -232,40 +232,17 @@ writes: st.SearchStrategy[Write] = st.one_of(
 )
 
 
-def fresh(postbox: Postbox, key: AnyViewKey) -> object:
-    subscription = postbox.combined_view([key])
-    try:
-        return subscription.ready.result()[key]
-    finally:
-        subscription.dispose()
-
-
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.lists(writes, min_size=1, max_size=4), min_size=1, max_size=12))
 def test_live_views_equal_freshly_opened_views(transactions: list[list[Write]]) -> None:
-    keys = view_keys()
+    def holes_follow_the_views(latest: Mapping[AnyViewKey, object]) -> None:
+        # The hole singletons are what the open views show.
+        history_holes = {
+            view.first_hole  # type: ignore[attr-defined]
+            for key, view in latest.items()
+            if isinstance(key, MessageHistoryViewKey)
+        } - {None}
+        assert latest[MessageHistoryHolesViewKey()].entries == history_holes  # type: ignore[attr-defined]
+
     with tempfile.TemporaryDirectory() as directory, Postbox(Path(directory) / "p.db") as postbox:
-        latest: dict[AnyViewKey, object] = {}
-
-        def keep(snapshot: CombinedView) -> None:
-            latest.update(snapshot.views)
-
-        subscription = postbox.combined_view(keys, callback=keep)
-        subscription.ready.result()
-        for batch in transactions:
-
-            def run(tx: Transaction, batch: list[Write] = batch) -> None:
-                for write in batch:
-                    write(tx)
-
-            postbox.run(run)
-            for key in keys:
-                assert latest[key] == fresh(postbox, key), key
-            # The hole singletons are what the open views show.
-            history_holes = {
-                view.first_hole  # type: ignore[attr-defined]
-                for key, view in latest.items()
-                if isinstance(key, MessageHistoryViewKey)
-            } - {None}
-            assert latest[MessageHistoryHolesViewKey()].entries == history_holes  # type: ignore[attr-defined]
-        subscription.dispose()
+        assert_live_views_equal_fresh(postbox, view_keys(), transactions, holes_follow_the_views)
