@@ -5,15 +5,13 @@ writes are the local path's, byte for byte."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,15 +38,6 @@ def free_port() -> int:
         return port
 
 
-def wait_until(condition: Callable[[], bool], deadline: float, what: str) -> None:
-    """Poll ``condition`` until it holds; fail naming ``what`` once ``deadline`` passes."""
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"{what} within {deadline:.0f} s")
-        time.sleep(0.25)
-
-
 def spark_class() -> Path:
     import pyspark
 
@@ -63,6 +52,9 @@ class Cluster:
         self.port = free_port()
         self.ui_port = free_port()
         self.processes: list[subprocess.Popen[bytes]] = []
+        self._registered = 0
+        self._ready = threading.Event()
+        self._follower: threading.Thread | None = None
         # Without PYTHONPATH: the executors find the project's code in the zip it ships.
         self.env = {
             **{name: value for name, value in os.environ.items() if name != "PYTHONPATH"},
@@ -90,21 +82,37 @@ class Cluster:
         )
         log.close()
 
-    def alive_workers(self) -> int:
-        for process in self.processes:
-            if process.poll() is not None:
-                raise AssertionError(f"a Spark JVM exited: see the logs in {self.root}")
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{self.ui_port}/json/", timeout=2
-            ) as page:
-                state = json.load(page)
-        except OSError:
-            return 0  # the master's web UI is not up yet
-        return sum(1 for worker in state.get("workers", ()) if worker.get("state") == "ALIVE")
+    def start_master(self, *args: str) -> None:
+        """The master, its output read line by line: each worker it registers counts."""
+        master = subprocess.Popen(
+            [str(spark_class()), "org.apache.spark.deploy.master.Master", *args],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes.append(master)
+        self._follower = threading.Thread(target=self._follow_master, args=(master,))
+        self._follower.start()
+
+    def _follow_master(self, master: subprocess.Popen[bytes]) -> None:
+        assert master.stdout is not None
+        with master.stdout as output, open(self.root / "master.log", "wb") as log:
+            for line in output:
+                log.write(line)
+                log.flush()
+                if b"Master: Registering worker" in line:
+                    self._registered += 1
+                    if self._registered == WORKERS:
+                        self._ready.set()
+        self._ready.set()  # the master exited: wait_ready says so
 
     def wait_ready(self) -> None:
-        wait_until(lambda: self.alive_workers() == WORKERS, START_DEADLINE, "workers registered")
+        """Until the master has registered every worker (an event, not a poll)."""
+        if not self._ready.wait(START_DEADLINE):
+            raise AssertionError(f"workers not registered in {START_DEADLINE:.0f} s: {self.root}")
+        if self._registered < WORKERS:
+            raise AssertionError(f"the Spark master exited: see the logs in {self.root}")
 
     def stop(self) -> None:
         for process in self.processes:
@@ -116,6 +124,8 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+        if self._follower is not None:
+            self._follower.join()  # it reads the master's output to its end, then closes it
 
 
 @pytest.fixture
@@ -124,8 +134,7 @@ def cluster(tmp_path) -> Iterator[Cluster]:
     (root / "work").mkdir(parents=True)
     running = Cluster(root)
     try:
-        running.start(
-            "master", "org.apache.spark.deploy.master.Master",
+        running.start_master(
             "--host", "127.0.0.1", "--port", str(running.port),
             "--webui-port", str(running.ui_port),
         )  # fmt: skip
