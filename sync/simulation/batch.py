@@ -36,11 +36,19 @@ def run_batch(seeds: Iterable[int], jobs: int = 1) -> Iterator[Outcome]:
 @dataclass(slots=True)
 class Summary:
     runs: int = 0
+    #: Schedules with more than one client, and those with two devices of one account.
+    several_clients: int = 0
+    two_devices: int = 0
     categories: Counter[str] = field(default_factory=Counter)
     failing: list[Outcome] = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         self.runs += 1
+        seats = _seats(outcome.mix)
+        if len(seats) > 1:
+            self.several_clients += 1
+        if len(seats) > len(set(seats)):
+            self.two_devices += 1
         if not outcome.ok:
             self.failing.append(outcome)
             self.categories.update(outcome.categories)
@@ -49,7 +57,9 @@ class Summary:
         rate = self.runs / seconds * 60 if seconds > 0 else 0.0
         lines = [
             f"{self.runs} schedules in {seconds:.1f} s ({rate:.0f} per minute),"
-            f" {len(self.failing)} failing"
+            f" {len(self.failing)} failing",
+            f"  {self.several_clients} with several clients,"
+            f" {self.two_devices} with two devices of one account",
         ]
         for category, count in self.categories.most_common():
             lines.append(f"  {count:5d}  {category}")
@@ -57,3 +67,11 @@ class Summary:
             lines.append(f"seed {outcome.seed} [{outcome.mix}]: {replay_command(outcome.seed)}")
             lines.extend(f"    {line}" for line in outcome.divergences[:5])
         return lines
+
+
+def _seats(mix: str) -> list[str]:
+    """The clients named in a schedule's mix (``clients:owner,contact``), if several."""
+    for part in mix.split("+"):
+        if part.startswith("clients:"):
+            return part.removeprefix("clients:").split(",")
+    return []

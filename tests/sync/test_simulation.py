@@ -99,7 +99,11 @@ def _check_batch(seeds: range, jobs: int) -> Summary:
 
 
 def test_a_fixed_batch_of_schedules_shows_no_new_failures() -> None:
-    _check_batch(CI_SEEDS, CI_JOBS)
+    summary = _check_batch(CI_SEEDS, CI_JOBS)
+    # The batch covers two accounts, and two devices of one account, a hundred times each.
+    assert summary.several_clients >= 100
+    assert summary.two_devices >= 100
+    assert f"{summary.several_clients} with several clients" in summary.lines(1.0)[1]
 
 
 @pytest.mark.slow
