@@ -49,6 +49,7 @@ from postbox import (
     ViewUpdateType,
 )
 from ui.account_port import AccountLike
+from ui.chat_order import ChatOrderHold, held_order
 from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate
 from ui.devices import DevicesDialog
@@ -92,6 +93,10 @@ class MainWindow(QMainWindow):
         self._applying_snapshot = False
         self.chat_list.selectionModel().selectionChanged.connect(self._chat_selected)
         self.chat_list.verticalScrollBar().valueChanged.connect(self._chat_list_scrolled)
+        self.order_hold = ChatOrderHold(self.chat_list)
+        self.order_hold.released.connect(self._show_held_back)
+        #: The newest snapshot's rows while the order is held, to show when it ends.
+        self._held_back: tuple[Sequence[ChatRow], ViewUpdateType] | None = None
         self.search_button = QPushButton("Search   Ctrl+K")
         self.search_button.setObjectName("flat")
         self.search_button.clicked.connect(self.open_search)
@@ -262,7 +267,13 @@ class MainWindow(QMainWindow):
         """Show a snapshot's chat rows. Rows it moves move the list's selection with them:
         that is not the user choosing a chat, so it opens none. Scrolled down, the list
         keeps the rows in view where they are while chats move to the top above them;
-        at the top, it shows the newest."""
+        at the top, it shows the newest. While the pointer is over the list, the rows
+        down to the last in view keep their order (``held_order``)."""
+        if self.order_hold.holding:
+            self._held_back = (rows, update)
+            rows = held_order(self.chat_model.rows, rows, self.order_hold.last_row_in_view())
+        else:
+            self._held_back = None
         anchors = self._chat_list_anchors()
         self._applying_snapshot = True
         try:
@@ -272,6 +283,12 @@ class MainWindow(QMainWindow):
         if anchors:
             self._restore_chat_list_anchor(anchors)
         self._select_open_chat()
+
+    @Slot()
+    def _show_held_back(self) -> None:
+        held_back, self._held_back = self._held_back, None
+        if held_back is not None:
+            self.show_chat_rows(*held_back)
 
     def _chat_list_anchors(self) -> list[tuple[object, int]]:
         """The rows in view and their offsets from the top, if the list is scrolled."""

@@ -16,6 +16,7 @@ from sync.server.config import ServerConfig
 from sync.server.pushes import push_for
 from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST
+from tests.ui.conftest import loaded
 from ui.main_window import MainWindow
 from ui.rows import ChatRow, MessageRow
 
@@ -23,28 +24,6 @@ pytestmark = pytest.mark.gui
 
 TOKEN = "ui"
 TEXT = "hello from the UI"
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, request):
-    size = getattr(request, "param", {"peers": 12, "messages": 300})
-    with EmbeddedServer(ServerConfig(token=TOKEN, seed=2, **size)) as server:
-        account = Account(tmp_path / "c.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST)
-        account.start()
-        main = MainWindow(account)
-        qtbot.addWidget(main)
-        main.show()
-        try:
-            yield main, server
-        finally:
-            main.close_feeds()
-            account.close()
-
-
-def loaded(main: MainWindow) -> bool:
-    """The chat list shows chats and no hole is left in it (one chat is archived)."""
-    rows = main.chat_model.rows
-    return len(rows) >= 10 and not any(isinstance(r, ChatRow) and r.is_hole for r in rows)
 
 
 def test_the_chat_list_fills_and_a_chat_opens(qtbot, window) -> None:

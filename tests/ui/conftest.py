@@ -1,0 +1,38 @@
+"""The window against a live server, for the tests of the window."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from client.account import Account
+from sync.server.config import ServerConfig
+from sync.server.server import EmbeddedServer
+from tests.sync.engine_helpers import FAST
+from ui.main_window import MainWindow
+from ui.rows import ChatRow
+
+TOKEN = "ui"
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, request) -> Iterator[tuple[MainWindow, EmbeddedServer]]:
+    size = getattr(request, "param", {"peers": 12, "messages": 300})
+    with EmbeddedServer(ServerConfig(token=TOKEN, seed=2, **size)) as server:
+        account = Account(tmp_path / "c.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST)
+        account.start()
+        main = MainWindow(account)
+        qtbot.addWidget(main)
+        main.show()
+        try:
+            yield main, server
+        finally:
+            main.close_feeds()
+            account.close()
+
+
+def loaded(main: MainWindow) -> bool:
+    """The chat list shows chats and no hole is left in it (one chat is archived)."""
+    rows = main.chat_model.rows
+    return len(rows) >= 10 and not any(isinstance(r, ChatRow) and r.is_hole for r in rows)
