@@ -37,6 +37,9 @@ _Index = QModelIndex | QPersistentModelIndex
 _CACHE_LIMIT = 20_000
 #: Row heights a history delegate remembers (a few windows' worth).
 _HEIGHTS_LIMIT = 2_000
+#: ``QStyle.StateFlag.State_Selected`` as a plain int: a row's paint tests it without
+#: the enum arithmetic that costs more than the rest of a cached row's paint.
+_SELECTED = QStyle.StateFlag.State_Selected.value
 _TICKS = {
     DeliveryState.PENDING: "◷",
     DeliveryState.FAILED: "⚠",
@@ -72,10 +75,10 @@ class ChatListDelegate(QStyledItemDelegate):
         return QSize(280, int(_line(option) * 3.6))
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
-        row = index.data(ROW_ROLE)
+        row = _row_at(index)
         if not isinstance(row, ChatRow):
             return
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        selected = bool(option.state.value & _SELECTED)
         self.pixmaps.paint(
             painter, option, (row, selected), lambda canvas, at: self._draw(canvas, at, row)
         )

@@ -11,6 +11,7 @@ are windows over their view: they never hold more rows than the snapshot.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import count
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
@@ -59,6 +60,10 @@ def effective_update(reasons: Iterable[ViewUpdateType], fallback: ViewUpdateType
 
 _Index = QModelIndex | QPersistentModelIndex
 _key_of = attrgetter("key")
+_ROW_FLAGS = (
+    Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
+)
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
 
 
 class RowModel(QStringListModel, Generic[R]):
@@ -84,25 +89,23 @@ class RowModel(QStringListModel, Generic[R]):
         self.last_steps: list[RowStep[R]] = []
         #: The keys of the rows the last ``apply`` moved.
         self.last_moved: set[object] = set()
+        #: Each row's position by key, built on the first ``row_of`` after a change.
+        self._positions: dict[object, int] | None = None
         for ended in (self.rowsInserted, self.rowsRemoved, self.rowsMoved):
             ended.connect(self._take_next)
 
     def _take_next(self, *_args: object) -> None:
         if self._next is not None:
             self._rows, self._next = self._next, None
+            self._positions = None
 
     @property
     def rows(self) -> Sequence[R]:
         return self._rows
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
+        # Asked for every row painted: the flags are built once, not per call.
+        return _ROW_FLAGS if index.isValid() else _NO_FLAGS
 
     def setData(self, index: _Index, value: Any, role: int = 0) -> bool:  # noqa: N802 - Qt
         return False  # rows change only with snapshots
@@ -165,10 +168,9 @@ class RowModel(QStringListModel, Generic[R]):
             raise RuntimeError("the list model refused a change of its rows")
 
     def row_of(self, key: object) -> int | None:
-        try:
-            return list(map(_key_of, self._rows)).index(key)
-        except ValueError:
-            return None
+        if self._positions is None:
+            self._positions = dict(zip(map(_key_of, self._rows), count()))
+        return self._positions.get(key)
 
 
 class ChatListModel(RowModel[ChatRow]):
