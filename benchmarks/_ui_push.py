@@ -42,7 +42,7 @@ from postbox import (
 from ui.delegates import ChatListDelegate, HistoryDelegate
 from ui.history_view import HistoryListView
 from ui.main_window import MainWindow
-from ui.models import ROW_ROLE
+from ui.models import RowModel
 from ui.rows import ChatRow, HistoryRow, LoadingRow, MessageRow
 
 __all__ = ["AIM_MS", "measure_push_to_paint"]
@@ -111,6 +111,13 @@ class _Probe:
                 self.seen_history.setdefault(key, now)
 
 
+def _row(index: _Index) -> object:
+    """The row painted at ``index``, read as the delegates read it (no call through
+    ``data``, which would add Python work to every paint timed)."""
+    model = index.model()
+    return model.rows[index.row()] if isinstance(model, RowModel) else None
+
+
 class _TimedHistoryDelegate(HistoryDelegate):
     def __init__(self, view: HistoryListView, probe: _Probe) -> None:
         super().__init__(view, view.animator.progress)
@@ -119,7 +126,7 @@ class _TimedHistoryDelegate(HistoryDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         super().paint(painter, option, index)
-        row = index.data(ROW_ROLE)
+        row = _row(index)
         appearing = self._appearing.get(row.key, 1.0) if isinstance(row, MessageRow) else 1.0
         self._probe.painted(row, history=True, appearing=appearing)
 
@@ -131,7 +138,7 @@ class _TimedChatListDelegate(ChatListDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         super().paint(painter, option, index)
-        self._probe.painted(index.data(ROW_ROLE), history=False)
+        self._probe.painted(_row(index), history=False)
 
 
 def _instrument(window: MainWindow, probe: _Probe) -> None:

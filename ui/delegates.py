@@ -427,7 +427,7 @@ class HistoryDelegate(QStyledItemDelegate):
         return QSize(200, height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
-        row = index.data(ROW_ROLE)
+        row = _row_at(index)
         rect = option.rect
         theme = current_theme()
         line = _line(option)
