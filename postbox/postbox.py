@@ -232,9 +232,10 @@ class Postbox:
         return lambda: self._commit_listeners.remove(listener)
 
     def add_replay_listener(self, listener: ReplayListener) -> Callable[[], None]:
-        """Call ``listener(record, emitted)`` on the postbox thread after each commit has
-        been replayed against the open views: ``emitted`` maps every view key that
-        re-emitted to its update type (what an inspector shows).
+        """Call ``listener(report)`` on the postbox thread after each commit has been
+        replayed against the open views: a ``ReplayReport`` names the views the commit
+        consulted, with the topics of the change that woke each, and those that
+        re-emitted, with their update type (what an inspector shows).
 
         Returns a function that removes the listener.
         """

@@ -16,7 +16,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QRect, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
@@ -32,16 +32,14 @@ from PySide6.QtWidgets import (
 
 from client import EngineStatus, HoleSegment, SegmentKind
 from postbox import (
-    AnyViewKey,
-    ChangeRecord,
     ChatListHolesEntry,
     ClosedRange,
     CombinedView,
     MessageHistoryHolesEntry,
     MessageHistoryView,
     PeerId,
+    ReplayReport,
     StateViewKey,
-    ViewUpdateType,
 )
 from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
@@ -60,6 +58,21 @@ _SEGMENT_COLORS = {
 }
 
 
+_HEADLINE_TIP = (
+    "Views open: every live query on screen. Consulted: the views watching something this"
+    " commit touched (found through the topic index, without asking the others). Silent:"
+    " consulted views whose window did not change, so they sent nothing."
+)
+_SILENT_TIP = "Views the commit concerned that replayed it and found their window unchanged."
+_UPDATE_TIPS = {
+    "Generic": "A live change (a new message, an edit, a read): rows animate in.",
+    "Initial": "The view's first snapshot.",
+    "InitialUnread": "The first snapshot, anchored at the first unread message.",
+    "FillHole": "A hole in the window was filled from the server: rows appear in place.",
+    "UpdateVisible": "The window moved or reloaded (scrolling, a jump): rows appear in place.",
+}
+
+
 class CommitRecorder:
     """The last replay reports, kept on the postbox thread at the cost of an append; the
     panel describes them only when it is shown, so a hidden inspector costs the main
@@ -67,16 +80,13 @@ class CommitRecorder:
 
     def __init__(self, limit: int) -> None:
         self._lock = threading.Lock()
-        self._reports: deque[tuple[ChangeRecord, dict[AnyViewKey, ViewUpdateType], float]]
-        self._reports = deque(maxlen=limit)
+        self._reports: deque[tuple[ReplayReport, float]] = deque(maxlen=limit)
 
-    def report(
-        self, record: ChangeRecord, emitted: Mapping[AnyViewKey, ViewUpdateType]
-    ) -> None:  # on the postbox thread
+    def report(self, report: ReplayReport) -> None:  # on the postbox thread
         with self._lock:
-            self._reports.append((record, dict(emitted), time.time()))
+            self._reports.append((report, time.time()))
 
-    def take(self) -> list[tuple[ChangeRecord, dict[AnyViewKey, ViewUpdateType], float]]:
+    def take(self) -> list[tuple[ReplayReport, float]]:
         with self._lock:
             reports = list(self._reports)
             self._reports.clear()
@@ -175,7 +185,9 @@ class InspectorPanel(QWidget):
         self.hole_caption.setObjectName("caption")
         self.transactions = QTreeWidget()
         self.transactions.setHeaderLabels(["commit", "what changed / view re-emitted"])
-        self.transactions.setColumnWidth(0, 118)
+        # Wide enough for "#123456 12:34:56" in the panel's font, at any size.
+        stamp = self.transactions.fontMetrics().horizontalAdvance("#000000 00:00:00")
+        self.transactions.setColumnWidth(0, stamp + 28)
         self.transactions.setUniformRowHeights(True)
 
         top = QWidget()
@@ -220,11 +232,11 @@ class InspectorPanel(QWidget):
 
     def _take_reports(self) -> None:
         touched_open_chat = False
-        for record, emitted, at in self._recorder.take():
-            self.log.add(describe_commit(record, emitted, self._names, at=at))
+        for report, at in self._recorder.take():
+            self.log.add(describe_commit(report, self._names, at=at))
             self._unrendered += 1
             self._log_dirty = True
-            touched_open_chat |= self.peer_id in record.message_operations
+            touched_open_chat |= self.peer_id in report.change.message_operations
         if touched_open_chat:
             self._request_hole_map()
 
@@ -254,19 +266,29 @@ class InspectorPanel(QWidget):
                 item.setExpanded(position < 3)
 
     def _log_item(self, entry: CommitEntry) -> QTreeWidgetItem:
+        """A commit: what it changed; each view it re-emitted, with its update type and
+        why; and, folded, the views it consulted that stayed silent."""
         muted = qcolor(current_theme().muted)
         accent = qcolor(current_theme().accent)
         at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S")
-        views = len(entry.views)
-        item = QTreeWidgetItem(
-            [f"#{entry.version} {at}", f"{views} view{'s' if views != 1 else ''} re-emitted"]
-        )
+        item = QTreeWidgetItem([f"#{entry.version} {at}", entry.headline])
+        item.setToolTip(1, _HEADLINE_TIP)
         for change in entry.changes:
             item.addChild(QTreeWidgetItem(["", change]))
-        for view, update in entry.views:
-            child = QTreeWidgetItem(["", f"→ {view}: {update}"])
+        for (view, update), why in zip(entry.views, entry.reasons, strict=True):
+            child = QTreeWidgetItem(["", f"→ {view}: {update}, {why}"])
             child.setForeground(1, accent if update == "Generic" else muted)
+            child.setToolTip(1, _UPDATE_TIPS.get(update, ""))
             item.addChild(child)
+        if entry.silent:
+            folded = QTreeWidgetItem(["", f"{len(entry.silent)} consulted, unchanged"])
+            folded.setForeground(1, muted)
+            folded.setToolTip(1, _SILENT_TIP)
+            for view, why in entry.silent:
+                line = QTreeWidgetItem(["", f"· {view}: watched {why}"])
+                line.setForeground(1, muted)
+                folded.addChild(line)
+            item.addChild(folded)
         return item
 
     # -- the open chat's hole map --------------------------------------------------------

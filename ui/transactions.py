@@ -1,15 +1,18 @@
-"""What the inspector says about a commit: what it changed and which views it re-emitted.
+"""What the inspector says about a commit: what it changed, which views it re-emitted
+and why, and how many it consulted and left silent.
 
-Pure Python. ``describe_commit(record, emitted, names)`` turns a ``ChangeRecord`` and
-the views it made re-emit (``Postbox.add_replay_listener``) into a ``CommitEntry``
-of short lines; ``TransactionLog`` keeps the last few for the panel.
+Pure Python. ``describe_commit(report, names)`` turns a ``ReplayReport``
+(``Postbox.add_replay_listener``) into a ``CommitEntry`` of short lines: each view that
+re-emitted with its update type and the part of the change that woke it ("2 new
+messages in Ana"), and the views consulted but unchanged. ``TransactionLog`` keeps
+the last few for the panel.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from postbox import (
@@ -17,6 +20,7 @@ from postbox import (
     ChangeRecord,
     ChatListHolesViewKey,
     ChatListViewKey,
+    HoleOperationKind,
     InsertMessage,
     MessageHistoryHolesViewKey,
     MessageHistoryViewKey,
@@ -24,15 +28,24 @@ from postbox import (
     PeerId,
     PeerViewKey,
     RemoveMessage,
+    ReplayReport,
     StateViewKey,
     SynchronizeReadStatesViewKey,
     TagSummaryViewKey,
+    Topic,
     UnsentMessagesViewKey,
     UpdateKind,
     ViewUpdateType,
 )
 
-__all__ = ["CommitEntry", "TransactionLog", "describe_changes", "describe_commit", "describe_key"]
+__all__ = [
+    "CommitEntry",
+    "TransactionLog",
+    "describe_changes",
+    "describe_commit",
+    "describe_key",
+    "describe_topic",
+]
 
 #: How a peer is named in the log: its title if known.
 PeerNames = Callable[[PeerId], str]
@@ -53,6 +66,22 @@ class CommitEntry:
     changes: tuple[str, ...]
     #: (view, update type) for each view the commit re-emitted.
     views: tuple[tuple[str, str], ...]
+    #: Why each of ``views`` re-emitted: the part of the change it watches.
+    reasons: tuple[str, ...] = ()
+    #: (view, why it was consulted) for each view consulted that did not change.
+    silent: tuple[tuple[str, str], ...] = ()
+    #: How many views were open when the commit was replayed.
+    open_views: int = 0
+
+    @property
+    def consulted(self) -> int:
+        return len(self.views) + len(self.silent)
+
+    @property
+    def headline(self) -> str:
+        """ "2 of 14 views re-emitted · 3 consulted, 1 silent"."""
+        emitted = f"{len(self.views)} of {_plural(self.open_views, 'view')} re-emitted"
+        return f"{emitted} · {self.consulted} consulted, {len(self.silent)} silent"
 
     @property
     def summary(self) -> str:
@@ -139,7 +168,7 @@ def describe_changes(record: ChangeRecord, names: PeerNames = _default_name) -> 
         lines.append(f"cursor: pts {state.pts}, qts {state.qts}, seq {state.seq}")
     logs = sum(len(ops) for ops in record.operation_log_operations.values())
     if logs:
-        lines.append(f"operation log: {_plural(logs, 'entry')}")
+        lines.append(f"operation log: {logs} {'entry' if logs == 1 else 'entries'}")
     if record.added_unsent_ids or record.removed_unsent_ids:
         lines.append(
             f"outbox: +{len(record.added_unsent_ids)} -{len(record.removed_unsent_ids)} unsent"
@@ -149,21 +178,114 @@ def describe_changes(record: ChangeRecord, names: PeerNames = _default_name) -> 
     return lines
 
 
+def describe_topic(topic: Topic, record: ChangeRecord, names: PeerNames = _default_name) -> str:
+    """The part of a commit a topic stands for, as a person reads it."""
+    kind, *rest = topic
+    subject = rest[0] if rest else None
+    name = names(subject) if isinstance(subject, PeerId) else str(subject)
+    if kind == "messages" and isinstance(subject, PeerId):
+        return _messages_of(record, subject, name)
+    if kind == "chat_list" and isinstance(subject, int):
+        count = len(record.chat_list_operations.get(subject, ()))
+        where = "archive" if subject else "chat list"
+        return f"{where} order: {_plural(count, 'change')}"
+    if kind == "state" and record.updated_state is not None:
+        state = record.updated_state
+        return f"cursor moved: pts {state.pts}, qts {state.qts}, seq {state.seq}"
+    if kind == "operation_log":
+        count = sum(len(ops) for (_, tag), ops in record.operation_log_operations.items()
+                    if tag == subject)  # fmt: skip
+        entries = "entry" if count == 1 else "entries"
+        return f"operation log (tag {subject}): {count} {entries}"
+    label = _TOPIC_LABELS.get(str(kind))
+    if label is None:
+        return " ".join(map(str, topic))
+    return label.format(name=name)
+
+
+_TOPIC_LABELS = {
+    "read_state": "read state of {name}",
+    "read_states": "a read state (unread totals)",
+    "peer": "name or details of {name}",
+    "presence": "presence of {name}",
+    "cached_data": "profile data of {name}",
+    "notification_settings": "notification settings of {name}",
+    "chat_state": "channel pts of {name}",
+    "chat_list_position": "{name} moved in the chat list",
+    "tag_summary": "media counts of {name}",
+    "state": "the cursor",
+    "contacts": "the contact list",
+    "unsent": "the outgoing queue",
+    "preference": "preference {name}",
+    "item_collection_infos": "the sticker sets",
+    "item_collection_items": "the items of a sticker set",
+    "holes_shown": "the holes on screen moved",
+}
+
+
+def _messages_of(record: ChangeRecord, peer_id: PeerId, name: str) -> str:
+    """ "2 new messages, 1 deleted in Ana; hole 1-4,441 removed"."""
+    counts: Counter[str] = Counter()
+    for operation in record.message_operations.get(peer_id, ()):
+        if isinstance(operation, InsertMessage):
+            counts["new"] += 1
+        elif isinstance(operation, RemoveMessage):
+            counts["deleted"] += 1
+        else:
+            counts["changed"] += 1
+    parts = []
+    if counts:
+        first, *others = counts.items()
+        parts.append(
+            ", ".join([_plural(first[1], f"{first[0]} message"), *(f"{n} {w}" for w, n in others)])
+            + f" in {name}"
+        )
+    for key, operations in record.hole_operations.items():
+        if key.peer_id != peer_id or key.space.tag:
+            continue  # the tag spaces repeat what the whole history's space says
+        for hole in operations:
+            verb = "added" if hole.kind is HoleOperationKind.INSERT else "removed"
+            parts.append(f"hole {hole.range.lower:,}-{hole.range.upper:,} {verb} in {name}")
+    return "; ".join(parts) or f"history of {name}"
+
+
+#: The order a view's reasons are told in: what it shows before what it counts.
+_TOPIC_ORDER = {kind: rank for rank, kind in enumerate(
+    ["messages", "chat_list", "chat_list_position", "read_state", "peer", "presence"]
+)}  # fmt: skip
+
+
+def _why(topics: tuple[Topic, ...], record: ChangeRecord, names: PeerNames) -> str:
+    topics = tuple(
+        sorted(topics, key=lambda topic: (_TOPIC_ORDER.get(str(topic[0]), 99), str(topic)))
+    )
+    shown = [describe_topic(topic, record, names) for topic in topics[:2]]
+    more = f" (+{len(topics) - 2} more)" if len(topics) > 2 else ""
+    return "; ".join(shown) + more
+
+
 def describe_commit(
-    record: ChangeRecord,
-    emitted: Mapping[AnyViewKey, ViewUpdateType],
+    report: ReplayReport,
     names: PeerNames = _default_name,
     *,
     at: float | None = None,
 ) -> CommitEntry:
-    views = sorted(
-        (describe_key(key, names), describe_update(update)) for key, update in emitted.items()
+    record = report.change
+    emitted = sorted(
+        (describe_key(key, names), describe_update(update), _why(report.woken[key], record, names))
+        for key, update in report.emitted.items()
+    )
+    silent = sorted(
+        (describe_key(key, names), _why(report.woken[key], record, names)) for key in report.silent
     )
     return CommitEntry(
         record.transaction_state_version,
         time.time() if at is None else at,
         tuple(describe_changes(record, names)),
-        tuple(views),
+        tuple((view, update) for view, update, _ in emitted),
+        tuple(why for _, _, why in emitted),
+        tuple(silent),
+        report.open_views,
     )
 
 

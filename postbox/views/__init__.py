@@ -33,7 +33,9 @@ from postbox.views.simple_views import (
     UnsentMessagesView,
 )
 from postbox.views.subscription import CombinedView, Subscription
+from postbox.views.topics import Topic
 from postbox.views.view import MutableView, UpdateKind, ViewSnapshot, ViewUpdateType
+from postbox.views.view_tracker import ReplayReport
 
 __all__ = [
     "BasicPeerView",
@@ -58,10 +60,12 @@ __all__ = [
     "PeerView",
     "PreferencesView",
     "ReadStateView",
+    "ReplayReport",
     "StateView",
     "Subscription",
     "SynchronizeReadStatesView",
     "TagSummaryView",
+    "Topic",
     "UnreadCountsView",
     "UnsentMessagesView",
     "UpdateKind",

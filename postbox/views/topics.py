@@ -16,6 +16,7 @@ from postbox.item_collection import ItemCollectionId
 
 __all__ = [
     "CONTACTS",
+    "HOLES_SHOWN",
     "READ_STATES",
     "STATE",
     "UNSENT",
@@ -44,6 +45,8 @@ STATE: Topic = ("state",)
 READ_STATES: Topic = ("read_states",)
 CONTACTS: Topic = ("contacts",)
 UNSENT: Topic = ("unsent",)
+#: Not a stored change: the holes the open views show moved (the hole singletons).
+HOLES_SHOWN: Topic = ("holes_shown",)
 
 
 def messages(peer_id: PeerId) -> Topic:

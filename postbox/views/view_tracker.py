@@ -14,6 +14,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from postbox.view_keys import (
@@ -27,7 +28,7 @@ from postbox.views.holes_views import (
     MutableChatListHolesView,
     MutableMessageHistoryHolesView,
 )
-from postbox.views.topics import Topic, topics_of
+from postbox.views.topics import HOLES_SHOWN, Topic, topics_of
 from postbox.views.view import MutableView, ViewUpdateType
 
 if TYPE_CHECKING:
@@ -35,14 +36,36 @@ if TYPE_CHECKING:
     from postbox.transaction import Transaction
     from postbox.views.subscription import Subscription
 
-__all__ = ["ReplayListener", "ViewTracker"]
+__all__ = ["ReplayListener", "ReplayReport", "ViewTracker"]
 
 _log = logging.getLogger(__name__)
 
 _Entry = tuple["Subscription", AnyViewKey]
 H = TypeVar("H", MessageHistoryHolesEntry, ChatListHolesEntry)
-#: Told, after each replayed commit, the views it re-emitted and why (inspector).
-ReplayListener = Callable[["ChangeRecord", Mapping[AnyViewKey, ViewUpdateType]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """What one commit did to the open views, and why: the seeds' point that a commit
+    consults only the views watching what it touched, and most of those stay silent."""
+
+    change: ChangeRecord
+    #: Every view key that re-emitted, with its update type.
+    emitted: Mapping[AnyViewKey, ViewUpdateType]
+    #: Every view key the commit consulted, with the topics of the change it watches
+    #: (``HOLES_SHOWN`` for a hole singleton whose set the commit moved).
+    woken: Mapping[AnyViewKey, tuple[Topic, ...]]
+    #: How many views were open (a key opened by two subscriptions counts twice).
+    open_views: int
+
+    @property
+    def silent(self) -> list[AnyViewKey]:
+        """The views consulted that did not change."""
+        return [key for key in self.woken if key not in self.emitted]
+
+
+#: Told, after each replayed commit, which views it consulted, which re-emitted and why.
+ReplayListener = Callable[[ReplayReport], None]
 
 
 @runtime_checkable
@@ -169,9 +192,13 @@ class ViewTracker:
         """Replay a commit against the views it concerns, then emit what changed."""
         touched: dict[Subscription, list[AnyViewKey]] = {}
         index = self._index
+        # Why each view was consulted, only while someone listens (the inspector).
+        woken: dict[AnyViewKey, list[Topic]] | None = {} if self.replay_listeners else None
         for topic in topics_of(change):
             for subscription, key in index.get(topic, ()):
                 touched.setdefault(subscription, []).append(key)
+                if woken is not None:
+                    woken.setdefault(key, []).append(topic)
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
         showing_holes: list[_Entry] = []
         for subscription, keys in touched.items():
@@ -191,20 +218,26 @@ class ViewTracker:
         if showing_holes:
             self._update_holes(changes, showing_holes)
         self._deliver(changes, change.transaction_state_version)
-        if self.replay_listeners:
-            self._tell_listeners(change, changes)
+        if woken is not None:
+            self._tell_listeners(change, changes, woken)
 
     def _tell_listeners(
         self,
         change: ChangeRecord,
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]],
+        woken: dict[AnyViewKey, list[Topic]],
     ) -> None:
         emitted: dict[AnyViewKey, ViewUpdateType] = {}
         for changed in changes.values():
             emitted.update(changed)
+        reasons = {key: tuple(topics) for key, topics in woken.items()}
+        for key in emitted:
+            if key not in reasons:  # a hole singleton, moved by the views that changed
+                reasons[key] = (HOLES_SHOWN,)
+        report = ReplayReport(change, emitted, reasons, self.view_count)
         for listener in list(self.replay_listeners):
             try:
-                listener(change, emitted)
+                listener(report)
             except Exception:
                 _log.exception("replay listener %r failed", listener)
 

@@ -269,7 +269,18 @@ def test_the_inspector_lists_a_commit_and_the_views_it_re_emitted(qtbot, account
         for i in range(tree.topLevelItemCount())
         for j in range(tree.topLevelItem(i).childCount())
     ]
-    assert "→ history of Bob Stone: Generic" in texts
+    # Each view re-emitted says what woke it; the commit says how many views it consulted
+    # of those open, and how many of them stayed silent.
+    assert any(
+        text.startswith("→ history of Bob Stone: Generic, 1 new message in Bob Stone")
+        for text in texts
+    )
+    headlines = [tree.topLevelItem(i).text(1) for i in range(tree.topLevelItemCount())]
+    assert any(
+        f"of {entry.open_views} views re-emitted · {entry.consulted} consulted" in line
+        for line in headlines
+    )
+    assert entry.open_views > entry.consulted
     # Later commits go on top of the tree drawn; it keeps the log's order and length.
     before = inspector.log.total
     for n in range(3):

@@ -9,10 +9,14 @@ from hypothesis import strategies as st
 
 from client.hole_map import MAX_ID, HoleSegment, SegmentKind, hole_map, read_hole_map
 from postbox import (
+    ChangeRecord,
     ChatListInclusion,
     ChatListViewKey,
     ClosedRange,
     HistoryAnchor,
+    HoleKey,
+    HoleOperation,
+    HoleOperationKind,
     MessageHistoryHoleSpace,
     MessageHistoryViewKey,
     Peer,
@@ -20,13 +24,14 @@ from postbox import (
     PeerId,
     PeerNamespace,
     PeerPresence,
+    PeerViewKey,
     Postbox,
     PresenceStatus,
     StateCursor,
     StoreMessage,
     UpdateKind,
 )
-from ui.transactions import TransactionLog, describe_commit, describe_key
+from ui.transactions import TransactionLog, describe_commit, describe_key, describe_topic
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
 
@@ -51,8 +56,8 @@ def test_a_replay_listener_hears_each_commit_with_the_views_it_re_emitted() -> N
         subscription = postbox.combined_view([history, ChatListViewKey()])
         subscription.ready.result(10)
 
-        def listen(record, emitted) -> None:
-            heard.append(describe_commit(record, emitted, names))
+        def listen(report) -> None:
+            heard.append(describe_commit(report, names))
             done.set()
 
         remove = postbox.add_replay_listener(listen)
@@ -76,6 +81,71 @@ def test_a_replay_listener_hears_each_commit_with_the_views_it_re_emitted() -> N
     assert "peers: Alice" in entry.changes
     assert ("history of Alice", "Generic") in entry.views
     assert any(view.startswith("chat list") for view, _ in entry.views)
+
+
+def test_each_view_re_emitted_says_why_and_the_silent_ones_are_counted() -> None:
+    """A new message in Alice's chat wakes what watches Alice's messages and the chat list;
+    her profile's view, which watches her place in the chat list, is consulted and stays
+    silent; Bob's history is never consulted."""
+    bob = PeerId.make(PeerNamespace.USER, 8)
+    heard = []
+    done = threading.Event()
+    keys = [
+        MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 10),
+        PeerViewKey(ALICE),
+        MessageHistoryViewKey(bob, HistoryAnchor.upper_bound(), 10),
+        ChatListViewKey(),
+    ]
+    with Postbox(None) as postbox:
+
+        def known_chats(tx) -> None:
+            tx.update_peers([Peer(ALICE, "Alice"), Peer(bob, "Bob")])
+            for peer in (ALICE, bob):
+                tx.update_chat_list_inclusion(peer, ChatListInclusion(PeerGroupId.ROOT))
+                tx.remove_hole(peer, 0, MessageHistoryHoleSpace.everywhere(), 1, MAX_ID)
+                tx.add_messages([StoreMessage(peer, 0, 4, 900, text="earlier")])
+
+        postbox.run(known_chats)
+        subscription = postbox.combined_view(keys)
+        subscription.ready.result(10)
+
+        def listen(report) -> None:
+            heard.append(describe_commit(report, names_with_bob))
+            done.set()
+
+        def names_with_bob(peer_id: PeerId) -> str:
+            return "Bob" if peer_id == bob else names(peer_id)
+
+        remove = postbox.add_replay_listener(listen)
+        postbox.run(lambda tx: tx.add_messages([StoreMessage(ALICE, 0, 5, 1_000, text="hi")]))
+        assert done.wait(10)
+        remove()
+        subscription.dispose()
+    (entry,) = heard
+    why = dict(zip(entry.views, entry.reasons, strict=True))
+    assert why[("history of Alice", "Generic")].startswith("1 new message in Alice")
+    assert entry.silent == (("peer Alice", "Alice moved in the chat list"),)
+    assert not any("Bob" in view for view, _ in [*entry.views, *entry.silent])
+    assert entry.open_views == 4
+    assert entry.consulted == len(entry.views) + 1
+    assert entry.headline == (
+        f"{len(entry.views)} of 4 views re-emitted · {entry.consulted} consulted, 1 silent"
+    )
+
+
+def test_a_topic_reads_as_the_part_of_the_commit_it_stands_for() -> None:
+    record = ChangeRecord(
+        7,
+        hole_operations={
+            HoleKey(ALICE, 0, MessageHistoryHoleSpace.everywhere()): (
+                HoleOperation(HoleOperationKind.REMOVE, ClosedRange(1, 4_441)),
+            )
+        },
+        updated_read_states={ALICE: None},
+    )
+    assert describe_topic(("messages", ALICE), record, names) == "hole 1-4,441 removed in Alice"
+    assert describe_topic(("read_state", ALICE), record, names) == "read state of Alice"
+    assert describe_topic(("holes_shown",), record, names) == "the holes on screen moved"
 
 
 def test_view_keys_read_as_words() -> None:
