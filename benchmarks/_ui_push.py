@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QListView, QStyleOptionViewItem
 from benchmarks._ui_input import InputProbe, InputTimes
 from benchmarks._ui_qt import application, run_loop, wait_until
 from benchmarks._ui_server import MESSAGE_SHARE, TOKEN, ServerProcess
+from benchmarks._ui_stages import EngineStages
 from benchmarks.harness import Figure, percentile
 from client.account import Account
 from postbox import (
@@ -294,7 +295,8 @@ def measure_push_to_paint(
         _wait_idle(account, settle=0.5, timeout=120)
         counters_before = _engine_counters(account)
         inputs = InputProbe(window.compose, window.history, window.chat_list)
-        probe.active = True
+        stages = EngineStages(account)
+        probe.active = stages.active = True
         started = time.monotonic()
         cpu_started, main_started = time.process_time(), time.thread_time()
         server.start_traffic(rate / MESSAGE_SHARE, seconds)
@@ -310,7 +312,7 @@ def measure_push_to_paint(
         elapsed = time.monotonic() - started
         _wait_idle(account, settle=0.5, timeout=60)
         run_loop(0.3)  # the last paints
-        probe.active = False
+        probe.active = stages.active = False
         counters = _engine_counters(account)
         engine_work = {
             name: counters.get(name, 0) - counters_before.get(name, 0)
@@ -381,6 +383,7 @@ def measure_push_to_paint(
         Figure("  push -> commit: median", statistics.median(push_commit), "ms", "all messages"),
         Figure("  push -> commit: p99", percentile(push_commit, 99), "ms"),
     ]
+    figures += stages.figures()
     for name, start, end in (
         ("push -> commit", sent, probe.committed),
         ("commit -> model", probe.committed, probe.applied),
