@@ -40,6 +40,7 @@ from postbox import (
     PeerId,
     ReplayReport,
     StateViewKey,
+    Transaction,
 )
 from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
@@ -172,6 +173,10 @@ class InspectorPanel(QWidget):
         self._history: MessageHistoryView | None = None
         self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
         self._map_pending = False
+        #: Names read from the database for peers the window does not list.
+        self._known_names: dict[int, str] = {}
+        self._unknown: set[PeerId] = set()
+        self._names_pending = False
         self.setMinimumWidth(300)
 
         self.connection = QLabel("connection: …")
@@ -233,12 +238,43 @@ class InspectorPanel(QWidget):
     def _take_reports(self) -> None:
         touched_open_chat = False
         for report, at in self._recorder.take():
-            self.log.add(describe_commit(report, self._names, at=at))
+            self.log.add(describe_commit(report, self._name, at=at))
             self._unrendered += 1
             self._log_dirty = True
             touched_open_chat |= self.peer_id in report.change.message_operations
         if touched_open_chat:
             self._request_hole_map()
+
+    def _name(self, peer_id: PeerId) -> str:
+        """A peer's name: the window's, else one read from the database (looked up in
+        the background the first time, so later commits name it)."""
+        known = self._known_names.get(int(peer_id))
+        if known is not None:
+            return known
+        shown = self._names(peer_id)
+        if shown == f"{peer_id.namespace}:{peer_id.id}":
+            self._unknown.add(peer_id)
+        return shown
+
+    def _look_up_names(self) -> None:
+        unknown, self._unknown = list(self._unknown), set()
+        if not unknown or self._names_pending:
+            self._unknown.update(unknown)
+            return
+        self._names_pending = True
+
+        def read(tx: Transaction) -> dict[int, str]:
+            peers = ((peer_id, tx.get_peer(peer_id)) for peer_id in unknown)
+            return {int(peer_id): peer.name for peer_id, peer in peers if peer is not None}
+
+        def found(names: dict[int, str]) -> None:
+            self._names_pending = False
+            self._known_names.update(names)
+
+        def failed(_error: BaseException) -> None:
+            self._names_pending = False
+
+        self._relay.watch(self.account.postbox.transaction(read), found, failed)
 
     def _render_log(self) -> None:
         """Draw the commits added since the last time at the top of the tree and drop
@@ -274,11 +310,14 @@ class InspectorPanel(QWidget):
         item = QTreeWidgetItem([f"#{entry.version} {at}", entry.headline])
         item.setToolTip(1, _HEADLINE_TIP)
         for change in entry.changes:
-            item.addChild(QTreeWidgetItem(["", change]))
+            line = QTreeWidgetItem(["", change])
+            line.setToolTip(1, change)
+            item.addChild(line)
         for (view, update), why in zip(entry.views, entry.reasons, strict=True):
-            child = QTreeWidgetItem(["", f"→ {view}: {update}, {why}"])
+            text = f"→ {view}: {update}, {why}"
+            child = QTreeWidgetItem(["", text])
             child.setForeground(1, accent if update == "Generic" else muted)
-            child.setToolTip(1, _UPDATE_TIPS.get(update, ""))
+            child.setToolTip(1, f"{text}\n\n{update}: {_UPDATE_TIPS.get(update, '')}")
             item.addChild(child)
         if entry.silent:
             folded = QTreeWidgetItem(["", f"{len(entry.silent)} consulted, unchanged"])
@@ -354,6 +393,7 @@ class InspectorPanel(QWidget):
             return
         self._take_reports()
         self._render_log()
+        self._look_up_names()
         self._relay.watch(self.account.status_later(), self._show_status)
 
     def _show_status(self, status: EngineStatus | None) -> None:

@@ -79,9 +79,9 @@ class CommitEntry:
 
     @property
     def headline(self) -> str:
-        """ "2 of 14 views re-emitted · 3 consulted, 1 silent"."""
-        emitted = f"{len(self.views)} of {_plural(self.open_views, 'view')} re-emitted"
-        return f"{emitted} · {self.consulted} consulted, {len(self.silent)} silent"
+        """ "2 of 14 re-emitted · 1 silent": of the views open, those the commit changed,
+        and those it consulted that stayed as they were."""
+        return f"{len(self.views)} of {self.open_views} re-emitted · {len(self.silent)} silent"
 
     @property
     def summary(self) -> str:

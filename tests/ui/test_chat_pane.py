@@ -277,7 +277,7 @@ def test_the_inspector_lists_a_commit_and_the_views_it_re_emitted(qtbot, account
     )
     headlines = [tree.topLevelItem(i).text(1) for i in range(tree.topLevelItemCount())]
     assert any(
-        f"of {entry.open_views} views re-emitted · {entry.consulted} consulted" in line
+        f"of {entry.open_views} re-emitted · {len(entry.silent)} silent" in line
         for line in headlines
     )
     assert entry.open_views > entry.consulted
@@ -294,6 +294,30 @@ def test_the_inspector_lists_a_commit_and_the_views_it_re_emitted(qtbot, account
     assert [tree.topLevelItem(i).isExpanded() for i in range(len(tops))] == [
         i < 3 for i in range(len(tops))
     ]
+
+
+def test_the_inspector_names_a_peer_the_chat_list_does_not_show(qtbot, account, window) -> None:
+    carol = PeerId.make(PeerNamespace.USER, 99)
+    account.postbox.run(lambda tx: tx.update_peers([Peer(carol, "Carol Doe")]))
+    window.chat_pane.inspector_button.setChecked(True)
+    inspector = window.inspector
+
+    def seen(at: int) -> None:
+        presence = PeerPresence(PresenceStatus.ONLINE, at)
+        account.postbox.run(lambda tx: tx.update_peer_presences({carol: presence}))
+
+    # The first commit names her by id and has her name read; later ones use it.
+    at = 1_000
+    seen(at)
+
+    def named() -> bool:
+        nonlocal at
+        at += 1
+        seen(at)
+        inspector.refresh()
+        return any("presences: Carol Doe" in entry.changes for entry in inspector.log)
+
+    qtbot.waitUntil(named, timeout=10_000)
 
 
 def test_ctrl_k_finds_a_message_and_opens_its_chat_there(qtbot, account, window) -> None:
