@@ -18,8 +18,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QRect, QSize, Qt, QTimer, Slot
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
+from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer, Slot
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
@@ -45,6 +45,7 @@ from postbox import (
 from ui.account_port import AccountLike
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
+from ui.hole_bar import BarLayout, bar_layout
 from ui.theme import current_theme, qcolor
 from ui.transactions import CommitEntry, TransactionLog, describe_commit
 
@@ -59,6 +60,12 @@ _SEGMENT_COLORS = {
 }
 
 
+_HOLE_MAP_TIP = (
+    "The open chat's message ids, oldest on the left. Green: ranges stored here. Grey: a"
+    " hole, ids the server may have that this database does not. Orange: a hole being"
+    " fetched. The outline is the window the chat shows; scrolling into a hole makes"
+    " the filler fetch it, and the hole turns green."
+)
 _HEADLINE_TIP = (
     "Views open: every live query on screen. Consulted: the views watching something this"
     " commit touched (found through the topic index, without asking the others). Silent:"
@@ -95,13 +102,20 @@ class CommitRecorder:
 
 
 class HoleMapWidget(QWidget):
-    """The segments of a chat's id space, newest first, one coloured row each."""
+    """The open chat's id space: a bar, oldest ids on the left (stored ranges, holes,
+    fetches in flight, the window outlined; ``ui.hole_bar``), then one row per segment,
+    newest first, with its ids and what it stores."""
+
+    #: The bar's height and the space under it for its end labels, in pixels.
+    BAR = 18
 
     def __init__(self) -> None:
         super().__init__()
         self.segments: list[HoleSegment] = []
         self.shown_range: ClosedRange | None = None
+        self.layout_of_bar: BarLayout | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.setToolTip(_HOLE_MAP_TIP)
 
     def set_map(self, segments: Sequence[HoleSegment], window: ClosedRange | None) -> None:
         self.segments = list(segments)
@@ -112,8 +126,12 @@ class HoleMapWidget(QWidget):
     def _row_height(self) -> int:
         return QFontMetrics(self.font()).height() + 8
 
+    def _bar_area(self) -> int:
+        return self.BAR + QFontMetrics(self.font()).height() + 8 if self.segments else 0
+
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt
-        return QSize(240, max(1, len(self.segments)) * self._row_height() + 4)
+        rows = max(1, len(self.segments)) * self._row_height()
+        return QSize(240, self._bar_area() + rows + 4)
 
     def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt
         painter = QPainter(self)
@@ -124,8 +142,10 @@ class HoleMapWidget(QWidget):
             painter.setPen(qcolor(theme.muted))
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "no chat open")
             return
+        self._paint_bar(painter)
+        top = self._bar_area()
         for position, segment in enumerate(self.segments):
-            row = QRect(2, 2 + position * height, self.width() - 4, height - 3)
+            row = QRect(2, top + 2 + position * height, self.width() - 4, height - 3)
             painter.setPen(Qt.PenStyle.NoPen)
             color = QColor(_SEGMENT_COLORS[segment.kind])
             color.setAlpha(60)
@@ -149,6 +169,28 @@ class HoleMapWidget(QWidget):
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                 label,
             )
+
+    def _paint_bar(self, painter: QPainter) -> None:
+        theme = current_theme()
+        inset = 4
+        layout = bar_layout(self.segments, self.shown_range, self.width() - 2 * inset)
+        self.layout_of_bar = layout
+        painter.setPen(Qt.PenStyle.NoPen)
+        for span in layout.spans:
+            painter.setBrush(QColor(_SEGMENT_COLORS[span.segment.kind]))
+            painter.drawRect(QRectF(inset + span.left, 2, span.right - span.left - 1, self.BAR))
+        if layout.window is not None:
+            left, right = layout.window
+            painter.setPen(QPen(qcolor(theme.accent), 2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(inset + left, 1, right - left, self.BAR + 2))
+        painter.setPen(qcolor(theme.muted))
+        labels = QRect(inset, self.BAR + 4, self.width() - 2 * inset, self.BAR)
+        painter.drawText(labels, Qt.AlignmentFlag.AlignLeft, "id 1")
+        if layout.spans:
+            newest = f"id {layout.spans[-1].upper:,}"
+            painter.drawText(labels, Qt.AlignmentFlag.AlignRight, newest)
+        painter.drawText(labels, Qt.AlignmentFlag.AlignHCenter, "widths: log of the ids")
 
 
 class InspectorPanel(QWidget):
