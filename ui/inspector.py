@@ -21,7 +21,10 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QLabel,
+    QLineEdit,
+    QPushButton,
     QSizePolicy,
     QSplitter,
     QTreeWidget,
@@ -65,6 +68,15 @@ _HOLE_MAP_TIP = (
     " hole, ids the server may have that this database does not. Orange: a hole being"
     " fetched. The outline is the window the chat shows; scrolling into a hole makes"
     " the filler fetch it, and the hole turns green."
+)
+_TERMS_TIP = (
+    "A commit is one Postbox transaction. Its change record lists what it stored; the"
+    " views watching those parts (topics) are consulted, replay it against their window,"
+    " and re-emit only if their window changed. Update types: Generic (a live change,"
+    " animated), FillHole (a hole filled, rows in place), UpdateVisible (the window moved),"
+    " Initial and InitialUnread (first snapshots). Cursor: pts counts the account's"
+    " changes, qts its secret-chat events, seq the server's containers. Operation log"
+    " (tag N): the queue of work a tag names (reads to send, validations)."
 )
 _HEADLINE_TIP = (
     "Views open: every live query on screen. Consulted: the views watching something this"
@@ -256,7 +268,20 @@ class InspectorPanel(QWidget):
         lower.setContentsMargins(12, 0, 12, 8)
         heading = QLabel("Transactions (newest first)")
         heading.setObjectName("section")
-        lower.addWidget(heading)
+        heading.setToolTip(_TERMS_TIP)
+        self.pause_button = QPushButton("Pause")
+        self.pause_button.setCheckable(True)
+        self.pause_button.setToolTip("Hold the list still; commits go on and show on resume.")
+        self.pause_button.toggled.connect(self._paused)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter: a chat or a view (history, chat list…)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._filter_changed)
+        controls = QHBoxLayout()
+        controls.addWidget(heading, 1)
+        controls.addWidget(self.pause_button)
+        lower.addLayout(controls)
+        lower.addWidget(self.filter)
         lower.addWidget(self.transactions, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
@@ -318,16 +343,42 @@ class InspectorPanel(QWidget):
 
         self._relay.watch(self.account.postbox.transaction(read), found, failed)
 
+    @Slot(bool)
+    def _paused(self, paused: bool) -> None:
+        self.pause_button.setText("Resume" if paused else "Pause")
+        if not paused:
+            self._render_log()
+
+    @Slot(str)
+    def _filter_changed(self, _text: str) -> None:
+        self._render_all = self._log_dirty = True
+        self._render_log()
+
+    def _matches(self, entry: CommitEntry) -> bool:
+        wanted = self.filter.text().strip().lower()
+        if not wanted:
+            return True
+        lines = [*entry.changes, *(view for view, _ in entry.views), *entry.reasons]
+        lines += [view for view, _ in entry.silent]
+        return any(wanted in line.lower() for line in lines)
+
     def _render_log(self) -> None:
         """Draw the commits added since the last time at the top of the tree and drop
         those past the log's limit from its bottom: work in proportion to the new
-        commits, not to the log (the whole tree only when the panel is shown again)."""
-        if not self._log_dirty:
+        commits, not to the log (the whole tree only when the panel is shown again, or
+        filtered). Paused, the tree stays as it is."""
+        if not self._log_dirty or self.pause_button.isChecked():
             return
         self._log_dirty = False
         tree = self.transactions
         fresh, self._unrendered = self._unrendered, 0
-        if self._render_all or fresh >= len(self.log):
+        if self.filter.text().strip():
+            tree.clear()
+            for entry in self.log:
+                if self._matches(entry):
+                    tree.addTopLevelItem(self._log_item(entry))
+            self._render_all = True  # unfiltered again, the whole tree is drawn anew
+        elif self._render_all or fresh >= len(self.log):
             self._render_all = False
             tree.clear()
             for entry in self.log:

@@ -320,6 +320,43 @@ def test_the_inspector_names_a_peer_the_chat_list_does_not_show(qtbot, account, 
     qtbot.waitUntil(named, timeout=10_000)
 
 
+def test_the_inspector_pauses_and_filters_by_chat_or_view(qtbot, account, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    window.chat_pane.inspector_button.setChecked(True)
+    inspector = window.inspector
+    tree = inspector.transactions
+
+    def tops() -> list[str]:
+        return [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+
+    def logged(version_before: int) -> bool:
+        inspector.refresh()
+        return inspector.log.total > version_before
+
+    before = inspector.log.total
+    account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text="to Bob")]))
+    qtbot.waitUntil(lambda: logged(before))
+    shown = tops()
+    # Paused, new commits are logged but the list holds still; resumed, they show.
+    inspector.pause_button.click()
+    assert inspector.pause_button.text() == "Resume"
+    before = inspector.log.total
+    account.postbox.run(lambda tx: tx.add_messages([incoming(ALICE, 1_002, text="to Alice")]))
+    qtbot.waitUntil(lambda: logged(before))
+    assert tops() == shown
+    inspector.pause_button.click()
+    assert tops() == [item.text(0) for item in map(inspector._log_item, inspector.log)]
+    # A filter keeps the commits that name a chat or a view.
+    inspector.filter.setText("alice")
+    assert tree.topLevelItemCount() >= 1
+    for i in range(tree.topLevelItemCount()):
+        item = tree.topLevelItem(i)
+        texts = [item.child(j).text(1) for j in range(item.childCount())]
+        assert any("Alice" in text for text in texts)
+    inspector.filter.setText("")
+    assert tree.topLevelItemCount() == len(inspector.log)
+
+
 def test_ctrl_k_finds_a_message_and_opens_its_chat_there(qtbot, account, window) -> None:
     account.postbox.run(
         lambda tx: tx.add_messages([incoming(ALICE, 1_001, text="the quarterly banana report")])
