@@ -25,11 +25,18 @@ from typing import Any, TextIO
 
 from client.account import Account
 from client.demo_seats import MAX_DEVICES, Seat, demo_seats
+from client.slow_motion import DEMO_LATENCY, SlowMotion
 from client.token_option import add_token_argument
 from postbox import PeerId
-from sync.server.config import FaultConfig, ServerConfig
+from sync.server.config import MAX_LATENCY, FaultConfig, ServerConfig
 
-__all__ = ["add_app_commands", "desktop_problem", "display_problem", "parse_faults"]
+__all__ = [
+    "add_app_commands",
+    "desktop_problem",
+    "display_problem",
+    "parse_faults",
+    "parse_latency",
+]
 
 PROG = "postbox-chat"
 _FAULT_NAMES = {field.name for field in dataclasses.fields(FaultConfig)}
@@ -146,6 +153,23 @@ def _rate(text: str) -> float:
     return value
 
 
+def parse_latency(text: str) -> float:
+    """``800ms``, ``0.8s`` or ``0.8`` (seconds), within the server's limit."""
+    value = text.strip().lower()
+    scale = 1.0
+    if value.endswith("ms"):
+        value, scale = value[:-2], 0.001
+    elif value.endswith("s"):
+        value = value[:-1]
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time such as 800ms") from None
+    if not 0.0 <= seconds <= MAX_LATENCY:
+        raise argparse.ArgumentTypeError(f"the latency must be within 0..{MAX_LATENCY:g} s")
+    return seconds
+
+
 def _address(text: str) -> tuple[str, int]:
     host, colon, port = text.rpartition(":")
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -175,6 +199,14 @@ def add_app_commands(commands: Any) -> None:
         help="inject faults into pushes and answers, e.g. drop=0.05,reorder=4,delay=0.5 "
         "(names: drop, dup, reorder, delay, disconnect_every, too_long, channel_too_long, "
         "drop_response, delay_response, cut_response)",
+    )
+    demo.add_argument(
+        "--latency",
+        type=parse_latency,
+        default=0.0,
+        metavar="TIME",
+        help="slow motion: the server holds every answer and push this long, e.g. 800ms; "
+        "the inspector's Slow motion button switches it (default: off, 800ms when switched)",
     )
     demo.add_argument("--db", type=Path, help="local database (default: a fresh temporary one)")
     demo.add_argument(
@@ -228,6 +260,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
             messages=args.messages,
             dataset=args.dataset,
             faults=args.faults,
+            latency=args.latency,
         )
     except ValueError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
@@ -238,6 +271,11 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
         seats = demo_seats(server, db, args.devices, same_account=args.same_account)
         print(f"{PROG}: server on 127.0.0.1:{server.port}, database {db}", file=out, flush=True)
         port = server.port
+
+        def set_latency(seconds: float) -> None:
+            server.call(lambda mock: mock.set_latency(seconds))
+
+        slow_motion = SlowMotion(args.latency or DEMO_LATENCY, set_latency, on=args.latency > 0)
         return _show_windows(
             [
                 _Window(
@@ -255,6 +293,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
             ],
             out,
             args.theme,
+            slow_motion,
         )
 
 
@@ -285,7 +324,12 @@ class _Window:
     seat: Seat | None
 
 
-def _show_windows(windows: list[_Window], out: TextIO, theme: str | None = None) -> int:
+def _show_windows(
+    windows: list[_Window],
+    out: TextIO,
+    theme: str | None = None,
+    slow_motion: SlowMotion | None = None,
+) -> int:
     """Run the windows on a qasync loop until the last is closed (``theme``: as given on
     the command line, else the one chosen last in the app); several stand side by side."""
     import qasync
@@ -305,7 +349,7 @@ def _show_windows(windows: list[_Window], out: TextIO, theme: str | None = None)
     width = screen.width() // len(windows)
     for number, wanted in enumerate(windows):
         account = wanted.open_account().start()
-        window = MainWindow(account)
+        window = MainWindow(account, slow_motion=slow_motion)
         opened.append((account, window))
         if wanted.seat is not None and len(windows) > 1:
             window.setWindowTitle(f"postbox-chat: {wanted.seat.title}")

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from client import EngineStatus, HoleSegment, SegmentKind
+from client.slow_motion import SlowMotion
 from postbox import (
     ChatListHolesEntry,
     ClosedRange,
@@ -68,6 +69,11 @@ _HOLE_MAP_TIP = (
     " hole, ids the server may have that this database does not. Orange: a hole being"
     " fetched. The outline is the window the chat shows; scrolling into a hole makes"
     " the filler fetch it, and the hole turns green."
+)
+_SLOW_MOTION_TIP = (
+    "The demo's server holds every answer and push this long: scroll into a hole to watch"
+    " the loading row, the fetch in flight (orange on the hole map) and the FillHole that"
+    " puts the messages in place, while live messages still slide in as Generic."
 )
 _TERMS_TIP = (
     "A commit is one Postbox transaction. Its change record lists what it stored; the"
@@ -211,6 +217,7 @@ class InspectorPanel(QWidget):
         account: AccountLike,
         relay: FutureRelay,
         names: Callable[[PeerId], str],
+        slow_motion: SlowMotion | None = None,
     ) -> None:
         super().__init__()
         self.setObjectName("inspector")
@@ -256,10 +263,25 @@ class InspectorPanel(QWidget):
             ("Sync", [self.connection, self.operation, self.queue, self.work, self.cursor_label]),
             ("Hole map of the open chat", [self.hole_map, self.hole_caption]),
         ]
+        self.slow_motion = slow_motion
+        self.slow_button: QPushButton | None = None
+        if slow_motion is not None:
+            button = QPushButton(slow_motion.label)
+            button.setCheckable(True)
+            button.setChecked(slow_motion.on)
+            button.setToolTip(_SLOW_MOTION_TIP)
+            button.toggled.connect(slow_motion.switch)
+            self.slow_button = button
         for title, widgets in sections:
             heading = QLabel(title)
             heading.setObjectName("section")
-            column.addWidget(heading)
+            if title == "Sync" and self.slow_button is not None:
+                row = QHBoxLayout()
+                row.addWidget(heading, 1)
+                row.addWidget(self.slow_button)
+                column.addLayout(row)
+            else:
+                column.addWidget(heading)
             for widget in widgets:
                 column.addWidget(widget)
         column.addStretch(1)

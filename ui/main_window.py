@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from client import EngineStatus, status_line
+from client.slow_motion import SlowMotion
 from postbox import (
     ChatListView,
     ChatListViewKey,
@@ -74,7 +75,13 @@ MINIMUM_SIZE = (380, 420)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, account: AccountLike, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        account: AccountLike,
+        *,
+        clock: Callable[[], float] = time.time,
+        slow_motion: SlowMotion | None = None,
+    ) -> None:
         super().__init__()
         self.account = account
         self._clock = clock
@@ -150,7 +157,7 @@ class MainWindow(QMainWindow):
         self.chat_pane = ChatPane(account, self.relay, clock=clock)
         self.profile = ProfilePanel(account, self.relay, clock=clock)
         self.profile.hide()
-        self.inspector = InspectorPanel(account, self.relay, self.peer_name)
+        self.inspector = InspectorPanel(account, self.relay, self.peer_name, slow_motion)
         self.inspector.hide()
         self.chat_pane.info_toggled.connect(self.show_profile)
         self.chat_pane.inspector_toggled.connect(self.show_inspector)

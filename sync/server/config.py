@@ -12,7 +12,10 @@ from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from sync.protocol import DEFAULT_MAX_FRAME_SIZE
 from sync.server.store import DEFAULT_LOG_WINDOW
 
-__all__ = ["FaultConfig", "ServerConfig", "is_loopback"]
+__all__ = ["MAX_LATENCY", "FaultConfig", "ServerConfig", "is_loopback"]
+
+#: The longest slow-motion latency, in seconds.
+MAX_LATENCY = 10.0
 
 
 def _check(condition: bool, message: str) -> None:
@@ -116,6 +119,8 @@ class ServerConfig:
     messages: int = 5_000
     days: int = 60
     rate: float = 0.0
+    #: Seconds every answer and push is held before it is sent, in order (slow motion).
+    latency: float = 0.0
     log_window: int = DEFAULT_LOG_WINDOW
     faults: FaultConfig = field(default_factory=FaultConfig)
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
@@ -152,6 +157,10 @@ class ServerConfig:
         _check(0 <= self.messages <= MAX_MESSAGES, f"messages must be within 0..{MAX_MESSAGES}")
         _check(1 <= self.days <= MAX_DAYS, f"days must be within 1..{MAX_DAYS}")
         _check(0.0 <= self.rate <= 10_000.0, "rate must be within 0..10000 events/s")
+        _check(
+            0.0 <= self.latency <= MAX_LATENCY,
+            f"latency must be within 0..{MAX_LATENCY:g} s, not {self.latency:g}",
+        )
         _check(self.log_window >= 1, "the log window must be at least 1")
         _check(self.max_frame_size >= 1024, "the frame size limit must be at least 1024 bytes")
         _check(self.max_write_buffer >= 64 * 1024, "the write buffer limit must be >= 64 KiB")

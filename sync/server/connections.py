@@ -10,6 +10,7 @@ of the loop; a client that leaves ``max_write_buffer`` bytes unread is cut off.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import socket
@@ -80,6 +81,8 @@ class ConnectionHost(Protocol):
     config: ServerConfig
     changes: ChangeNotifier
     requests: RoundRobin[Connection, Read]
+    #: Seconds every frame to a client is held before it is written (slow motion).
+    latency: float
 
     @property
     def service(self) -> Service: ...
@@ -125,6 +128,9 @@ class Connection:
         self._outbox: list[bytes] = []
         self._queued = 0
         self._flush_scheduled = False
+        #: Frames held by the host's latency, in order, with when each is due.
+        self._late: collections.deque[tuple[float, bytes]] = collections.deque()
+        self._late_timer: asyncio.TimerHandle | None = None
         self._decoder = FrameDecoder(server.config.frame_limit_before_auth)
         self._malformed_in_a_row = 0
         self._auth_timer: asyncio.TimerHandle | None = None
@@ -133,11 +139,48 @@ class Connection:
         self._closed = asyncio.Event()
 
     def _write(self, payload: dict[str, Any]) -> None:
-        """Queue a frame; the frames queued in one pass of the loop go out in one write."""
+        """Queue a frame; the frames queued in one pass of the loop go out in one write.
+        With a latency, each frame waits that long first, and all keep their order."""
         if self.closed:
             return
-        self._outbox.append(encode_frame(payload))
-        self._queued += len(self._outbox[-1])
+        frame = encode_frame(payload)
+        if self.server.latency > 0 or self._late:
+            loop = asyncio.get_running_loop()
+            self._late.append((loop.time() + self.server.latency, frame))
+            if self._late_timer is None:
+                self._late_timer = loop.call_at(self._late[0][0], self._release_late)
+            self.server.changes.notify()
+            return
+        self._queue_frame(frame)
+
+    def _release_late(self) -> None:
+        """Write the held frames that are due, in order; wait for the next one."""
+        self._late_timer = None
+        if self.closed:
+            self._late.clear()
+            return
+        loop = asyncio.get_running_loop()
+        while self._late and self._late[0][0] <= loop.time():
+            self._queue_frame(self._late.popleft()[1])
+        if self._late:
+            self._late_timer = loop.call_at(self._late[0][0], self._release_late)
+
+    def release_held_frames(self) -> None:
+        """Write every frame the latency holds, in order, now."""
+        if self._late_timer is not None:
+            self._late_timer.cancel()
+            self._late_timer = None
+        while self._late and not self.closed:
+            self._queue_frame(self._late.popleft()[1])
+        self._late.clear()
+
+    @property
+    def held_frames(self) -> int:
+        return len(self._late)
+
+    def _queue_frame(self, frame: bytes) -> None:
+        self._outbox.append(frame)
+        self._queued += len(frame)
         if self._queued >= _WRITE_CHUNK:
             self._flush()  # hands the bytes to the socket now and checks for a stall
         elif not self._flush_scheduled:
@@ -169,7 +212,7 @@ class Connection:
         self.closed = True
         self._room.set()
         self._closed.set()
-        for timer in (self._flush_timer, self._auth_timer):
+        for timer in (self._flush_timer, self._auth_timer, self._late_timer):
             if timer is not None:
                 timer.cancel()
         log.info(

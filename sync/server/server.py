@@ -32,7 +32,7 @@ from dataset import DemoDataset, generate_dataset, iter_message_rows, read_datas
 from sync.notifier import ChangeNotifier
 from sync.protocol import AnyUpdates, ErrorCode, ProtocolError, encode_error, encode_frame
 from sync.server.account_files import AccountBoxFiles
-from sync.server.config import FaultConfig, ServerConfig, is_loopback
+from sync.server.config import MAX_LATENCY, FaultConfig, ServerConfig, is_loopback
 from sync.server.connections import (
     MAX_MALFORMED_IN_A_ROW,
     REORDER_FLUSH_SECONDS,
@@ -91,6 +91,8 @@ class MockServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.port = 0
+        #: Seconds every frame to a client is held (``set_latency``); 0 sends at once.
+        self.latency = config.latency
         self.store: ServerStore | None = None
         self._service: Service | None = None
         self._server: asyncio.Server | None = None
@@ -212,6 +214,21 @@ class MockServer:
                 requests.done(connection)
             connection.made_room()
             await asyncio.sleep(0)
+
+    def set_latency(self, seconds: float) -> None:
+        """Hold every answer and push this long from now on, as a slow network would
+        (order kept); 0 sends at once again."""
+        if not 0.0 <= seconds <= MAX_LATENCY:
+            raise ValueError(f"latency must be within 0..{MAX_LATENCY:g} s, not {seconds:g}")
+        self.latency = seconds
+        if not seconds:  # what is held goes out now, in order
+            for connection in self._connections:
+                connection.release_held_frames()
+
+    @property
+    def held_frames(self) -> int:
+        """Frames the latency holds for all connections."""
+        return sum(connection.held_frames for connection in self._connections)
 
     def clear_faults(self) -> None:
         """Stop injecting faults: every connection delivers what its faults held back,

@@ -11,6 +11,8 @@ import asyncio
 import logging
 import time
 
+import pytest
+
 from sync.protocol import Auth, ErrorCode, GetState, SendMessage
 from sync.server.server import EmbeddedServer
 from tests.sync.server_robustness_helpers import (
@@ -143,3 +145,38 @@ def test_pushes_reach_authorized_connections_only(account):
                 assert refused.pushes.empty()
 
         _run(main())
+
+
+# --------------------------------------------------------------------------- slow motion
+
+
+def test_slow_motion_holds_answers_and_pushes_in_order_until_it_is_switched_off():
+    with EmbeddedServer(_config(latency=5.0)) as own:
+
+        async def main():
+            async with connection(own.port, authorize=False) as conn:
+                # Even the answer to auth waits: nothing reaches the client meanwhile.
+                auth = asyncio.ensure_future(conn.call(Auth(TOKEN)))
+                await _wait_until(own, lambda s: s.held_frames, 1)
+                assert not auth.done()
+                own.call(lambda s: s.set_latency(0.0))  # what is held goes out now
+                await asyncio.wait_for(auth, TIMEOUT)
+                own.call(lambda s: s.set_latency(5.0))
+                state = asyncio.ensure_future(conn.call(GetState()))
+                await _wait_until(own, lambda s: s.held_frames, 1)
+                made = await asyncio.to_thread(_generate, own, 5)
+                assert made > 0
+                await _wait_until(own, lambda s: s.held_frames, 1 + made)
+                assert not state.done() and conn.pushes.empty()
+                own.call(lambda s: s.set_latency(0.0))
+                await asyncio.wait_for(state, TIMEOUT)
+                for _ in range(made):
+                    assert await _next_push(conn) is not None
+                assert own.call(lambda s: s.held_frames) == 0
+
+        _run(main())
+
+
+def test_a_latency_out_of_range_is_refused():
+    with pytest.raises(ValueError, match="latency must be within"):
+        _config(latency=11.0)

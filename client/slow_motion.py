@@ -1,0 +1,30 @@
+"""Slow motion: the demo's server holds every answer and push for a while, so a person
+can watch a loading row, the fetch and the fill arrive, next to a live insert."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["DEMO_LATENCY", "SlowMotion"]
+
+#: The slow-motion latency when none is given, in seconds.
+DEMO_LATENCY = 0.8
+
+
+@dataclass
+class SlowMotion:
+    """How long the server holds each frame when slow motion is on, whether it is on,
+    and how to tell the server (``set_latency(seconds)``; 0 turns it off)."""
+
+    seconds: float
+    set_latency: Callable[[float], None]
+    on: bool = False
+
+    def switch(self, on: bool) -> None:
+        self.set_latency(self.seconds if on else 0.0)
+        self.on = on
+
+    @property
+    def label(self) -> str:
+        return f"Slow motion ({self.seconds * 1000:.0f} ms)"
