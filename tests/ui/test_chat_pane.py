@@ -331,7 +331,7 @@ def test_the_inspector_pauses_and_filters_by_chat_or_view(qtbot, account, window
 
     def logged(version_before: int) -> bool:
         inspector.refresh()
-        return inspector.log.total > version_before
+        return bool(inspector.log.total > version_before)
 
     before = inspector.log.total
     account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text="to Bob")]))
