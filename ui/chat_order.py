@@ -5,7 +5,8 @@ pointer can change between aiming and clicking, and the click opens another chat
 the pointer is over the list, ``held_order`` keeps every row from the top down to the
 last one in view where it is, refreshing only what each shows (preview, time, badge);
 chats below the view follow the newest order. The newest snapshot is kept back and shown
-when the pointer leaves, or after ``HOLD_MS`` without a pointer movement.
+when the pointer leaves, or after ``HOLD_MS`` without the pointer moving or the wheel
+turning.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ __all__ = ["HOLD_MS", "ChatOrderHold", "held_order"]
 
 #: How long a still pointer holds the order.
 HOLD_MS = 5_000
+#: What counts as the pointer being used over the list: each starts the hold time anew.
+_ACTIVITY = frozenset(
+    {QEvent.Type.Enter, QEvent.Type.MouseMove, QEvent.Type.HoverMove, QEvent.Type.Wheel}
+)
 
 
 def held_order(shown: Sequence[ChatRow], newest: Sequence[ChatRow], in_view: int) -> list[ChatRow]:
@@ -58,7 +63,7 @@ class ChatOrderHold(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
         kind = event.type()
-        if kind in (QEvent.Type.Enter, QEvent.Type.MouseMove, QEvent.Type.HoverMove):
+        if kind in _ACTIVITY:
             self.holding = True
             self._timer.start()
         elif kind == QEvent.Type.Leave:
