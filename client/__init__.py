@@ -11,11 +11,13 @@ from client.engine_data import (
     Item,
 )
 from client.hole_map import HoleSegment, SegmentKind
+from client.log_names import operation_log_name
 from client.search_query import SearchResults
 from client.status_line import StatusLine, status_line
 from sync.engine import EngineStatus
 
 __all__ = [
+    "operation_log_name",
     "Device",
     "EngineContactList",
     "EngineData",

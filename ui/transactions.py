@@ -15,6 +15,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from client import operation_log_name
 from postbox import (
     AnyViewKey,
     ChangeRecord,
@@ -112,7 +113,7 @@ def describe_key(key: AnyViewKey, names: PeerNames = _default_name) -> str:
     if isinstance(key, StateViewKey):
         return "state cursor"
     if isinstance(key, OperationLogViewKey):
-        return f"operation log (tag {key.tag})"
+        return operation_log_name(key.tag)
     if isinstance(key, UnsentMessagesViewKey):
         return "unsent messages"
     if isinstance(key, SynchronizeReadStatesViewKey):
@@ -192,11 +193,11 @@ def describe_topic(topic: Topic, record: ChangeRecord, names: PeerNames = _defau
     if kind == "state" and record.updated_state is not None:
         state = record.updated_state
         return f"cursor moved: pts {state.pts}, qts {state.qts}, seq {state.seq}"
-    if kind == "operation_log":
+    if kind == "operation_log" and isinstance(subject, int):
         count = sum(len(ops) for (_, tag), ops in record.operation_log_operations.items()
                     if tag == subject)  # fmt: skip
         entries = "entry" if count == 1 else "entries"
-        return f"operation log (tag {subject}): {count} {entries}"
+        return f"{operation_log_name(subject)}: {count} {entries}"
     label = _TOPIC_LABELS.get(str(kind))
     if label is None:
         return " ".join(map(str, topic))

@@ -19,6 +19,7 @@ from postbox import (
     HoleOperationKind,
     MessageHistoryHoleSpace,
     MessageHistoryViewKey,
+    OperationLogViewKey,
     Peer,
     PeerGroupId,
     PeerId,
@@ -222,3 +223,12 @@ def test_update_kinds_are_named_as_in_postbox() -> None:
 
     assert describe_update(ViewUpdateType.FILL_HOLE) == "FillHole"
     assert describe_update(ViewUpdateType(UpdateKind.INITIAL_UNREAD)) == "InitialUnread"
+
+
+def test_an_operation_log_is_named_by_what_it_holds() -> None:
+    record = ChangeRecord(8)
+    assert describe_topic(("operation_log", 2), record, names) == (
+        "reads to tell the server (tag 2): 0 entries"
+    )
+    assert describe_key(OperationLogViewKey(1)) == "messages to send (tag 1)"
+    assert describe_key(OperationLogViewKey(99)) == "operation log (tag 99)"
