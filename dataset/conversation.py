@@ -281,7 +281,7 @@ def converse(
     size = len(kinds)
     z = _mix(draw)
     topic = chat.topic(z)
-    slots = Slots(_mix(z ^ 1), dict(chat.fixed_slots))
+    slots = Slots(z ^ 1, dict(chat.fixed_slots))
     if name is not None:
         slots["name"] = name
     openers, standalone = scripts()[topic]
@@ -359,8 +359,10 @@ def converse(
             node_alt = parent_alt % len(node.alts) if node.aligned else (z >> 40) % len(node.alts)
             voice = responder if node_voice == 0 else 0
             back = step - parent_step
-        text = render(node.alts[node_alt], slots)
-        if not bot and node.act != "reaction":
+        text = node.alts[node_alt]
+        if "{" in text:
+            text = render(text, slots)
+        if not bot and (z >> 24) & 0xFF < _EMOJI and node.act != "reaction":
             text = _emoji(text, z >> 24)
         quote = (
             back > 0
@@ -385,9 +387,10 @@ def post(beat: str, draw: int, kind: MediaKind | None, pick: int) -> Line:
     ``pick`` (modulo their number), sometimes with a sentence after it; a link to it;
     or media with a caption."""
     z = _mix(draw)
-    slots = Slots(_mix(z ^ 2), {})
     headlines = HEADLINES[beat]
-    headline = render(headlines[pick % len(headlines)], slots)
+    headline = headlines[pick % len(headlines)]
+    if "{" in headline:
+        headline = render(headline, Slots(z ^ 2, {}))
     roll = (z >> 32) & 0xFF
     if kind is None:
         if roll < 115:

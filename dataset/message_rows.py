@@ -88,8 +88,12 @@ _SIZES = {
 }
 #: Of 256: a private chat's conversation opened by the account (so about 40% of its
 #: messages are incoming), a group's, and a group member who answers being the account.
-_SELF_OPENS = {"private": 228, "group": 40, "bot": 256}
+_SELF_OPENS = {"private": 240, "group": 40, "bot": 256}
 _SELF_ANSWERS = 40
+#: Of 256: a private chat of at most ``_ONE_SIDED_COUNT`` messages that the account
+#: never answered.
+_ONE_SIDED = 100
+_ONE_SIDED_COUNT = 12
 #: Of 256: conversations on one of a chat's own topics rather than a general one.
 _OWN_TOPICS = {"private": 110, "group": 150}
 
@@ -180,6 +184,9 @@ class _Burst(NamedTuple):
     authors: list[int | None]
 
 
+_NO_BURST = _Burst(-1, -1, 0, 0, 0, [], [], [], [])
+
+
 class MessageFate(NamedTuple):
     """A generated message's life. ``row`` is its dataset row at "now" (edited text and
     date included; the server no longer has it if ``deleted_at`` is set), ``sent_text``
@@ -211,6 +218,13 @@ class ChatRows:
         self.delete_share = spec.delete_share
         self.talk = None if self.namespace == _CHANNEL else talk_chat(plan, chat)
         self.bot = bool(chat.peer.flags & PeerFlags.BOT)
+        #: A quiet private chat the account never answered: the other side writes alone.
+        self.one_sided = (
+            self.talk is not None
+            and self.talk.kind == "private"
+            and chat.count <= _ONE_SIDED_COUNT
+            and hash64(spec.seed, 301, chat.position) >> 56 < _ONE_SIDED
+        )
         self.beat = CHANNEL_TOPICS[chat.theme][1] if self.namespace == _CHANNEL else ""
         self._salt = hash64(spec.seed, 100, chat.position)
         # Caches for sequential access; results never depend on them.
@@ -218,6 +232,8 @@ class ChatRows:
         self._day: int | None = None
         self._day_draw = self._bursts = 0
         self._burst: _Burst | None = None
+        #: The indexes, first id and conversation of the last message's burst.
+        self._span: tuple[int, int, int, _Burst] = (0, 0, 0, _NO_BURST)
 
     def _draw(self, *keys: int) -> int:
         z = self._salt
@@ -242,8 +258,15 @@ class ChatRows:
         return burst.lines[step]
 
     def fate(self, index: int) -> MessageFate:
-        day, within, day_count, id_ = self._locate(index)
-        burst, step = self._burst_of(day, within, day_count, index)
+        first, end, first_id, burst = self._span
+        if first <= index < end:  # in the conversation of the message before
+            step = index - first
+            id_ = first_id + step
+            day = burst.day
+        else:
+            day, within, day_count, id_ = self._locate(index)
+            burst, step = self._burst_of(day, within, day_count, index)
+            self._span = (index - step, index - step + len(burst.lines), id_ - step, burst)
         sent_at = (
             self.first_day_start + day * DAY + min(burst.start + step * burst.gap, burst.bound)
         )
@@ -331,6 +354,9 @@ class ChatRows:
                 post(self.beat, h2, kind, draw + step)
                 for step, (h2, kind) in enumerate(zip(draws, kinds, strict=True))
             ]
+            return _Burst(*when, draws, kinds, lines, [self.peer_id] * count)
+        if self.one_sided:  # lines of their own, none of them answered
+            lines = [converse(talk, _mix(draw ^ j), (kind,))[0] for j, kind in enumerate(kinds)]
             return _Burst(*when, draws, kinds, lines, [self.peer_id] * count)
         self_opens = (draw >> 56) < _SELF_OPENS[talk.kind]
         if talk.kind == "private" and not self_opens:
