@@ -4,11 +4,14 @@ A dataset is one user's account (chats, messages, read states, pinned and archiv
 chats, notification settings, presences and the recent past the server replays as its
 update log), every value a pure function of a seed and a spec. ``account_plan`` plans
 the chats, ``message_rows`` draws each message from counter-based hashes
-(``counter_hash``) and words (``vocabulary``), ``account_tables`` derives the per-chat
-tables, ``generator`` assembles a ``DemoDataset`` in this process, and
-``files`` (with the row format of ``rows``) writes and reads the
-directory. The mock server (``sync.server``) loads datasets and ``spark_tools`` writes
-large ones on Spark from the same row functions, so both paths agree byte for byte.
+(``counter_hash``) in conversations (``conversation``, with the scripts and lines of
+``talk_scripts``, ``talk_lines`` and ``channel_posts``) among peers ``peer_names``
+names, ``account_tables`` derives the per-chat tables, ``generator`` assembles a
+``DemoDataset`` in this process, and ``files`` (with the row format of ``rows``) writes
+and reads the directory. Live traffic talks on with ``live_talk``, edits with
+``text_edits`` and renames with ``renames``. The mock server (``sync.server``) loads
+datasets and ``spark_tools`` writes large ones on Spark from the same row functions, so
+both paths agree byte for byte.
 
 Of this project's packages it imports only ``postbox`` (its value types); other packages
 use the names exported here.
@@ -47,8 +50,8 @@ from dataset.generator import (
     describe_media,
     generate_dataset,
     live_message,
-    message_content,
 )
+from dataset.live_talk import LastMessage, LiveTalk
 from dataset.message_rows import (
     ChatRows,
     Deletion,
@@ -58,7 +61,9 @@ from dataset.message_rows import (
     iter_slice,
     plan_slices,
 )
+from dataset.renames import renamed
 from dataset.rows import build_message
+from dataset.text_edits import added_caption, draft_of, edited, has_typo
 
 __all__ = [
     "COLUMNS",
@@ -75,6 +80,8 @@ __all__ = [
     "AccountTables",
     "ChatPlan",
     "ChatRows",
+    "LastMessage",
+    "LiveTalk",
     "DataFile",
     "DatasetError",
     "DatasetExistsError",
@@ -85,23 +92,27 @@ __all__ = [
     "MessageRow",
     "Piece",
     "account_tables",
+    "added_caption",
     "assemble_dataset",
     "build_dataset",
     "build_message",
     "demo_spec",
+    "draft_of",
+    "edited",
     "describe_media",
     "generate_dataset",
     "generate_slice",
+    "has_typo",
     "iter_message_rows",
     "iter_slice",
     "live_message",
-    "message_content",
     "message_from_row",
     "message_to_row",
     "plan_account",
     "plan_slices",
     "read_dataset",
     "read_manifest",
+    "renamed",
     "write_dataset",
     "write_dataset_with",
     "write_message_part",

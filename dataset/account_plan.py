@@ -25,16 +25,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from dataset.counter_hash import hash64, index_below, lognormal, unit
-from dataset.vocabulary import (
-    BOT_NAMES,
-    CHANNEL_PATTERNS,
-    CHANNEL_TOPICS,
-    FIRST_NAMES,
-    GROUP_ADJECTIVES,
-    GROUP_NOUNS,
-    HOUR_WEIGHTS,
-    LAST_NAMES,
-)
+from dataset.name_tables import SELF_NAME
+from dataset.peer_names import PeerNamer, slug
+from dataset.vocabulary import HOUR_WEIGHTS
 from postbox import Peer, PeerFlags, PeerId, PeerNamespace
 
 __all__ = ["DAY", "DEMO_NOW", "AccountPlan", "AccountSpec", "ChatPlan", "plan_account"]
@@ -50,6 +43,8 @@ _CHANNEL = int(PeerNamespace.CHANNEL)
 # Keys that name what a draw is for, so two properties never share a draw.
 _K_KIND, _K_WEIGHT, _K_QUIET, _K_DAYS, _K_DAY_PICK, _K_NAME, _K_PEER, _K_MEMBERS = range(8)
 _K_IDS, _K_CHANNEL_ID = 8, 9
+#: Messages laid out on a day together.
+_THREAD = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +80,9 @@ class ChatPlan:
 
     ``day_numbers[k]`` is the k-th active day (0 is the oldest day of the dataset),
     ``day_firsts[k]`` the index of its first message within the chat and
-    ``day_ids[k]`` that message's id; ``day_firsts`` ends with ``count``.
+    ``day_ids[k]`` that message's id; ``day_firsts`` ends with ``count``. ``theme`` is
+    what the chat talks about: the index of a group's theme, a channel's topic or a
+    bot's kind in ``dataset.name_tables``, and -1 for a person.
     """
 
     position: int
@@ -95,6 +92,7 @@ class ChatPlan:
     day_numbers: tuple[int, ...]
     day_firsts: tuple[int, ...]
     day_ids: tuple[int, ...]
+    theme: int = -1
 
     @property
     def namespace(self) -> int:
@@ -122,8 +120,12 @@ class AccountPlan:
 def plan_account(spec: AccountSpec) -> AccountPlan:
     seed = spec.seed
     kinds = _chat_kinds(spec)
-    self_peer, peers = _peers(seed, kinds)
-    user_ids = [peer.id for peer in peers if peer.id.namespace == PeerNamespace.USER]
+    self_peer, peers, themes = _peers(seed, kinds)
+    user_ids = [  # people, who can be members of groups
+        peer.id
+        for peer in peers
+        if peer.id.namespace == PeerNamespace.USER and not peer.flags & PeerFlags.BOT
+    ]
     counts = _message_counts(seed, len(peers), spec.messages)
     layouts = [
         _day_layout(seed, spec.days, position, count) for position, count in enumerate(counts)
@@ -136,7 +138,16 @@ def plan_account(spec: AccountSpec) -> AccountPlan:
             members = _members(seed, position, user_ids)
         numbers, firsts = layouts[position]
         chats.append(
-            ChatPlan(position, peer, counts[position], members, numbers, firsts, ids[position])
+            ChatPlan(
+                position,
+                peer,
+                counts[position],
+                members,
+                numbers,
+                firsts,
+                ids[position],
+                themes[position],
+            )
         )
     return AccountPlan(spec, self_peer, tuple(chats))
 
@@ -155,66 +166,49 @@ def _chat_kinds(spec: AccountSpec) -> list[int]:
     return shuffled
 
 
-def _pick(options: tuple[str, ...], seed: int, *keys: int) -> str:
-    return options[index_below(len(options), seed, *keys)]
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")
-
-
-def _unique(used: set[str], name: str) -> str:
-    base, number = name, 2
-    while name in used:
-        name = f"{base} {number}"
-        number += 1
-    used.add(name)
-    return name
-
-
-def _peers(seed: int, kinds: list[int]) -> tuple[Peer, list[Peer]]:
+def _peers(seed: int, kinds: list[int]) -> tuple[Peer, list[Peer], list[int]]:
+    """The account's own user, then each chat's peer and theme, every name distinct."""
     next_user = 100_000 + index_below(100_000, seed, _K_PEER, 0)
     next_group = 10_000 + index_below(10_000, seed, _K_PEER, 1)
     next_channel = 1_000_000 + index_below(1_000_000, seed, _K_PEER, 2)
     self_peer = Peer(
         PeerId.make(PeerNamespace.USER, next_user),
-        "Alex Morgan",
+        SELF_NAME,
         username="me",
         access_hash=hash64(seed, _K_PEER, 3) >> 2,
         flags=int(PeerFlags.SELF),
     )
-    used: set[str] = set()
+    namer = PeerNamer(seed)
     peers = []
+    themes = []
     for position, kind in enumerate(kinds):
         access_hash = hash64(seed, _K_PEER, 4, position) >> 2
+        theme = -1
         if kind == _USER:
             next_user += 1
             peer_id = PeerId.make(PeerNamespace.USER, next_user)
             if unit(seed, _K_NAME, position, 0) < 0.05:
-                name = _unique(used, f"{_pick(BOT_NAMES, seed, _K_NAME, position, 1)} Bot")
-                peers.append(
-                    Peer(peer_id, name, _slug(name) + "_bot", access_hash, int(PeerFlags.BOT))
-                )
-                continue
-            first = _pick(FIRST_NAMES, seed, _K_NAME, position, 2)
-            name = _unique(used, f"{first} {_pick(LAST_NAMES, seed, _K_NAME, position, 3)}")
-            username = _slug(name) if unit(seed, _K_NAME, position, 4) < 0.5 else None
-            peers.append(Peer(peer_id, name, username, access_hash))
+                name, theme = namer.bot(position)
+                bot = Peer(peer_id, name, slug(name) + "_bot", access_hash, int(PeerFlags.BOT))
+                peers.append(bot)
+            else:
+                name = namer.person(position)
+                username = slug(name) if unit(seed, _K_NAME, position, 4) < 0.5 else None
+                peers.append(Peer(peer_id, name, username, access_hash))
         elif kind == _GROUP:
             next_group += 1
-            adjective = _pick(GROUP_ADJECTIVES, seed, _K_NAME, position, 5)
-            name = _unique(used, f"{adjective} {_pick(GROUP_NOUNS, seed, _K_NAME, position, 6)}")
+            name, theme = namer.group(position)
             peers.append(Peer(PeerId.make(PeerNamespace.GROUP, next_group), name, access_hash=0))
         else:
             next_channel += 1
-            pattern = _pick(CHANNEL_PATTERNS, seed, _K_NAME, position, 7)
-            name = _unique(used, pattern.format(_pick(CHANNEL_TOPICS, seed, _K_NAME, position, 8)))
+            name, theme = namer.channel(position)
             flags = int(PeerFlags.BROADCAST)
             if unit(seed, _K_NAME, position, 9) < 0.3:
                 flags |= PeerFlags.VERIFIED
             peer_id = PeerId.make(PeerNamespace.CHANNEL, next_channel)
-            peers.append(Peer(peer_id, name, _slug(name), access_hash, flags))
-    return self_peer, peers
+            peers.append(Peer(peer_id, name, slug(name), access_hash, flags))
+        themes.append(theme)
+    return self_peer, peers, themes
 
 
 def _members(seed: int, position: int, users: list[PeerId]) -> tuple[PeerId, ...]:
@@ -254,7 +248,8 @@ def _day_layout(
     """The chat's active days and the index of each day's first message (plus ``count``).
 
     Half the chats went quiet some time ago; busy days are heavy-tailed and weekends a
-    little quieter. Costs O(min(count, days)).
+    little quieter. Messages are laid out in threes (the last three may be fewer), so
+    a day holds a conversation rather than one message. Costs O(min(count, days)).
     """
     last = days - 1
     if unit(seed, _K_QUIET, position) < 0.5:
@@ -262,21 +257,26 @@ def _day_layout(
         last = max(days // 20, last - quiet)
     active = last + 1
     per_day: dict[int, int] = {}
-    if count < active:
-        picks = Counter(index_below(active, seed, _K_DAY_PICK, position, j) for j in range(count))
+    units = (count + _THREAD - 1) // _THREAD
+    if units < active:
+        picks = Counter(index_below(active, seed, _K_DAY_PICK, position, j) for j in range(units))
         per_day = dict(picks)
-    elif count:
+    elif units:
         weights = [
             lognormal(1.0, seed, _K_DAYS, position, d) * (0.8 if d % 7 in (2, 3) else 1.0)
             for d in range(active)
         ]
-        scale = count / sum(weights)
+        scale = units / sum(weights)
         shares = [w * scale for w in weights]
         floors = [math.floor(s) for s in shares]
-        leftover = count - sum(floors)
+        leftover = units - sum(floors)
         for d in sorted(range(active), key=lambda d: (floors[d] - shares[d], d))[:leftover]:
             floors[d] += 1
         per_day = {d: n for d, n in enumerate(floors) if n}
+    per_day = {d: n * _THREAD for d, n in per_day.items()}
+    if per_day:  # the units hold up to two messages more than there are
+        busiest = max(per_day, key=lambda d: (per_day[d], -d))
+        per_day[busiest] -= units * _THREAD - count
     numbers = tuple(sorted(per_day))
     firsts = (0, *itertools.accumulate(per_day[d] for d in numbers))
     return numbers, firsts

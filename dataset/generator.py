@@ -14,9 +14,14 @@ How it looks like a real account:
 * message ids ascend within each chat; channels number their messages themselves,
   while private chats and groups share one account-wide counter that grows day by day;
 * messages come in bursts (a conversation), more by day than by night (UTC);
-* texts are drawn from a small vocabulary, with some emoji; photos, videos, files,
-  voice messages and links come in plausible shares, each with its ``Media`` item
-  and shared-media tag; some messages reply to a recent one, a few were edited;
+* each burst is a conversation on one topic (plans, work, food, travel, a film...):
+  greetings, questions and the answers that fit them, reactions, closings, with some
+  emoji; photos, videos, files, voice messages and links come in plausible shares with
+  captions that fit them, each with its ``Media`` item and shared-media tag; some
+  answers quote the question they answer, a few messages were edited (a typo fixed, a
+  time changed, a word added); channels post headlines, some with a link;
+* names are distinct without numbers: people of many origins, themed groups,
+  channels and bots;
 * about 40% of the messages of a private chat are incoming; group messages are mostly
   others', channel posts all are;
 * read states leave some chats with unread messages, a few chats are pinned, one is
@@ -33,15 +38,9 @@ from dataclasses import dataclass
 
 from dataset.account_plan import DEMO_NOW, AccountPlan, AccountSpec, plan_account
 from dataset.account_tables import AccountTables, account_tables
-from dataset.message_rows import (
-    Deletion,
-    content,
-    generate_slice,
-    plain_text,
-    plan_slices,
-)
+from dataset.message_rows import Deletion, content, generate_slice, plan_slices
 from dataset.rows import build_message
-from dataset.vocabulary import EMOJI, SEARCH_WORD
+from dataset.vocabulary import SEARCH_WORD
 from postbox import (
     Media,
     MediaKind,
@@ -69,7 +68,6 @@ __all__ = [
     "describe_media",
     "generate_dataset",
     "live_message",
-    "message_content",
 ]
 
 #: Upper bounds that keep ids and timestamps well inside their 32-bit ranges.
@@ -223,24 +221,14 @@ def live_message(
     if peer_id.namespace == PeerNamespace.GROUP:
         members = dataset.members(peer_id)
         author = rng.choice(members) if members else None
-    text = plain_text(rng.getrandbits(64))
+    namespace = int(peer_id.namespace)
+    text = ""
+    while not text:  # a text message, not media
+        text, media = content(rng.getrandbits(64), namespace, 0)
+        text = "" if media else text
     return StoreMessage(
-        peer_id,
-        _CLOUD,
-        message_id,
-        timestamp,
-        flags=_INCOMING,
-        author_id=author,
-        text=f"{text} {rng.choice(EMOJI)}",
+        peer_id, _CLOUD, message_id, timestamp, flags=_INCOMING, author_id=author, text=text
     )
-
-
-def message_content(
-    rng: random.Random, namespace: int, media_id: int
-) -> tuple[str, tuple[Media, ...]]:
-    """Text and media for a new message in a chat of peer ``namespace``, in the dataset's
-    shares (``media_id`` names the media item, if there is one)."""
-    return content(rng.getrandbits(64), namespace, media_id)
 
 
 def describe_media(media: Sequence[Media]) -> str:

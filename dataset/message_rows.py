@@ -3,35 +3,29 @@
 ``ChatRows(plan, chat).fate(index)`` gives a message's whole life: its dataset row as
 the server holds it at the plan's "now" (edited text and edit date included), the
 text it was sent with, and when it was sent, edited and deleted (``None`` if never).
-Nothing depends on any other message's draws, so a Spark task and a plain loop that
-generate the same (chat, index) get the same message. Within a chat, timestamps never
-go down and ids go up with the index, so a chat's rows come out in history-key order.
+A chat's messages come in conversations: the messages of one burst (a few minutes of
+one day) are one conversation of ``dataset.conversation``, generated together from
+draws keyed by the chat, the day and the burst, so a Spark task and a plain loop that
+generate the same (chat, index) get the same message, whichever messages they generate
+besides. Within a chat, timestamps never go down and ids go up with the index, so a
+chat's rows come out in history-key order.
 
-Texts come from a pool of sentences drawn once from the vocabulary (Zipf-weighted
-words, some emoji); photos, videos, files, voice messages and links come in plausible
-shares per chat kind, each with its media item and shared-media tag.
+Photos, videos, files, voice messages and links come in plausible shares per chat
+kind, each with its media item and shared-media tag; channels post headlines.
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import math
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from dataset.account_plan import DAY, AccountPlan, ChatPlan, warp
-from dataset.counter_hash import MASK64, hash64, unit
-from dataset.vocabulary import (
-    EMOJI,
-    FILE_EXTENSIONS,
-    LINK_DOMAINS,
-    LINK_INTROS,
-    SHORT_REPLIES,
-    VOCABULARY,
-    VOCABULARY_CUMULATIVE,
-)
-from postbox import Media, MediaKind, MessageNamespace, MessageTags, PeerNamespace
+from dataset.conversation import GENERAL_TOPICS, Line, TalkChat, converse, post
+from dataset.counter_hash import MASK64, hash64
+from dataset.name_tables import BOT_KINDS, CHANNEL_TOPICS, GROUP_THEMES, SELF_NAME
+from dataset.talk_scripts import BOT_SCRIPTS
+from dataset.text_edits import draft_of
+from postbox import Media, MediaKind, MessageNamespace, MessageTags, PeerFlags, PeerNamespace
 
 __all__ = [
     "ChatRows",
@@ -41,8 +35,8 @@ __all__ = [
     "content",
     "generate_slice",
     "iter_slice",
+    "media_item",
     "media_shares",
-    "plain_text",
     "plan_slices",
 ]
 
@@ -51,8 +45,8 @@ _USER = int(PeerNamespace.USER)
 _GROUP = int(PeerNamespace.GROUP)
 _CHANNEL = int(PeerNamespace.CHANNEL)
 _GOLDEN = 0x9E37_79B9_7F4A_7C15
-_POOL_SIZE = 1 << 14
 _TO_UNIT = 1.0 / float(1 << 64)
+_TALK = 0x7A1C_0000_0000_0000  # sets the conversation draw of a burst apart from its time
 
 #: Shares of the media kinds per chat kind; the rest are plain text messages.
 _MEDIA_SHARES: dict[int, tuple[tuple[MediaKind, float], ...]] = {
@@ -84,9 +78,24 @@ _TAGS = {
     MediaKind.VOICE: int(MessageTags.VOICE),
     MediaKind.LINK: int(MessageTags.LINK),
 }
-#: Share of incoming messages: private chats ~40%, groups mostly others', channels all.
-_INCOMING_SHARE = {_USER: 0.40, _GROUP: 0.80, _CHANNEL: 1.0}
-_REPLY_SHARE = 0.06
+#: Media sizes in bytes: (smallest, largest) per kind.
+_SIZES = {
+    MediaKind.PHOTO: (80_000, 3_000_000),
+    MediaKind.VIDEO: (1_000_000, 80_000_000),
+    MediaKind.VOICE: (5_000, 300_000),
+    MediaKind.FILE: (10_000, 20_000_000),
+    MediaKind.LINK: (0, 0),
+}
+#: Of 256: a private chat's conversation opened by the account (so about 40% of its
+#: messages are incoming), a group's, and a group member who answers being the account.
+_SELF_OPENS = {"private": 240, "group": 40, "bot": 256}
+_SELF_ANSWERS = 40
+#: Of 256: a private chat of at most ``_ONE_SIDED_COUNT`` messages that the account
+#: never answered.
+_ONE_SIDED = 100
+_ONE_SIDED_COUNT = 12
+#: Of 256: conversations on one of a chat's own topics rather than a general one.
+_OWN_TOPICS = {"private": 110, "group": 150}
 
 
 def media_shares(namespace: int) -> tuple[tuple[MediaKind, float], ...]:
@@ -101,45 +110,6 @@ def _mix(z: int) -> int:
     return z ^ (z >> 31)
 
 
-def _word(draw: float) -> str:
-    index = bisect.bisect(VOCABULARY_CUMULATIVE, draw * VOCABULARY_CUMULATIVE[-1])
-    return VOCABULARY[min(index, len(VOCABULARY) - 1)]
-
-
-@functools.lru_cache(maxsize=1)
-def _sentences() -> tuple[str, ...]:
-    """The sentence pool: 1 to 16 Zipf-weighted words, capitalized, punctuated."""
-    pool = []
-    for i in range(_POOL_SIZE):
-        length = 1 + min(15, int(-6.0 * math.log1p(-unit(0, 1, i))))
-        words = [_word(unit(0, 2, i, w)) for w in range(length)]
-        words[0] = words[0][:1].upper() + words[0][1:]
-        pool.append(" ".join(words) + (".", ".", "!", "?", "")[i % 5])
-    return tuple(pool)
-
-
-def _sentence(draw: int) -> str:
-    return _sentences()[draw & (_POOL_SIZE - 1)]
-
-
-def _text(h: int) -> str:
-    roll = (h & 0xFFFF) / 65536.0
-    if roll < 0.15:
-        text = SHORT_REPLIES[(h >> 16) % len(SHORT_REPLIES)]
-    elif roll < 0.85:
-        text = _sentence(h >> 20)
-    else:
-        text = f"{_sentence(h >> 20)} {_sentence(h >> 36)}"
-    if ((h >> 50) & 0xFF) < 31:  # about 12%
-        text = f"{text} {EMOJI[(h >> 58) % len(EMOJI)]}"
-    return text
-
-
-def plain_text(h: int) -> str:
-    """A text message's text from the 64-bit draw ``h``."""
-    return _text(_mix(h))
-
-
 def _pick_kind(shares: tuple[tuple[MediaKind, float], ...], roll: float) -> MediaKind | None:
     for kind, share in shares:
         if roll < share:
@@ -148,37 +118,73 @@ def _pick_kind(shares: tuple[tuple[MediaKind, float], ...], roll: float) -> Medi
     return None
 
 
-def content(h: int, namespace: int, media_id: int) -> tuple[str, tuple[Media, ...]]:
-    """Text and media of a message in a chat of peer ``namespace``, from the 64-bit draw
-    ``h``, in the dataset's shares (``media_id`` names the media item, if any)."""
-    kind = _pick_kind(_MEDIA_SHARES[namespace], (h & 0xFFFFFF) / 16777216.0)
-    text, media = _content(_mix(h), kind, media_id)
-    return text, tuple(Media(MediaKind(k), i, n, u, t) for k, i, n, u, t in media)
-
-
 #: A media item as a dataset row holds it: kind, id, size, url, title.
 MediaRow = tuple[int, int, int, str | None, str | None]
 
 
-def _content(h: int, kind: MediaKind | None, media_id: int) -> tuple[str, tuple[MediaRow, ...]]:
+def _media(kind: MediaKind, media_id: int, h: int, line: Line) -> tuple[MediaRow, ...]:
+    low, high = _SIZES[kind]
+    size = low + int((h >> 40) / 16777216.0 * (high - low))
+    return ((kind.value, media_id, size, line.url, line.title),)
+
+
+def media_item(kind: MediaKind, media_id: int, h: int, line: Line) -> Media:
+    """The media item of a message of ``line`` (its size drawn from ``h``)."""
+    size = _media(kind, media_id, h, line)[0][2]
+    return Media(kind, media_id, size, line.url, line.title)
+
+
+def talk_chat(plan: AccountPlan, chat: ChatPlan) -> TalkChat:
+    """What the conversations of a private chat, group or bot chat depend on."""
+    seed, position = plan.spec.seed, chat.position
+    if chat.peer.flags & PeerFlags.BOT:
+        kind = BOT_KINDS[chat.theme].lower()
+        script = kind if kind in BOT_SCRIPTS else "generic"
+        return TalkChat("bot", (f"bot:{script}",), 256, (("bot", chat.peer.name),))
+    favourites = tuple(
+        GENERAL_TOPICS[hash64(seed, 300, position, k) % len(GENERAL_TOPICS)] for k in range(3)
+    )
+    if chat.namespace == _GROUP:
+        theme = GROUP_THEMES[chat.theme][1]
+        return TalkChat("group", (theme, theme, "group", favourites[0]), _OWN_TOPICS["group"])
+    first_name = chat.peer.name.split(" ")[0]
+    return TalkChat("private", favourites, _OWN_TOPICS["private"], (("name", first_name),))
+
+
+def content(h: int, namespace: int, media_id: int) -> tuple[str, tuple[Media, ...]]:
+    """Text and media of a message that opens a conversation in a chat of peer
+    ``namespace`` (a channel post in a channel), from the 64-bit draw ``h``, in the
+    dataset's shares (``media_id`` names the media item, if any)."""
+    kind = _pick_kind(_MEDIA_SHARES[namespace], (h & 0xFFFFFF) / 16777216.0)
+    h2 = _mix(h)
+    if namespace == _CHANNEL:
+        beat = CHANNEL_TOPICS[h2 % len(CHANNEL_TOPICS)][1]
+        line = post(beat, h2, kind, h2 >> 40)
+    else:
+        chat = TalkChat("group" if namespace == _GROUP else "private", ("smalltalk",), 0)
+        (line,) = converse(chat, h2, (kind,))
     if kind is None:
-        return _text(h), ()
-    size_draw = (h >> 32) / 4294967296.0
-    if kind is MediaKind.PHOTO or kind is MediaKind.VIDEO:
-        caption = _sentence(h >> 8) if (h & 0xFF) < 77 else ""  # about 30%
-        low, high = (80_000, 3_000_000) if kind is MediaKind.PHOTO else (1_000_000, 80_000_000)
-        return caption, ((kind.value, media_id, low + int(size_draw * (high - low)), None, None),)
-    if kind is MediaKind.VOICE:
-        return "", ((kind.value, media_id, 5_000 + int(size_draw * 295_000), None, None),)
-    if kind is MediaKind.FILE:
-        first, second = _word((h & 0xFFFF) / 65536.0), _word(((h >> 16) & 0xFFFF) / 65536.0)
-        title = f"{first}_{second}.{FILE_EXTENSIONS[h % len(FILE_EXTENSIONS)]}"
-        return "", ((kind.value, media_id, 10_000 + int(size_draw * 19_990_000), None, title),)
-    count = 2 + h % 3
-    words = [_word(((h >> (8 + 12 * i)) & 0xFFF) / 4096.0) for i in range(count)]
-    url = f"https://{LINK_DOMAINS[(h >> 56) % len(LINK_DOMAINS)]}/{'-'.join(words).lower()}"
-    intro = LINK_INTROS[(h >> 60) % len(LINK_INTROS)]
-    return f"{intro} {url}", ((kind.value, media_id, 0, url, " ".join(words).capitalize()),)
+        return line.text, ()
+    return line.text, (media_item(kind, media_id, h2, line),)
+
+
+class _Burst(NamedTuple):
+    """One conversation of a chat, generated at once: the second of the day its first
+    message was sent, seconds between messages, the latest second it may reach, and per
+    message its second draw, media kind, line and author."""
+
+    day: int
+    burst: int
+    start: int
+    gap: int
+    bound: int
+    draws: list[int]
+    kinds: list[MediaKind | None]
+    lines: list[Line]
+    authors: list[int | None]
+
+
+_NO_BURST = _Burst(-1, -1, 0, 0, 0, [], [], [], [])
 
 
 class MessageFate(NamedTuple):
@@ -207,16 +213,27 @@ class ChatRows:
         self.peer_id = int(chat.peer.id)
         self.self_id = int(plan.self_peer.id)
         self.members = tuple(int(member) for member in chat.members)
-        self.incoming_share = _INCOMING_SHARE[self.namespace]
         self.shares = _MEDIA_SHARES[self.namespace]
         self.edit_share = spec.edit_share
         self.delete_share = spec.delete_share
+        self.talk = None if self.namespace == _CHANNEL else talk_chat(plan, chat)
+        self.bot = bool(chat.peer.flags & PeerFlags.BOT)
+        #: A quiet private chat the account never answered: the other side writes alone.
+        self.one_sided = (
+            self.talk is not None
+            and self.talk.kind == "private"
+            and chat.count <= _ONE_SIDED_COUNT
+            and hash64(spec.seed, 301, chat.position) >> 56 < _ONE_SIDED
+        )
+        self.beat = CHANNEL_TOPICS[chat.theme][1] if self.namespace == _CHANNEL else ""
         self._salt = hash64(spec.seed, 100, chat.position)
         # Caches for sequential access; results never depend on them.
         self._located = (0, 0, 0, 0, 0)  # first index, next day's first, day, count, id
         self._day: int | None = None
-        self._day_draw = self._size = self._bursts = 0
-        self._burst: tuple[int, int, int, int] = (-1, -1, 0, 0)  # day, burst, start, bound
+        self._day_draw = self._bursts = 0
+        self._burst: _Burst | None = None
+        #: The indexes, first id and conversation of the last message's burst.
+        self._span: tuple[int, int, int, _Burst] = (0, 0, 0, _NO_BURST)
 
     def _draw(self, *keys: int) -> int:
         z = self._salt
@@ -233,34 +250,45 @@ class ChatRows:
             self._located = (first, first + count, day, count, id_)
         return day, index - first, count, id_ + index - first
 
+    def line(self, index: int) -> Line:
+        """What message ``index`` says, as its conversation has it (``back``: how many
+        messages earlier the message it answers is)."""
+        day, within, day_count, _ = self._locate(index)
+        burst, step = self._burst_of(day, within, day_count, index)
+        return burst.lines[step]
+
     def fate(self, index: int) -> MessageFate:
-        day, within, day_count, id_ = self._locate(index)
-        h = _mix(self._salt ^ index)
-        sent_at = self.first_day_start + day * DAY + self._time_of_day(day, within, day_count)
-        roll = h * _TO_UNIT
-        incoming = roll < self.incoming_share
-        namespace = self.namespace
-        if not incoming:
-            author: int | None = self.self_id
-        elif namespace == _GROUP:
-            author = self.members[(h >> 20) % len(self.members)] if self.members else None
+        first, end, first_id, burst = self._span
+        if first <= index < end:  # in the conversation of the message before
+            step = index - first
+            id_ = first_id + step
+            day = burst.day
         else:
-            author = self.peer_id
-        h2 = _mix(h)
-        kind = _pick_kind(self.shares, (h2 & 0xFFFFFF) / 16777216.0)
-        text, media = _content(_mix(h2), kind, (h2 >> 2) | 1)
+            day, within, day_count, id_ = self._locate(index)
+            burst, step = self._burst_of(day, within, day_count, index)
+            self._span = (index - step, index - step + len(burst.lines), id_ - step, burst)
+        sent_at = (
+            self.first_day_start + day * DAY + min(burst.start + step * burst.gap, burst.bound)
+        )
+        author = burst.authors[step]
+        incoming = author != self.self_id
+        h2 = burst.draws[step]
+        kind = burst.kinds[step]
+        line = burst.lines[step]
+        text = line.text
+        media = () if kind is None else _media(kind, (h2 >> 2) | 1, h2, line)
         reply_to = None
-        if namespace != _CHANNEL and index and ((h2 >> 24) & 0xFFFF) / 65536.0 < _REPLY_SHARE:
-            back = 1 + (h2 >> 40) % min(index, 20)
-            reply_to = self.chat.locate(index - back)[3]
+        if line.quote:
+            reply_to = id_ - line.back
         h3 = _mix(h2)
         edited_at = deleted_at = None
         final_text = text
         if kind is None and (h3 & 0xFFFF) / 65536.0 < self.edit_share:
             edit_time = sent_at + 30 + (h3 >> 16) % (4 * 3600)
-            if edit_time < self.now:
+            draft = draft_of(text, _mix(h3)) if edit_time < self.now else None
+            if draft is not None:
                 edited_at = edit_time
-                final_text = _text(_mix(h3))
+                text = draft
         if ((h3 >> 32) & 0xFFFF) / 65536.0 < self.delete_share:
             delete_time = sent_at + 60 + (h3 >> 48) % (2 * DAY)
             if delete_time < self.now:
@@ -282,24 +310,83 @@ class ChatRows:
         )
         return MessageFate(row, id_, sent_at, text, edited_at, deleted_at)
 
-    def _time_of_day(self, day: int, within: int, day_count: int) -> int:
-        """Seconds into the day window: conversations (bursts of a few messages a short
-        gap apart) spread over the day by the hour-of-day activity, in index order."""
+    def _burst_of(self, day: int, within: int, day_count: int, index: int) -> tuple[_Burst, int]:
+        """The conversation message ``index`` belongs to, and its place in it.
+
+        A day's messages come in bursts of two to eleven messages (the day's size, two to
+        six, or up to twice that to leave no burst shorter) a short gap apart, spread
+        over the day by the hour-of-day activity, in index order."""
         if day != self._day:
             self._day = day
             self._day_draw = self._draw(1 << 40, day)
-            self._size = 1 + self._day_draw % 6
-            self._bursts = (day_count + self._size - 1) // self._size
-        burst_draw, size, bursts = self._day_draw, self._size, self._bursts
-        burst, step = divmod(within, size)
-        cached_day, cached_burst, start, bound = self._burst
-        if (cached_day, cached_burst) != (day, burst):
-            jitter = (_mix(burst_draw ^ burst) >> 11) / float(1 << 53)
-            start = warp(self.now, (burst + 0.9 * jitter) / bursts)
-            bound = warp(self.now, (burst + 1) / bursts)
-            self._burst = (day, burst, start, bound)
-        gap = 15 + (burst_draw >> 8) % 90
-        return min(start + step * gap, bound)
+            self._bursts = max(1, day_count // (2 + self._day_draw % 5))
+        day_draw, bursts = self._day_draw, self._bursts
+        number = ((within + 1) * bursts - 1) // day_count
+        first = number * day_count // bursts
+        step = within - first
+        burst = self._burst
+        if burst is None or burst.day != day or burst.burst != number:
+            jitter = (_mix(day_draw ^ number) >> 11) / float(1 << 53)
+            start = warp(self.now, (number + 0.9 * jitter) / bursts)
+            bound = warp(self.now, (number + 1) / bursts)
+            gap = 15 + (day_draw >> 8) % 90
+            burst = self._conversation(
+                _mix(day_draw ^ number ^ _TALK),
+                index - step,
+                (number + 1) * day_count // bursts - first,
+                (day, number, start, gap, bound),
+            )
+            self._burst = burst
+        return burst, step
+
+    def _conversation(
+        self, draw: int, first: int, count: int, when: tuple[int, int, int, int, int]
+    ) -> _Burst:
+        salt, shares = self._salt, self.shares
+        draws = [_mix(salt ^ index) for index in range(first, first + count)]
+        if self.bot:
+            kinds: list[MediaKind | None] = [None] * count
+        else:
+            kinds = [_pick_kind(shares, (h2 & 0xFFFFFF) / 16777216.0) for h2 in draws]
+        talk = self.talk
+        if talk is None:  # a channel: posts, each on its own
+            lines = [  # one headline after another: a burst never posts one twice
+                post(self.beat, h2, kind, draw + step)
+                for step, (h2, kind) in enumerate(zip(draws, kinds, strict=True))
+            ]
+            return _Burst(*when, draws, kinds, lines, [self.peer_id] * count)
+        if self.one_sided:  # lines of their own, none of them answered
+            lines = [converse(talk, _mix(draw ^ j), (kind,))[0] for j, kind in enumerate(kinds)]
+            return _Burst(*when, draws, kinds, lines, [self.peer_id] * count)
+        self_opens = (draw >> 56) < _SELF_OPENS[talk.kind]
+        if talk.kind == "private" and not self_opens:
+            lines = converse(talk, draw, kinds, SELF_NAME.split(" ")[0])
+        else:
+            lines = converse(talk, draw, kinds)
+        voices = self._voices(draw, self_opens, max(line.voice for line in lines))
+        return _Burst(*when, draws, kinds, lines, [voices[line.voice] for line in lines])
+
+    def _voices(self, draw: int, self_opens: bool, last: int) -> list[int | None]:
+        """Who speaks for each voice of a conversation: the opener, then who answers."""
+        me, other = self.self_id, self.peer_id
+        if self.namespace != _GROUP:
+            return [me, other] if self_opens else [other, me]
+        members = self.members
+        if not members:
+            return [me] * (last + 1) if self_opens else [None] * (last + 1)
+        voices: list[int | None] = [me if self_opens else members[(draw >> 8) % len(members)]]
+        for voice in range(1, last + 1):
+            z = _mix(draw ^ voice)
+            if voices[0] != me and (z & 0xFF) < _SELF_ANSWERS:
+                voices.append(me)
+                continue
+            at = (z >> 8) % len(members)
+            for _ in range(min(2, len(members) - 1)):  # not the opener, nor who spoke last
+                if members[at] not in (voices[0], voices[-1]):
+                    break
+                at = (at + 1) % len(members)
+            voices.append(members[at])
+        return voices
 
     def rows(self, lower: int, upper: int) -> list[tuple[Any, ...]]:
         """The dataset rows of messages ``lower..upper-1`` that exist at "now", in order."""

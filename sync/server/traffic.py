@@ -4,7 +4,8 @@ Each ``step`` makes one event, chosen with the fixed weights of ``EVENT_WEIGHTS`
 message in a private chat or group (busy chats far more often than quiet ones), a channel
 post, an edit or a deletion of a recent message, a deletion of old messages anywhere in a
 history (unread ones among them), the other side reading our messages, the account
-reading or muting a chat on another device, a presence change, a rename, someone
+reading or muting a chat on another device, a presence change, a rename (a nickname, a
+group's occasion, a channel's season), someone
 forwarding a channel post or a message of another chat, and a burst: two to five
 messages and reads pushed together in one seq container, as Telegram does, and a
 message in a secret chat (now and then in a newly opened one), which moves the qts
@@ -22,7 +23,7 @@ import itertools
 import random
 from collections.abc import Callable
 
-from dataset import message_content
+from dataset import LastMessage, LiveTalk, added_caption, edited, has_typo, renamed
 from sync.protocol import (
     AnyUpdate,
     AnyUpdates,
@@ -31,6 +32,9 @@ from sync.protocol import (
     Message,
     PeerKind,
     PresenceStatus,
+    UpdateNewChannelMessage,
+    UpdateNewEncryptedMessage,
+    UpdateNewMessage,
     Updates,
     UpdateUserStatus,
     peer_kind,
@@ -61,7 +65,6 @@ EVENT_WEIGHTS = {
 #: What a burst is made of, drawn with equal chances for each of its two to five parts.
 BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox", "secret")
 _MEDIA_KINDS = ("photo", "video", "file", "voice", "link")
-_RENAME_SUFFIXES = (" 🎉", " (new)", " ✈️", " 2.0", " 🏠")
 #: ``muted_until`` of a chat muted for ever.
 _MUTED_FOREVER = 2**31 - 1
 #: How far back edits and ordinary deletions reach.
@@ -94,6 +97,8 @@ class Traffic:
         self._sticker_rng = random.Random(f"stickers:{seed}:{state.pts}:{state.seq}:{state.qts}")
         self._stickers = [sticker for _, stickers in store.stickers.sets() for sticker in stickers]
         self._media_ids = itertools.count(self.rng.getrandbits(40) + 1)
+        #: Which live conversation each chat is in; new messages answer the last one.
+        self._talk = LiveTalk()
         self._kinds = list(EVENT_WEIGHTS)
         self._kind_weights = list(itertools.accumulate(EVENT_WEIGHTS.values()))
         chats: list[int] = []
@@ -163,9 +168,24 @@ class Traffic:
     def _push(self, update: AnyUpdate | None) -> list[AnyUpdates]:
         return [] if update is None else [push_for(self.store, update)]
 
-    def _content(self, peer_id: int) -> tuple[str, tuple[Media, ...]]:
-        namespace = int(peer_kind(peer_id) or PeerKind.USER)
-        text, media = message_content(self.rng, namespace, next(self._media_ids))
+    def _content(self, peer_id: int, author: int) -> tuple[str, tuple[Media, ...]]:
+        """What ``author`` writes next in ``peer_id``, going on with its conversation."""
+        kind = peer_kind(peer_id)
+        namespace = int(PeerKind.USER if kind in (None, PeerKind.SECRET) else kind)
+        h = self.rng.getrandbits(64)
+        peer = self.store.peer(peer_id)
+        newest = self.store.recent_messages(peer_id, 1)
+        last = LastMessage(newest[0].id, newest[0].out, newest[0].author) if newest else None
+        text, media = self._talk.say(
+            peer_id,
+            namespace,
+            "" if peer is None else peer.name,
+            0 if peer is None else peer.flags,
+            author,
+            last,
+            h,
+            next(self._media_ids),
+        )
         wire = tuple(
             Media(MediaKind(_MEDIA_KINDS[int(m.kind)]), m.id, m.size, m.url, m.title) for m in media
         )
@@ -191,10 +211,19 @@ class Traffic:
         author = self._author_in(peer_id)
         if author is None:
             return None
-        text, media = self._content(peer_id)
+        text, media = self._content(peer_id, author)
         if self._stickers and self._sticker_rng.random() < STICKER_SHARE:
             text, media = "", (self._sticker_rng.choice(self._stickers),)
-        return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
+            return self.store.add_message(peer_id, out=False, author=author, media=media, text="")
+        return self._said(peer_id, author, text, media)
+
+    def _said(
+        self, peer_id: int, author: int, text: str, media: tuple[Media, ...]
+    ) -> UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage:
+        """Store what the live talk wrote, and tell it the id it got."""
+        update = self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
+        self._talk.sent(peer_id, update.message.id)
+        return update
 
     def _secret_message(self) -> AnyUpdate | None:
         """A message from the other side of a secret chat, mostly an open one."""
@@ -211,8 +240,8 @@ class Traffic:
         (author,) = self.store.members(peer_id)
         if self.is_account(author):
             return None
-        text, media = self._content(author)
-        return self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
+        text, media = self._content(peer_id, author)
+        return self._said(peer_id, author, text, media)
 
     def _read_inbox_update(self, peer_id: int | None) -> AnyUpdate | None:
         """The account read ``peer_id`` on another device: all of it, or part of it."""
@@ -242,13 +271,13 @@ class Traffic:
         channel = self._pick(self._channels, self._channel_weights)
         if channel is None:
             return []
-        text, media = self._content(channel)
-        update = self.store.add_message(channel, out=False, author=channel, text=text, media=media)
-        return [push_for(self.store, update)]
+        text, media = self._content(channel, channel)
+        return [push_for(self.store, self._said(channel, channel, text, media))]
 
     def _recent_incoming(self, *, editable: bool = False) -> tuple[int, int] | None:
         """A recent incoming message of a chat or (one time in three) a channel;
-        ``editable``: not a forward, which nobody can edit."""
+        ``editable``: not a forward, which nobody can edit, and one with a typo if there
+        is one (that is what people edit)."""
         peer_id = self._pick_any()
         if peer_id is None:
             return None
@@ -261,6 +290,8 @@ class Traffic:
         ]
         if not recent:
             return None
+        if editable:
+            recent = [m for m in recent if has_typo(m.text)] or recent
         return peer_id, self.rng.choice(recent).id
 
     def _forward(self) -> list[AnyUpdates]:
@@ -290,8 +321,15 @@ class Traffic:
         if target is None:
             return []
         peer_id, message_id = target
-        text, _ = self._content(peer_id)
-        update = self.store.edit_message(peer_id, message_id, text or "(edited)")
+        message = self.store.message(peer_id, message_id)
+        assert message is not None
+        h = self.rng.getrandbits(64)
+        text = edited(message.text, h, post=peer_kind(peer_id) is PeerKind.CHANNEL)
+        if text is None and message.media and not message.text:  # a caption is added
+            text = added_caption(message.media[0].kind.value, h)
+        if text is None:
+            return []
+        update = self.store.edit_message(peer_id, message_id, text)
         return [push_for(self.store, update)]
 
     def _delete(self) -> list[AnyUpdates]:
@@ -370,13 +408,13 @@ class Traffic:
         return [Updates((UpdateUserStatus(presence),), (), now)]
 
     def _rename(self) -> list[AnyUpdates]:
-        peer_id = self._pick(self._chats, self._chat_weights)
+        """A person adds a nickname or a status emoji, a group what it is about this
+        season, a channel the season; renaming one again takes that off."""
+        peer_id = self._pick_any()
         peer = None if peer_id is None else self.store.peer(peer_id)
         if peer is None:
             return []
-        base = peer.name
-        for suffix in _RENAME_SUFFIXES:
-            base = base.removesuffix(suffix)
-        name = base + self.rng.choice(_RENAME_SUFFIXES) if base == peer.name else base
+        namespace = int(peer_kind(peer.id) or PeerKind.USER)
+        name = renamed(peer.name, namespace, self.rng.getrandbits(32), self.store.now())
         update, seq = self.store.rename_peer(peer.id, name)
         return [push_for(self.store, update, seq)]

@@ -9,7 +9,7 @@ from dataset import AccountSpec, ChatRows, build_dataset, generate_slice, plan_a
 from dataset.account_plan import warp
 from dataset.counter_hash import hash64, unit
 
-SPEC = AccountSpec(5, 12, 4, 3, 3_000, 12, log_days=2, delete_share=0.02)
+SPEC = AccountSpec(5, 12, 4, 3, 3_000, 12, log_days=2, delete_share=0.1)
 
 
 def test_hash_is_a_pure_function_of_its_keys():

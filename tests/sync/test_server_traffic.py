@@ -8,6 +8,8 @@ order, whether they came alone or several in one container.
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,6 +25,7 @@ from sync.protocol import (
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
     UpdateEditChannelMessage,
+    UpdateEditMessage,
     UpdateNewChannelMessage,
     UpdateNewEncryptedMessage,
     UpdateNewMessage,
@@ -250,3 +253,51 @@ def test_every_event_kind_can_be_asked_for_and_unknown_ones_are_refused() -> Non
         _step(harness, kind)
     with pytest.raises(ValueError, match="no traffic event 'nap'"):
         _step(harness, "nap")
+
+
+def _words_changed(old: str, new: str) -> int:
+    words = difflib.SequenceMatcher(None, old.split(), new.split())
+    return sum(
+        max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in words.get_opcodes() if tag != "equal"
+    )
+
+
+def test_edits_correct_a_message_and_renames_read_like_renames() -> None:
+    harness = make_harness(seed=5, peers=20, messages=600)
+    store = harness.store
+    originals = {peer: store.require_peer(peer).name for peer, _ in store.chat_sizes()}
+    edits = 0
+    for _ in range(120):
+        for _ in range(2):
+            _step(harness, "message")
+        before = {
+            (peer, m.id): m
+            for peer, _ in store.chat_sizes()
+            for m in store.recent_messages(peer, 10)
+        }
+        for push in _step(harness, "edit"):
+            (update,) = _updates_of(harness, push)
+            assert isinstance(update, UpdateEditMessage | UpdateEditChannelMessage)
+            message = update.message
+            old = before[(message.peer, message.id)]
+            assert message.text and message.text != old.text and "(edited)" not in message.text
+            if old.text:  # a few words changed (a typo, a time, a word), or a line added
+                assert (
+                    message.text.startswith(old.text) or _words_changed(old.text, message.text) <= 3
+                )
+            else:  # a caption added to media sent without one
+                assert message.media == old.media
+            edits += 1
+    assert edits > 50
+    renames = 0
+    for _ in range(60):
+        for push in _step(harness, "rename"):
+            (update,) = _updates_of(harness, push)
+            assert isinstance(update, UpdatePeer)
+            name, original = update.peer.name, originals[update.peer.id]
+            assert name == original or name.startswith(f"{original} ")
+            assert (
+                not any(c.isdigit() for c in name) or peer_kind(update.peer.id) is PeerKind.CHANNEL
+            )
+            renames += 1
+    assert renames > 30
