@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from dataset.channel_posts import BEAT_DETAILS, BEAT_FILES, HEADLINES, POST_DETAILS
-from dataset.counter_hash import MASK64
+from dataset.counter_hash import MASK64, mix
 from dataset.name_tables import CITIES
 from dataset.peer_names import slug
 from dataset.talk_lines import (
@@ -51,6 +51,7 @@ __all__ = [
     "Line",
     "ScriptNode",
     "Slots",
+    "slots",
     "TalkChat",
     "converse",
     "parse_script",
@@ -59,7 +60,6 @@ __all__ = [
     "scripts",
 ]
 
-_GOLDEN = 0x9E37_79B9_7F4A_7C15
 
 #: Topics of chats with nobody's preference, with their weights.
 GENERAL_TOPICS: tuple[str, ...] = (
@@ -82,13 +82,6 @@ _EMOJI = 24
 _ANOTHER_ANSWER = 90
 #: Of 256: an answer or reaction quoting what it answers, in private chats and groups.
 _QUOTE = {False: 40, True: 100}
-
-
-def _mix(z: int) -> int:
-    z = (z + _GOLDEN) & MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58_476D_1CE4_E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D0_49BB_1331_11EB) & MASK64
-    return z ^ (z >> 31)
 
 
 class Line(NamedTuple):
@@ -187,21 +180,27 @@ def scripts() -> dict[str, tuple[tuple[ScriptNode, ...], tuple[ScriptNode, ...]]
 
 
 _SLOT_KEYS = {name: 0x51_07 + 7919 * number for number, name in enumerate(SLOTS)}
+#: Multiplying by it and keeping the high half of the product mixes every bit of a draw.
+_SLOT_MULTIPLIER = 0x9E37_79B9_7F4A_7C15
+#: The steps of a conversation's draws (a 64-bit LCG, its output xor-shifted).
+_LCG_A = 6364136223846793005
+_LCG_C = 1442695040888963407
+#: Lines are made with ``tuple.__new__``: the named tuple's constructor costs twice as much.
+_new = tuple.__new__
+_SCRIPTS = scripts()
 
 
 class Slots(dict[str, str]):
-    """Slot values of one conversation, each drawn the first time it is asked for."""
+    """Slot values of one conversation, each drawn the first time it is asked for
+    (made by ``slots``)."""
 
     __slots__ = ("draw",)
-
-    def __init__(self, draw: int, fixed: Mapping[str, str]) -> None:
-        super().__init__(fixed)
-        self.draw = draw
+    draw: int
 
     def __missing__(self, key: str) -> str:
         if key == "name":  # a greeting of nobody in particular
             return "there"
-        h = _mix(self.draw ^ _SLOT_KEYS[key])
+        h = ((self.draw ^ _SLOT_KEYS[key]) * _SLOT_MULTIPLIER) >> 64
         if key == "city2":  # never the same as {city}
             first = CITIES.index(self["city"])
             value = CITIES[(first + 1 + h % (len(CITIES) - 1)) % len(CITIES)]
@@ -210,6 +209,13 @@ class Slots(dict[str, str]):
             value = table[h % len(table)]
         self[key] = value
         return value
+
+
+def slots(draw: int, fixed: Mapping[str, str]) -> Slots:
+    """The slots of a conversation of ``draw``, those in ``fixed`` already filled."""
+    values = Slots(fixed)
+    values.draw = draw
+    return values
 
 
 def render(text: str, slots: Slots) -> str:
@@ -244,14 +250,15 @@ class TalkChat:
         return GENERAL_TOPICS[(h >> 8) % len(GENERAL_TOPICS)]
 
 
-def caption(kind: MediaKind, topic: str, h: int, slots: Slots) -> Line:
-    """A media message's text (caption), its media title and url, on ``topic``."""
+def caption(kind: MediaKind, topic: str, h: int, slots: Slots, voice: int = 0) -> Line:
+    """A media message's text (caption), its media title and url, on ``topic``, said
+    by ``voice``."""
     if kind is MediaKind.LINK:
         headlines = HEADLINES[TOPIC_BEATS.get(topic, "city")]
         headline = render(headlines[(h >> 8) % len(headlines)], slots)
         url = f"https://{LINK_DOMAINS[(h >> 20) % len(LINK_DOMAINS)]}/{slug(headline, '-')}"
         intro = LINK_INTROS[(h >> 24) % len(LINK_INTROS)]
-        return Line(f"{intro} {url}", "media", 0, title=headline, url=url)
+        return Line(f"{intro} {url}", "media", voice, 0, False, headline, url)
     roll = h & 0xFF
     text = ""
     title: str | None = None
@@ -270,7 +277,7 @@ def caption(kind: MediaKind, topic: str, h: int, slots: Slots) -> Line:
         title = names[(h >> 9) % len(names)]
         if roll < 100:
             text = FILE_CAPTIONS[(h >> 16) % len(FILE_CAPTIONS)]
-    return Line(text, "media", 0, title=title)
+    return Line(text, "media", voice, 0, False, title)
 
 
 def converse(
@@ -279,14 +286,16 @@ def converse(
     """The messages of one conversation of ``len(kinds)`` messages, from ``draw``;
     ``name`` is the first name the opener greets, if not the chat's own."""
     size = len(kinds)
-    z = _mix(draw)
+    z = mix(draw)
     topic = chat.topic(z)
-    slots = Slots(z ^ 1, dict(chat.fixed_slots))
+    fixed = dict(chat.fixed_slots)
     if name is not None:
-        slots["name"] = name
-    openers, standalone = scripts()[topic]
+        fixed["name"] = name
+    values = slots(z ^ 1, fixed)
+    openers, standalone = _SCRIPTS[topic]
     group = chat.kind == "group"
     bot = chat.kind == "bot"
+    quote_share = _QUOTE[group]
     lines: list[Line] = []
     node: ScriptNode | None = None
     parent: ScriptNode | None = None
@@ -296,20 +305,20 @@ def converse(
     responder = 1  # who answers the opener now
     pending = -1  # a media message the other side has not reacted to yet
     greet = not bot and size >= 3 and kinds[0] is None and (z >> 16) & 0xFF < _GREETING
-    for step in range(size):
-        z = _mix(z)
-        kind = kinds[step]
+    state = z
+    for step, kind in enumerate(kinds):
+        state = (state * _LCG_A + _LCG_C) & MASK64
+        z = state ^ (state >> 28)
         if step == 0 and greet:
             greetings = GROUP_GREETINGS if group else PRIVATE_GREETINGS
-            text = render(greetings[(z >> 8) % len(greetings)], slots)
-            lines.append(Line(text, "greeting", 0))
+            text = render(greetings[(z >> 8) % len(greetings)], values)
+            lines.append(_new(Line, (text, "greeting", 0, 0, False, None, None)))
             continue
         if kind is not None:
             sender = turn
             if pending >= 0:  # answering a photo with a photo
                 sender = responder if lines[pending].voice == 0 else 0
-            media = caption(kind, topic, z, slots)
-            lines.append(media._replace(voice=sender))
+            lines.append(caption(kind, topic, z, values, sender))
             pending = step
             continue
         if pending >= 0:
@@ -317,18 +326,19 @@ def converse(
             voice = responder if sent.voice == 0 else 0
             reactions = REACTIONS[_kind_name(kinds[pending])]
             text = reactions[(z >> 8) % len(reactions)]
-            quote = (z >> 32) & 0xFF < _QUOTE[group]
-            lines.append(Line(text, "reaction", voice, step - pending, quote))
+            quote = (z >> 32) & 0xFF < quote_share
+            lines.append(_new(Line, (text, "reaction", voice, step - pending, quote, None, None)))
             pending = -1
             continue
         back = 0
         if bot and step == size - 1 and (node is None or (node_voice == 1 and not node.kids)):
             # a new command would go unanswered: the bot says something of its own instead
-            lines.append(Line(BOT_NOTICES[(z >> 8) % len(BOT_NOTICES)], "statement", 1))
+            notice = BOT_NOTICES[(z >> 8) % len(BOT_NOTICES)]
+            lines.append(_new(Line, (notice, "statement", 1, 0, False, None, None)))
             continue
         if node is not None and not node.kids and not bot and size - step >= 3:
             # the script ran out early: on to another topic
-            openers = scripts()[chat.topic(z >> 3)][0]
+            openers = _SCRIPTS[chat.topic(z >> 3)][0]
             node = None
         if node is None or (bot and not node.kids):
             choices = standalone if step == size - 1 and not bot else openers
@@ -338,7 +348,7 @@ def converse(
         elif not node.kids:  # the script ran out: the two sides close
             voice = node_voice = responder if node_voice == 0 else 0
             text = CLOSERS[(z >> 8) % len(CLOSERS)]
-            lines.append(Line(text, "closing", voice))
+            lines.append(_new(Line, (text, "closing", voice, 0, False, None, None)))
             continue
         elif (
             group
@@ -361,7 +371,7 @@ def converse(
             back = step - parent_step
         text = node.alts[node_alt]
         if "{" in text:
-            text = render(text, slots)
+            text = render(text, values)
         if not bot and (z >> 24) & 0xFF < _EMOJI and node.act != "reaction":
             text = _emoji(text, z >> 24)
         quote = (
@@ -369,9 +379,9 @@ def converse(
             and node.act == "answer"
             and parent is not None
             and parent.act == "question"
-            and (z >> 32) & 0xFF < _QUOTE[group]
+            and (z >> 32) & 0xFF < quote_share
         )
-        lines.append(Line(text, node.act, voice, back, quote))
+        lines.append(_new(Line, (text, node.act, voice, back, quote, None, None)))
         node_step, node_voice = step, voice
         turn = responder if voice == 0 else 0
     return lines
@@ -383,28 +393,30 @@ def _kind_name(kind: MediaKind | None) -> str:
 
 
 def post(beat: str, draw: int, kind: MediaKind | None, pick: int) -> Line:
-    """One channel post of ``beat`` (a key of ``HEADLINES``) from ``draw``: headline
-    ``pick`` (modulo their number), sometimes with a sentence after it; a link to it;
-    or media with a caption."""
-    z = _mix(draw)
+    """One channel post of ``beat`` (a key of ``HEADLINES``) from ``draw`` (a well-mixed
+    64-bit value): headline ``pick`` (modulo their number), sometimes with a sentence
+    after it; a link to it; or media with a caption."""
     headlines = HEADLINES[beat]
     headline = headlines[pick % len(headlines)]
     if "{" in headline:
-        headline = render(headline, Slots(z ^ 2, {}))
-    roll = (z >> 32) & 0xFF
+        headline = render(headline, slots(draw ^ 2, {}))
+    roll = (draw >> 32) & 0xFF
+    text = headline
+    title = url = None
     if kind is None:
-        if roll < 115:
-            return Line(headline, "post", 0)
-        details = BEAT_DETAILS[beat] if roll & 1 else POST_DETAILS
-        return Line(f"{headline}\n\n{details[(z >> 40) % len(details)]}", "post", 0)
-    if kind is MediaKind.LINK:
-        domain = LINK_DOMAINS[(z >> 20) % len(LINK_DOMAINS)]
+        if roll >= 115:
+            details = BEAT_DETAILS[beat] if roll & 1 else POST_DETAILS
+            text = f"{headline}\n\n{details[(draw >> 40) % len(details)]}"
+    elif kind is MediaKind.LINK:
+        domain = LINK_DOMAINS[(draw >> 52) % len(LINK_DOMAINS)]
         url = f"https://{domain}/{slug(headline, '-')}"
-        return Line(f"{headline}\n{url}", "post", 0, title=headline, url=url)
-    if kind is MediaKind.FILE:
+        text, title = f"{headline}\n{url}", headline
+    elif kind is MediaKind.FILE:
         files = BEAT_FILES.get(beat) if roll & 1 else None
         files = files or BEAT_FILES[""]
-        return Line(headline, "post", 0, title=files[(z >> 40) % len(files)])
-    if kind is MediaKind.VIDEO:
-        return Line(f"🎥 {headline}" if roll < 128 else f"Watch: {headline}", "post", 0)
-    return Line(headline if roll < 230 else "", "post", 0)
+        title = files[(draw >> 40) % len(files)]
+    elif kind is MediaKind.VIDEO:
+        text = f"🎥 {headline}" if roll < 128 else f"Watch: {headline}"
+    elif roll >= 230:
+        text = ""  # a photo without a caption
+    return _new(Line, (text, "post", 0, 0, False, title, url))

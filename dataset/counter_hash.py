@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["MASK64", "hash64", "index_below", "lognormal", "unit"]
+__all__ = ["MASK64", "hash64", "index_below", "lognormal", "mix", "unit"]
 
 MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E37_79B9_7F4A_7C15
@@ -30,6 +30,15 @@ def hash64(seed: int, *keys: int) -> int:
         z = ((z ^ (z >> 27)) * _MUL2) & MASK64
         z ^= z >> 31
     return z
+
+
+def mix(z: int) -> int:
+    """splitmix64's step: a well-mixed 64-bit value of the 64-bit ``z`` (for chains of
+    draws, each the mix of the one before)."""
+    z = (z + _GOLDEN) & MASK64
+    z = ((z ^ (z >> 30)) * _MUL1) & MASK64
+    z = ((z ^ (z >> 27)) * _MUL2) & MASK64
+    return z ^ (z >> 31)
 
 
 def unit(seed: int, *keys: int) -> float:

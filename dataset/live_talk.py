@@ -24,9 +24,10 @@ from dataset.conversation import (
     post,
     render,
     scripts,
+    slots,
 )
 from dataset.counter_hash import hash64
-from dataset.message_rows import media_item, media_shares
+from dataset.message_rows import media_item, media_kind
 from dataset.name_tables import BOT_KINDS, CHANNEL_TOPICS, GROUP_THEMES
 from dataset.talk_lines import CLOSERS, NEUTRAL_REPLIES, NUDGES, REACTIONS
 from dataset.talk_scripts import BOT_SCRIPTS
@@ -92,14 +93,7 @@ class LiveTalk:
         """The next message ``author`` writes in chat ``peer_id`` (of peer ``namespace``,
         named ``name``), after ``last``, from the draw ``h``. Call ``sent`` with the
         id it is stored under."""
-        shares = media_shares(namespace)
-        roll = (h & 0xFFFFFF) / 16777216.0
-        kind: MediaKind | None = None
-        for media_kind, share in shares:
-            if roll < share:
-                kind = media_kind
-                break
-            roll -= share
+        kind = media_kind(namespace, h)
         h2 = hash64(h, 1)
         if namespace == _CHANNEL:
             line = post(_theme(name, CHANNEL_TOPICS, "city"), h2, kind, h2 >> 40)
@@ -114,7 +108,7 @@ class LiveTalk:
         chat = self._chat(peer_id, namespace, name)
         if kind is not None:  # a photo (or the like) between the turns of the script
             if not going_on or turn is None:
-                turn = _Turn(0, author, chat.topic(h2), Slots(hash64(h2, 2), {}), None, 0, None)
+                turn = _Turn(0, author, chat.topic(h2), slots(hash64(h2, 2), {}), None, 0, None)
             line = caption(kind, turn.topic, h2 >> 3, turn.slots)
             turn = _Turn(0, author, turn.topic, turn.slots, turn.node, turn.alt, kind)
         elif not going_on or turn is None:
@@ -156,19 +150,18 @@ class LiveTalk:
         openers = scripts()[f"bot:{kind if kind in BOT_SCRIPTS else 'generic'}"][0]
         opener = openers[h % len(openers)]
         answer = opener.kids[0]
-        slots = Slots(h, {"bot": name})
-        return render(answer.alts[(h >> 8) % len(answer.alts)], slots)
+        return render(answer.alts[(h >> 8) % len(answer.alts)], slots(h, {"bot": name}))
 
     @staticmethod
     def _open(chat: TalkChat, author: int, h: int) -> tuple[Line, _Turn]:
         """A conversation's first message, and where it stands after it."""
         topic = chat.topic(h)
-        slots = Slots(hash64(h, 2), {})
+        values = slots(hash64(h, 2), {})
         openers = scripts()[topic][0]
         node = openers[(h >> 8) % len(openers)]
         alt = (h >> 16) % len(node.alts)
-        text = render(node.alts[alt], slots)
-        return Line(text, node.act, 0), _Turn(0, author, topic, slots, node, alt, None)
+        text = render(node.alts[alt], values)
+        return Line(text, node.act, 0), _Turn(0, author, topic, values, node, alt, None)
 
     def _next(self, chat: TalkChat, turn: _Turn, author: int, h: int) -> tuple[Line, _Turn]:
         """The message after the talk's last one in a chat, by ``author``."""

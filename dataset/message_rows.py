@@ -16,12 +16,14 @@ kind, each with its media item and shared-media tag; channels post headlines.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from dataset.account_plan import DAY, AccountPlan, ChatPlan, warp
 from dataset.conversation import GENERAL_TOPICS, Line, TalkChat, converse, post
-from dataset.counter_hash import MASK64, hash64
+from dataset.counter_hash import hash64, mix
 from dataset.name_tables import BOT_KINDS, CHANNEL_TOPICS, GROUP_THEMES, SELF_NAME
 from dataset.talk_scripts import BOT_SCRIPTS
 from dataset.text_edits import draft_of
@@ -36,6 +38,7 @@ __all__ = [
     "generate_slice",
     "iter_slice",
     "media_item",
+    "media_kind",
     "media_shares",
     "plan_slices",
 ]
@@ -44,8 +47,6 @@ _CLOUD = int(MessageNamespace.CLOUD)
 _USER = int(PeerNamespace.USER)
 _GROUP = int(PeerNamespace.GROUP)
 _CHANNEL = int(PeerNamespace.CHANNEL)
-_GOLDEN = 0x9E37_79B9_7F4A_7C15
-_TO_UNIT = 1.0 / float(1 << 64)
 _TALK = 0x7A1C_0000_0000_0000  # sets the conversation draw of a burst apart from its time
 
 #: Shares of the media kinds per chat kind; the rest are plain text messages.
@@ -103,19 +104,22 @@ def media_shares(namespace: int) -> tuple[tuple[MediaKind, float], ...]:
     return _MEDIA_SHARES[namespace]
 
 
-def _mix(z: int) -> int:
-    z = (z + _GOLDEN) & MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58_476D_1CE4_E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D0_49BB_1331_11EB) & MASK64
-    return z ^ (z >> 31)
+def _kind_table(
+    shares: tuple[tuple[MediaKind, float], ...],
+) -> tuple[tuple[int, ...], tuple[MediaKind | None, ...]]:
+    """The upper bound of each kind's share of 24-bit draws, and the kinds (text last)."""
+    bounds = itertools.accumulate(round(share * (1 << 24)) for _, share in shares)
+    return tuple(bounds), (*(kind for kind, _ in shares), None)
 
 
-def _pick_kind(shares: tuple[tuple[MediaKind, float], ...], roll: float) -> MediaKind | None:
-    for kind, share in shares:
-        if roll < share:
-            return kind
-        roll -= share
-    return None
+_KIND_TABLES = {namespace: _kind_table(shares) for namespace, shares in _MEDIA_SHARES.items()}
+
+
+def media_kind(namespace: int, h: int) -> MediaKind | None:
+    """The media kind (``None``: text) of a message in a chat of peer ``namespace``,
+    drawn from the low 24 bits of ``h`` in the dataset's shares."""
+    bounds, kinds = _KIND_TABLES[namespace]
+    return kinds[bisect.bisect_right(bounds, h & 0xFFFFFF)]
 
 
 #: A media item as a dataset row holds it: kind, id, size, url, title.
@@ -155,8 +159,8 @@ def content(h: int, namespace: int, media_id: int) -> tuple[str, tuple[Media, ..
     """Text and media of a message that opens a conversation in a chat of peer
     ``namespace`` (a channel post in a channel), from the 64-bit draw ``h``, in the
     dataset's shares (``media_id`` names the media item, if any)."""
-    kind = _pick_kind(_MEDIA_SHARES[namespace], (h & 0xFFFFFF) / 16777216.0)
-    h2 = _mix(h)
+    kind = media_kind(namespace, h)
+    h2 = mix(h)
     if namespace == _CHANNEL:
         beat = CHANNEL_TOPICS[h2 % len(CHANNEL_TOPICS)][1]
         line = post(beat, h2, kind, h2 >> 40)
@@ -238,7 +242,7 @@ class ChatRows:
     def _draw(self, *keys: int) -> int:
         z = self._salt
         for key in keys:
-            z = _mix(z ^ key)
+            z = mix(z ^ key)
         return z
 
     def _locate(self, index: int) -> tuple[int, int, int, int]:
@@ -280,12 +284,12 @@ class ChatRows:
         reply_to = None
         if line.quote:
             reply_to = id_ - line.back
-        h3 = _mix(h2)
+        h3 = mix(h2)
         edited_at = deleted_at = None
         final_text = text
         if kind is None and (h3 & 0xFFFF) / 65536.0 < self.edit_share:
             edit_time = sent_at + 30 + (h3 >> 16) % (4 * 3600)
-            draft = draft_of(text, _mix(h3)) if edit_time < self.now else None
+            draft = draft_of(text, mix(h3)) if edit_time < self.now else None
             if draft is not None:
                 edited_at = edit_time
                 text = draft
@@ -326,12 +330,12 @@ class ChatRows:
         step = within - first
         burst = self._burst
         if burst is None or burst.day != day or burst.burst != number:
-            jitter = (_mix(day_draw ^ number) >> 11) / float(1 << 53)
+            jitter = (mix(day_draw ^ number) >> 11) / float(1 << 53)
             start = warp(self.now, (number + 0.9 * jitter) / bursts)
             bound = warp(self.now, (number + 1) / bursts)
             gap = 15 + (day_draw >> 8) % 90
             burst = self._conversation(
-                _mix(day_draw ^ number ^ _TALK),
+                mix(day_draw ^ number ^ _TALK),
                 index - step,
                 (number + 1) * day_count // bursts - first,
                 (day, number, start, gap, bound),
@@ -342,12 +346,13 @@ class ChatRows:
     def _conversation(
         self, draw: int, first: int, count: int, when: tuple[int, int, int, int, int]
     ) -> _Burst:
-        salt, shares = self._salt, self.shares
-        draws = [_mix(salt ^ index) for index in range(first, first + count)]
+        salt = self._salt
+        draws = [mix(salt ^ index) for index in range(first, first + count)]
         if self.bot:
             kinds: list[MediaKind | None] = [None] * count
         else:
-            kinds = [_pick_kind(shares, (h2 & 0xFFFFFF) / 16777216.0) for h2 in draws]
+            bounds, table = _KIND_TABLES[self.namespace]
+            kinds = [table[bisect.bisect_right(bounds, h2 & 0xFFFFFF)] for h2 in draws]
         talk = self.talk
         if talk is None:  # a channel: posts, each on its own
             lines = [  # one headline after another: a burst never posts one twice
@@ -356,14 +361,17 @@ class ChatRows:
             ]
             return _Burst(*when, draws, kinds, lines, [self.peer_id] * count)
         if self.one_sided:  # lines of their own, none of them answered
-            lines = [converse(talk, _mix(draw ^ j), (kind,))[0] for j, kind in enumerate(kinds)]
+            lines = [converse(talk, mix(draw ^ j), (kind,))[0] for j, kind in enumerate(kinds)]
             return _Burst(*when, draws, kinds, lines, [self.peer_id] * count)
         self_opens = (draw >> 56) < _SELF_OPENS[talk.kind]
         if talk.kind == "private" and not self_opens:
             lines = converse(talk, draw, kinds, SELF_NAME.split(" ")[0])
         else:
             lines = converse(talk, draw, kinds)
-        voices = self._voices(draw, self_opens, max(line.voice for line in lines))
+        if talk.kind == "group":
+            voices = self._voices(draw, self_opens, max(line.voice for line in lines))
+        else:
+            voices = [self.self_id, self.peer_id] if self_opens else [self.peer_id, self.self_id]
         return _Burst(*when, draws, kinds, lines, [voices[line.voice] for line in lines])
 
     def _voices(self, draw: int, self_opens: bool, last: int) -> list[int | None]:
@@ -376,7 +384,7 @@ class ChatRows:
             return [me] * (last + 1) if self_opens else [None] * (last + 1)
         voices: list[int | None] = [me if self_opens else members[(draw >> 8) % len(members)]]
         for voice in range(1, last + 1):
-            z = _mix(draw ^ voice)
+            z = mix(draw ^ voice)
             if voices[0] != me and (z & 0xFF) < _SELF_ANSWERS:
                 voices.append(me)
                 continue
