@@ -51,7 +51,7 @@ from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.hole_bar import BarLayout, bar_layout
 from ui.theme import current_theme, qcolor
-from ui.transactions import CommitEntry, TransactionLog, describe_commit
+from ui.transactions import CommitEntry, TransactionLog, describe_commit, unknown_peer_name
 
 __all__ = ["CommitRecorder", "HoleMapWidget", "InspectorPanel"]
 
@@ -263,6 +263,7 @@ class InspectorPanel(QWidget):
             ("Sync", [self.connection, self.operation, self.queue, self.work, self.cursor_label]),
             ("Hole map of the open chat", [self.hole_map, self.hole_caption]),
         ]
+        #: Held here: Qt keeps only a weak reference to the slot's object.
         self.slow_motion = slow_motion
         self.slow_button: QPushButton | None = None
         if slow_motion is not None:
@@ -341,7 +342,7 @@ class InspectorPanel(QWidget):
         if known is not None:
             return known
         shown = self._names(peer_id)
-        if shown == f"{peer_id.namespace}:{peer_id.id}":
+        if shown == unknown_peer_name(peer_id):
             self._unknown.add(peer_id)
         return shown
 

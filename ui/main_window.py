@@ -64,6 +64,7 @@ from ui.profile_panel import ProfilePanel
 from ui.rows import ChatRow, ChatRowCache
 from ui.search import SearchDialog
 from ui.theme import apply_theme, current_theme, save_theme
+from ui.transactions import unknown_peer_name
 
 __all__ = ["CHAT_LIST_PAGE", "AccountLike", "MainWindow"]
 
@@ -227,7 +228,8 @@ class MainWindow(QMainWindow):
         self.chat_pane.send()
 
     def peer_name(self, peer_id: PeerId) -> str:
-        return self._names.get(int(peer_id), f"{peer_id.namespace}:{peer_id.id}")
+        name = self._names.get(int(peer_id))
+        return unknown_peer_name(peer_id) if name is None else name
 
     def _now(self) -> int:
         return int(self._clock())

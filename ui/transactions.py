@@ -46,6 +46,7 @@ __all__ = [
     "describe_commit",
     "describe_key",
     "describe_topic",
+    "unknown_peer_name",
 ]
 
 #: How a peer is named in the log: its title if known.
@@ -89,8 +90,13 @@ class CommitEntry:
         return "; ".join(self.changes) or "no stored change"
 
 
+def unknown_peer_name(peer_id: PeerId) -> str:
+    """How a peer whose name is not known is shown: "0:197456"."""
+    return f"{peer_id.namespace}:{peer_id.id}"
+
+
 def _default_name(peer_id: PeerId) -> str:
-    return f"peer {peer_id.namespace}:{peer_id.id}"
+    return f"peer {unknown_peer_name(peer_id)}"
 
 
 def describe_key(key: AnyViewKey, names: PeerNames = _default_name) -> str:
