@@ -43,6 +43,7 @@ from sync.server.connections import (
 from sync.server.faults import FaultInjector
 from sync.server.scheduling import RoundRobin
 from sync.server.service import Service, Session
+from sync.server.stage import Stage
 from sync.server.store import ServerStore
 
 __all__ = [
@@ -153,6 +154,24 @@ class MockServer:
             if session.authorized and session.account == account and session.device == device:
                 connection.send_error(revoked)
                 connection.close("its session was terminated")
+
+    def account_connections(self, account: int) -> list[Connection]:
+        """The authorized connections of ``account``, in the order they came."""
+        return [
+            connection
+            for connection in self._connections
+            if connection.session.authorized and connection.session.account == account
+        ]
+
+    def close_account_connections(self, account: int, reason: str) -> None:
+        """Close every connection of ``account`` (its devices reconnect on their own)."""
+        for connection in self.account_connections(account):
+            connection.close(reason)
+
+    @property
+    def stage(self) -> Stage:
+        """Events the demo's tour makes happen now (``sync.server.stage``)."""
+        return Stage(self)
 
     @property
     def unauthorized_count(self) -> int:
@@ -420,6 +439,10 @@ class EmbeddedServer:
 
     def call(self, fn: Callable[[MockServer], T], timeout: float = 30.0) -> T:
         """Run ``fn(server)`` on the server's loop; its result or its exception."""
+        return self.submit(fn).result(timeout)
+
+    def submit(self, fn: Callable[[MockServer], T]) -> concurrent.futures.Future[T]:
+        """Run ``fn(server)`` on the server's loop; a future of its result, not waited for."""
         loop, server = self._loop, self._server
         if loop is None or server is None:
             raise RuntimeError("the server is not started")
@@ -427,7 +450,7 @@ class EmbeddedServer:
         async def invoke() -> T:
             return fn(server)
 
-        return asyncio.run_coroutine_threadsafe(invoke(), loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(invoke(), loop)
 
     def wait_for(self, predicate: Callable[[MockServer], bool], timeout: float = 30.0) -> None:
         """Block until ``predicate(server)`` holds, checked on the server's loop whenever

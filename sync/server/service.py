@@ -210,6 +210,28 @@ class Service:
             self._deliver_mirrored()
         return made
 
+    def say(self, peer_id: int, *, push: bool = True) -> int | None:
+        """Someone writes in the primary account's chat ``peer_id`` now; the id, or
+        ``None`` if nobody can. ``push=False`` stores it without telling any device, as
+        when the account's connections are down."""
+        update = self.traffic.message_in(peer_id)
+        if update is None:
+            return None
+        if push:
+            self._publish(self.accounts.primary_id, [push_for(self.store, update)], None)
+        self._deliver_mirrored()
+        return update.message.id
+
+    def read_elsewhere(self, peer_id: int) -> bool:
+        """The primary account reads all of ``peer_id`` on a device that is not connected
+        here; whether that changed anything."""
+        update = self.store.read_inbox(peer_id, 2**31 - 1)
+        if update is None:
+            return False
+        self._publish(self.accounts.primary_id, [push_for(self.store, update)], None)
+        self._deliver_mirrored()
+        return True
+
     def _deliver_mirrored(self) -> None:
         for account, pushes in self.accounts.mirror().items():
             self._publish(account, pushes, None)

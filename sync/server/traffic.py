@@ -208,6 +208,16 @@ class Traffic:
         peer_id = self._pick(self._chats, self._chat_weights)
         if peer_id is None:
             return None
+        return self.message_in(peer_id)
+
+    def message_in(
+        self, peer_id: int
+    ) -> UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage | None:
+        """Someone writes in ``peer_id``, going on with its conversation (a channel posts);
+        ``None`` if nobody can (an account's own chat, a group without members)."""
+        if peer_kind(peer_id) is PeerKind.CHANNEL:
+            text, media = self._content(peer_id, peer_id)
+            return self._said(peer_id, peer_id, text, media)
         author = self._author_in(peer_id)
         if author is None:
             return None
