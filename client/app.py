@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from client.account import Account
 from client.demo_seats import MAX_DEVICES, Seat, demo_seats
@@ -29,6 +29,9 @@ from client.slow_motion import DEMO_LATENCY, SlowMotion
 from client.token_option import add_token_argument
 from postbox import PeerId
 from sync.server.config import MAX_LATENCY, FaultConfig, ServerConfig
+
+if TYPE_CHECKING:
+    from client.demo_stage import DemoStage
 
 __all__ = [
     "add_app_commands",
@@ -265,6 +268,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
     except ValueError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2
+    from client.demo_stage import DemoStage
     from sync.server import EmbeddedServer
 
     with _database(args.db) as db, EmbeddedServer(config) as server:
@@ -294,6 +298,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
             out,
             args.theme,
             slow_motion,
+            DemoStage(server),
         )
 
 
@@ -329,14 +334,18 @@ def _show_windows(
     out: TextIO,
     theme: str | None = None,
     slow_motion: SlowMotion | None = None,
+    stage: DemoStage | None = None,
 ) -> int:
     """Run the windows on a qasync loop until the last is closed (``theme``: as given on
-    the command line, else the one chosen last in the app); several stand side by side."""
+    the command line, else the one chosen last in the app); several stand side by side.
+    With the demo's ``stage``, the first window offers the guided tour on the first start
+    (and has it in its Help menu)."""
     import qasync
     from PySide6.QtWidgets import QApplication
 
     from ui.main_window import MainWindow
     from ui.theme import apply_theme, saved_theme
+    from ui.tour import first_start, remember_offered
 
     existing = QApplication.instance()
     application = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
@@ -349,7 +358,7 @@ def _show_windows(
     width = screen.width() // len(windows)
     for number, wanted in enumerate(windows):
         account = wanted.open_account().start()
-        window = MainWindow(account, slow_motion=slow_motion)
+        window = MainWindow(account, slow_motion=slow_motion, stage=stage if number == 0 else None)
         opened.append((account, window))
         if wanted.seat is not None and len(windows) > 1:
             window.setWindowTitle(f"postbox-chat: {wanted.seat.title}")
@@ -357,6 +366,9 @@ def _show_windows(
         window.show()
         if wanted.seat is not None and wanted.seat.open_peer:
             window.open_chat(PeerId(wanted.seat.open_peer), wanted.seat.open_title)
+    if stage is not None and first_start():
+        remember_offered()
+        opened[0][1].start_tour()
     print(f"{PROG}: window open" if len(opened) == 1 else f"{PROG}: {len(opened)} windows open",
           file=out, flush=True)  # fmt: skip
     code = 0

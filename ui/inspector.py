@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -231,6 +232,8 @@ class InspectorPanel(QWidget):
         self._unrendered = 0
         self._render_all = True
         self.peer_id: PeerId | None = None
+        #: The engine's state as last polled.
+        self.status: EngineStatus | None = None
         self._history: MessageHistoryView | None = None
         self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
         self._map_pending = False
@@ -446,6 +449,50 @@ class InspectorPanel(QWidget):
             item.addChild(folded)
         return item
 
+    def newest_version(self) -> int:
+        """The newest commit logged so far (0 before any)."""
+        self._take_reports()
+        return next((entry.version for entry in self.log), 0)
+
+    def point_at(self, version: int, view: str, *, open_silent: bool = False) -> None:
+        """Show commit ``version`` and select its line about ``view``, holding the list
+        still (paused) until ``release``; ``open_silent`` unfolds its silent views."""
+        self._take_reports()
+        self.filter.clear()
+        self.pause_button.setChecked(False)
+        self._render_all = self._log_dirty = True
+        self._render_log()
+        tree = self.transactions
+        commit = next(
+            (
+                item
+                for position in range(tree.topLevelItemCount())
+                if (item := tree.topLevelItem(position)) is not None
+                and item.text(0).startswith(f"#{version} ")
+            ),
+            None,
+        )
+        if commit is None:
+            return
+        self.pause_button.setChecked(True)
+        commit.setExpanded(True)
+        line = commit
+        for position in range(commit.childCount()):
+            child = commit.child(position)
+            if child is None:
+                continue
+            if child.text(1).startswith(f"→ {view}"):
+                line = child
+            elif open_silent and child.childCount():
+                child.setExpanded(True)
+        tree.setCurrentItem(line)
+        tree.scrollToItem(commit, QAbstractItemView.ScrollHint.PositionAtTop)
+
+    def release(self) -> None:
+        """Let the list run again after ``point_at``."""
+        self.transactions.clearSelection()
+        self.pause_button.setChecked(False)
+
     # -- the open chat's hole map --------------------------------------------------------
 
     def show_history(self, peer_id: PeerId | None, view: MessageHistoryView | None) -> None:
@@ -513,6 +560,7 @@ class InspectorPanel(QWidget):
         self._relay.watch(self.account.status_later(), self._show_status)
 
     def _show_status(self, status: EngineStatus | None) -> None:
+        self.status = status
         if status is None:
             self.connection.setText("connection: not started")
             return

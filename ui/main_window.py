@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QMainWindow,
+    QMenu,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -64,6 +65,8 @@ from ui.profile_panel import ProfilePanel
 from ui.rows import ChatRow, ChatRowCache
 from ui.search import SearchDialog
 from ui.theme import apply_theme, current_theme, save_theme
+from ui.tour import TourCard, TourStage
+from ui.tour_steps import TOUR, TourContext
 from ui.transactions import unknown_peer_name
 
 __all__ = ["CHAT_LIST_PAGE", "AccountLike", "MainWindow"]
@@ -82,9 +85,13 @@ class MainWindow(QMainWindow):
         *,
         clock: Callable[[], float] = time.time,
         slow_motion: SlowMotion | None = None,
+        stage: TourStage | None = None,
     ) -> None:
         super().__init__()
         self.account = account
+        #: The demo server's side of the guided tour; without one there is no tour.
+        self.stage = stage
+        self.tour: TourCard | None = None
         self._clock = clock
         self.relay = FutureRelay(self)
         self.setWindowTitle("postbox-chat")
@@ -143,12 +150,23 @@ class MainWindow(QMainWindow):
         self.devices_button.setToolTip("Devices: the sessions of this account")
         self.devices_button.clicked.connect(self.open_devices)
         self.devices_dialog: DevicesDialog | None = None
+        self.help_button = QPushButton("?")
+        self.help_button.setObjectName("flat")
+        self.help_button.setToolTip("Help")
+        help_menu = QMenu("Help", self.help_button)
+        self.tour_action = help_menu.addAction("Guided tour", self.start_tour)
+        self.tour_action.setEnabled(stage is not None)
+        if stage is None:
+            self.tour_action.setText("Guided tour (in the demo, with its own server)")
+        self.help_button.setMenu(help_menu)
         top_row.addWidget(self.search_button, 1)
         top_row.addWidget(self.devices_button)
         top_row.addWidget(self.theme_button)
+        top_row.addWidget(self.help_button)
         side_column.addLayout(top_row)
         side_column.addWidget(self.status_banner)
         side_column.addWidget(self.chat_list, 1)
+        self._side_column = side_column
         self._status_shown: object = None
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(500)
@@ -504,6 +522,17 @@ class MainWindow(QMainWindow):
     def _search_chose_message(self, peer_id: PeerId, title: str, message: Message) -> None:
         self.open_chat(peer_id, title, at=message)
 
+    def start_tour(self, *, beat_scale: float = 1.0) -> None:
+        """Show the guided tour's card under the chat list, at its first step
+        (``beat_scale`` scales the pauses it leaves for the reader)."""
+        if self.stage is None:
+            return
+        if self.tour is None:
+            self.tour = TourCard(TOUR, TourContext(self, self.stage, beat_scale=beat_scale))
+            self._side_column.addWidget(self.tour)
+        self.tour.show()
+        self.tour.show_step(0)
+
     def open_devices(self) -> None:
         if self.devices_dialog is None:
             self.devices_dialog = DevicesDialog(self.account, self.relay, self, clock=self._clock)
@@ -521,6 +550,8 @@ class MainWindow(QMainWindow):
         if self.relay.closed:
             return
         self._status_timer.stop()
+        if self.tour is not None:
+            self.tour.runner.stop()
         self.relay.close()
         self._chat_feed.close()
         self.chat_pane.close_feed()

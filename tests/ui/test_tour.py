@@ -1,0 +1,226 @@
+"""The guided tour against the demo's real server on loopback: each step makes its
+event happen, reaches the state it shows, and points at the inspector line for it; the
+whole tour leaves the database equal to the account by ``verify``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import QObject
+
+from client.account import Account
+from client.demo_stage import DemoStage
+from client.slow_motion import SlowMotion
+from sync.server.config import ServerConfig
+from sync.server.server import EmbeddedServer
+from tests.client.account_helpers import verify_agrees_for
+from tests.sync.engine_helpers import FAST
+from tests.ui.conftest import loaded
+from ui.main_window import MainWindow
+from ui.rows import LoadingRow
+from ui.tour import Beat, TourCard, TourRunner, Wait
+from ui.tour_steps import TOUR
+
+TOKEN = "tour"
+#: Slow enough that a loading row is on screen while its fetch is in flight.
+LATENCY = 0.3
+
+
+@pytest.fixture
+def demo(qtbot, tmp_path) -> Iterator[tuple[MainWindow, EmbeddedServer]]:
+    config = ServerConfig(token=TOKEN, seed=2, peers=12, messages=300)
+    with EmbeddedServer(config) as server:
+        account = Account(tmp_path / "c.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST)
+        account.start()
+
+        def set_latency(seconds: float) -> None:
+            server.call(lambda mock: mock.set_latency(seconds))
+
+        main = MainWindow(
+            account, slow_motion=SlowMotion(LATENCY, set_latency), stage=DemoStage(server)
+        )
+        qtbot.addWidget(main)
+        main.resize(1280, 800)
+        main.show()
+        qtbot.waitUntil(lambda: loaded(main), timeout=30_000)
+        try:
+            yield main, server
+        finally:
+            main.close_feeds()
+            account.close()
+
+
+def run_step(qtbot, card: TourCard, position: int) -> str:
+    card.show_step(position)
+    qtbot.waitUntil(lambda: not card.runner.running, timeout=60_000)
+    assert card.runner.succeeded, card.runner.outcome
+    assert card.status.text().startswith("✓")
+    return card.status.text()
+
+
+def started(main: MainWindow) -> TourCard:
+    main.start_tour(beat_scale=0)
+    assert main.tour is not None and main.tour.isVisible()
+    return main.tour
+
+
+def pointed_line(main: MainWindow) -> str:
+    item = main.inspector.transactions.currentItem()
+    assert item is not None
+    return item.text(1)
+
+
+def test_the_tour_opens_on_its_welcome_and_acts_only_when_started(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    assert card.position == 0 and card.title.text() == TOUR[0].title
+    assert card.counter.text() == "Guided tour · 5 steps"
+    assert card.next_button.text() == "Start" and not card.runner.running
+    assert main.open_peer is None  # nothing happened yet
+    card.finish()
+    assert not card.isVisible()
+
+
+def test_a_live_insert_names_its_view_and_counts_the_silent_ones(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    outcome = run_step(qtbot, card, 1)
+    assert main.inspector.isVisible() and main.open_peer is not None
+    title = main.header.text()
+    line = pointed_line(main)
+    assert line.startswith(f"→ history of {title}: Generic")
+    assert main.inspector.pause_button.isChecked()  # held still on the commit shown
+    assert "consulted and stayed silent" in outcome
+    entry = next(e for e in main.inspector.log if f"#{e.version} " in outcome)
+    assert entry.open_views > entry.consulted  # some views were never asked
+    card.show_step(2)  # moving on lets the inspector run again
+    assert not main.inspector.pause_button.isChecked()
+    card.runner.stop()
+
+
+def test_scrolling_into_a_hole_shows_a_loading_row_then_a_fill_hole(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    loading_seen: list[bool] = []
+    main.history_model.rowsInserted.connect(
+        lambda *_: loading_seen.append(
+            any(isinstance(r, LoadingRow) for r in main.history_model.rows)
+        )
+    )
+    slow = main.inspector.slow_button
+    assert slow is not None and not slow.isChecked()
+    outcome = run_step(qtbot, card, 2)
+    assert slow.isChecked()  # slow motion on while the step shows
+    assert any(loading_seen)
+    assert ": FillHole" in pointed_line(main)
+    assert "removed" in outcome
+    card.finish()
+    assert not slow.isChecked()  # as the reader had it
+
+
+def test_a_read_on_another_device_clears_the_badge_here(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    outcome = run_step(qtbot, card, 3)
+    assert pointed_line(main).startswith("→ chat list")
+    read = outcome.split("watches read state of ")[1].split(",")[0]
+    row = next(r for r in main.chat_model.rows if r.title == read)
+    assert row.unread == 0
+    card.finish()
+
+
+def test_a_dropped_connection_is_caught_up_by_get_difference(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    before = main.inspector.status.counters["differences"] if main.inspector.status else 0
+    run_step(qtbot, card, 4)
+    status = main.inspector.status
+    assert status is not None and status.counters["differences"] > before
+    assert pointed_line(main).startswith("→ history of")
+    card.finish()
+
+
+def test_too_long_turns_history_into_holes_that_fill_on_demand(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    run_step(qtbot, card, 5)
+    status = main.inspector.status
+    assert status is not None and status.counters["too_long"] == 1
+    assert ": FillHole" in pointed_line(main)
+    card.finish()
+
+
+def test_the_whole_tour_leaves_the_database_equal_to_the_account(
+    qtbot, demo, tmp_path, capsys
+) -> None:
+    main, server = demo
+    card = started(main)
+    for position in range(1, len(TOUR)):
+        run_step(qtbot, card, position)
+    card.next_button.click()  # "Finish"
+    assert not card.isVisible()
+    assert main.account.worker.call(lambda engine: engine.wait_idle(timeout=30))
+    verify_agrees_for(server, tmp_path / "c.db", TOKEN, capsys)
+
+
+def test_without_the_demo_server_the_tour_is_not_offered(qtbot, window) -> None:
+    main, _server = window
+    assert not main.tour_action.isEnabled()
+    main.start_tour()
+    assert main.tour is None
+
+
+# -- the runner, without a server ---------------------------------------------------------
+
+
+def test_the_runner_sends_what_a_wait_found_and_reports_the_closing_line(qtbot) -> None:
+    parent = QObject()
+    runner = TourRunner(parent, beat_scale=0)
+    ready: list[int] = []
+
+    def script():
+        found = yield Wait(lambda: ready and ready[0], "waiting")
+        yield Beat(500, "a pause")
+        return f"found {found}"
+
+    doing: list[str] = []
+    runner.doing.connect(doing.append)
+    runner.run(script())
+    assert runner.running and doing == ["waiting"]
+    ready.append(7)
+    with qtbot.waitSignal(runner.done, timeout=5_000) as finished:
+        pass
+    assert finished.args == ["found 7"] and runner.succeeded
+    assert doing == ["waiting", "a pause"]
+
+
+def test_a_step_that_breaks_says_why_instead_of_raising(qtbot) -> None:
+    parent = QObject()
+    runner = TourRunner(parent, beat_scale=0)
+
+    def script():
+        yield Wait(lambda: 1 / 0, "dividing")
+        return "never"
+
+    with qtbot.waitSignal(runner.failed, timeout=5_000) as failed:
+        runner.run(script())
+    assert failed.args == ["The step stopped: division by zero"]
+    assert not runner.running and not runner.succeeded
+
+
+def test_stopping_closes_the_script(qtbot) -> None:
+    parent = QObject()
+    runner = TourRunner(parent, beat_scale=0)
+    closed: list[bool] = []
+
+    def script():
+        try:
+            yield Wait(lambda: False, "forever")
+        finally:
+            closed.append(True)
+        return ""
+
+    runner.run(script())
+    runner.stop()
+    assert closed == [True] and not runner.running

@@ -1,0 +1,346 @@
+"""The guided tour's steps, and what they read and do in the window.
+
+Each step makes one idea of the design happen now, on the demo's server, and ends by
+pointing at the inspector line that shows it:
+
+1. a live insert animates, and most open views stay silent;
+2. scrolling into a hole shows a loading row that the filler fills;
+3. a read on another device clears the badge here;
+4. a dropped connection: messages missed, then found by getDifference;
+5. a difference too long: history becomes holes, which fill on demand.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from client import SegmentKind
+from postbox import PeerId, PeerNamespace
+from ui.rows import ChatRow, LoadingRow, MessageRow
+from ui.tour import Beat, Script, TourStage, TourStep, Wait
+from ui.transactions import CommitEntry
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
+__all__ = ["TOUR", "TourContext"]
+
+#: Messages written while the connection is down, and before "too long".
+MISSED = 3
+
+
+class TourContext:
+    """What the steps see of the window and do to it, and the server they act on.
+    ``beat_scale`` scales the pauses left for the reader (0 in tests)."""
+
+    def __init__(self, window: MainWindow, stage: TourStage, *, beat_scale: float = 1.0) -> None:
+        self.window = window
+        self.stage = stage
+        self.beat_scale = beat_scale
+        #: Whether slow motion was on before a step turned it on.
+        self._slow_before: bool | None = None
+
+    # -- the window ----------------------------------------------------------------------
+
+    def show_inspector(self) -> None:
+        self.window.chat_pane.inspector_button.setChecked(True)
+
+    def people(self, *, besides: int | None = None) -> list[ChatRow]:
+        """The private chats with people in the chat list, top first."""
+        return [
+            row
+            for row in self.window.chat_model.rows
+            if isinstance(row, ChatRow)
+            and not row.is_hole
+            and not row.secret
+            and PeerId(row.peer_id).namespace == PeerNamespace.USER
+            and row.peer_id != besides
+        ]
+
+    def open(self, row: ChatRow) -> Wait:
+        self.window.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+        return Wait(lambda: self.showing(row.peer_id), f"Opening the chat with {row.title}…")
+
+    def open_person(self) -> ChatRow | None:
+        """The open chat if it is with a person, else the first such chat in the list."""
+        people = self.people()
+        open_peer = self.window.open_peer
+        return next((row for row in people if row.peer_id == open_peer), None) or next(
+            iter(people), None
+        )
+
+    def showing(self, peer_id: int) -> bool:
+        """The chat is open and its history shows messages."""
+        return self.window.open_peer == peer_id and any(
+            isinstance(row, MessageRow) for row in self.window.history_model.rows
+        )
+
+    def shown_ids(self) -> set[int]:
+        return {row.id for row in self.window.history_model.rows if isinstance(row, MessageRow)}
+
+    def loading_shown(self) -> bool:
+        rows = self.window.history_model.rows
+        return bool(rows) and isinstance(rows[0], LoadingRow)
+
+    def scroll_to_top(self) -> bool:
+        """Scroll the open chat to its top; whether a loading row is the top row."""
+        self.window.history.verticalScrollBar().setValue(0)
+        return self.loading_shown()
+
+    def unread(self, peer_id: int) -> int | None:
+        row = next(
+            (r for r in self.window.chat_model.rows if isinstance(r, ChatRow)
+             and r.peer_id == peer_id),
+            None,
+        )  # fmt: skip
+        return None if row is None else row.unread
+
+    # -- the engine and the inspector ----------------------------------------------------
+
+    def counter(self, name: str) -> int:
+        status = self.window.inspector.status
+        return 0 if status is None else status.counters.get(name, 0)
+
+    def newest_commit(self) -> int:
+        return self.window.inspector.newest_version()
+
+    def commit(
+        self, after: int, view: str, *, update: str | None = None, why: str = ""
+    ) -> CommitEntry | None:
+        """The first commit after version ``after`` that re-emitted ``view`` (with
+        ``update``, for a reason that says ``why``), if one came."""
+        for entry in reversed(list(self.window.inspector.log)):
+            if entry.version <= after:
+                continue
+            for (name, kind), reason in zip(entry.views, entry.reasons, strict=True):
+                if name.startswith(view) and (update is None or kind == update) and why in reason:
+                    return entry
+        return None
+
+    def point_at(self, entry: CommitEntry, view: str, *, open_silent: bool = False) -> None:
+        self.window.inspector.point_at(entry.version, view, open_silent=open_silent)
+
+    def hole_map(self, peer_id: int) -> Future[Any]:
+        return self.window.account.hole_map(PeerId(peer_id))
+
+    def slow_motion(self, on: bool) -> None:
+        button = self.window.inspector.slow_button
+        if button is None:
+            return
+        if self._slow_before is None:
+            self._slow_before = button.isChecked()
+        button.setChecked(on)
+
+    def tidy(self) -> None:
+        """Undo what a step left: slow motion as the reader had it, the inspector
+        running and unfiltered."""
+        if self._slow_before is not None:
+            self.slow_motion(self._slow_before)
+            self._slow_before = None
+        self.window.inspector.release()
+
+
+def done(future: Future[Any], doing: str) -> Wait:
+    """Wait for ``future``; its result is sent back wrapped in a tuple (so that a false
+    result still ends the wait)."""
+    return Wait(lambda: future.done() and (future.result(),), doing)
+
+
+def _first(result: object) -> Any:
+    assert isinstance(result, tuple)
+    return result[0]
+
+
+# -- the steps ---------------------------------------------------------------------------
+
+
+def live_insert(ctx: TourContext) -> Script:
+    ctx.show_inspector()
+    chat = ctx.open_person()
+    if chat is None:
+        return "There is no private chat to write in."
+    yield ctx.open(chat)
+    yield Beat(800)
+    mark = ctx.newest_commit()
+    said = _first((yield done(ctx.stage.say(chat.peer_id), f"{chat.title} is typing…")))
+    if said is None:
+        return f"Nobody can write in {chat.title}; open another chat and try again."
+    view = f"history of {chat.title}"
+    entry = yield Wait(
+        lambda: ctx.commit(mark, view, update="Generic"), "The message is on its way…"
+    )
+    assert isinstance(entry, CommitEntry)
+    ctx.point_at(entry, view, open_silent=True)
+    never = entry.open_views - entry.consulted
+    return (
+        f"Commit #{entry.version} stored the message. Of {entry.open_views} open views,"
+        f" {len(entry.views)} re-emitted ({view} as Generic: the row slid in),"
+        f" {len(entry.silent)} were consulted and stayed silent, and {never} were never"
+        " asked: their topics were not touched."
+    )
+
+
+def hole_fill(ctx: TourContext) -> Script:
+    ctx.show_inspector()
+    ctx.slow_motion(True)
+    chat = None
+    for row in ctx.people():
+        # Opening a chat fills the hole its window covers; one longer than the window
+        # keeps a hole above it.
+        yield ctx.open(row)
+        yield Wait(lambda: not ctx.loading_shown(), "Looking for a chat longer than its window…")
+        looking = done(ctx.hole_map(row.peer_id), "Looking for a chat longer than its window…")
+        segments = _first((yield looking))
+        if any(segment.kind is SegmentKind.HOLE for segment in segments):
+            chat = row
+            break
+    if chat is None:
+        return "Every chat is stored whole here: there is no hole to scroll into."
+    yield Beat(1500, "Its older messages are a hole: grey on the hole map.")
+    mark = ctx.newest_commit()
+    yield Wait(ctx.scroll_to_top, "Scrolling up into the hole…")
+    view = f"history of {chat.title}"
+    fetching = "A loading row: the filler asks the server for the hole (orange)…"
+    entry = yield Wait(lambda: ctx.commit(mark, view, update="FillHole"), fetching)
+    assert isinstance(entry, CommitEntry)
+    ctx.point_at(entry, view)
+    why = entry.reasons[[name for name, _ in entry.views].index(view)]
+    return (
+        f"Commit #{entry.version}: {why}. The history re-emitted as FillHole: the rows were"
+        " put in place above what you were reading, not animated, and the view stayed"
+        " where it was."
+    )
+
+
+def read_elsewhere(ctx: TourContext) -> Script:
+    ctx.show_inspector()
+    people = ctx.people(besides=ctx.window.open_peer)
+    if not people:
+        return "There is no other private chat to read."
+    chat = people[min(2, len(people) - 1)]
+    said = _first((yield done(ctx.stage.say(chat.peer_id), f"{chat.title} writes…")))
+    if said is None:
+        return f"Nobody can write in {chat.title}."
+    yield Wait(lambda: (ctx.unread(chat.peer_id) or 0) > 0, "A badge in the chat list…")
+    yield Beat(2000, f"{chat.title}'s badge counts the message. Now another device reads it…")
+    mark = ctx.newest_commit()
+    yield done(ctx.stage.read_elsewhere(chat.peer_id), "Another device reads the chat…")
+    yield Wait(lambda: ctx.unread(chat.peer_id) == 0, "The server pushes the read…")
+    why = f"read state of {chat.title}"
+    entry = yield Wait(lambda: ctx.commit(mark, "chat list", why=why), "The read is replayed…")
+    assert isinstance(entry, CommitEntry)
+    ctx.point_at(entry, "chat list")
+    return (
+        f"Commit #{entry.version} stored the read that came from the server. The chat list"
+        f" watches {why}, so it re-emitted and the badge cleared; this window sent nothing."
+    )
+
+
+def dropped_connection(ctx: TourContext) -> Script:
+    ctx.show_inspector()
+    chat = ctx.open_person()
+    if chat is None:
+        return "There is no private chat to write in."
+    yield ctx.open(chat)
+    differences = ctx.counter("differences")
+    mark = ctx.newest_commit()
+    missed = _first(
+        (yield done(ctx.stage.drop_connections(chat.peer_id, MISSED), "The network drops…"))
+    )
+    yield Wait(
+        lambda: set(missed) <= ctx.shown_ids(),
+        f"{len(missed)} messages are written while the connection is down; no push carries"
+        " them. Reconnecting…",
+    )
+    yield Wait(lambda: ctx.counter("differences") > differences, "Asking getDifference…")
+    view = f"history of {chat.title}"
+    entry = yield Wait(lambda: ctx.commit(mark, view), "Storing what it missed…")
+    assert isinstance(entry, CommitEntry)
+    ctx.point_at(entry, view)
+    return (
+        f"Back online, the client asked getDifference from its pts (the cursor above) and"
+        f" got the {len(missed)} messages it missed; commit #{entry.version} stored them"
+        " and the history re-emitted."
+    )
+
+
+def too_long(ctx: TourContext) -> Script:
+    ctx.show_inspector()
+    chat = ctx.open_person()
+    if chat is None:
+        return "There is no private chat to show."
+    yield ctx.open(chat)
+    ctx.slow_motion(True)
+    before = ctx.counter("too_long")
+    mark = ctx.newest_commit()
+    late = _first(
+        (yield done(ctx.stage.too_long(chat.peer_id, MISSED), "The client falls far behind…"))
+    )
+    yield Wait(
+        lambda: ctx.counter("too_long") > before,
+        'updatesTooLong, and getDifference answers "too long"…',
+    )
+    view = f"history of {chat.title}"
+    entry = yield Wait(
+        lambda: ctx.commit(mark, view, update="FillHole"),
+        "Every history is a hole now; the open one fills on demand…",
+    )
+    assert isinstance(entry, CommitEntry)
+    yield Wait(lambda: set(late) <= ctx.shown_ids(), "The newest messages come in…")
+    ctx.point_at(entry, view)
+    return (
+        "The server had too much to send one by one. The client jumped its cursor to the"
+        " server's pts and made every chat's history a hole: nothing stored is trusted to"
+        f" be complete. What is on screen filled again (commit #{entry.version}, FillHole);"
+        " other chats fill when opened."
+    )
+
+
+TOUR = [
+    TourStep(
+        "Every screen here is a live query",
+        "The chat list, the open chat and the inspector are views over the local"
+        " database: a commit is replayed against the views that watch what it changed,"
+        " and only those whose window changed re-emit. The sync engine keeps the database"
+        " in step with the demo's server. Five short steps make each idea happen on"
+        " screen, against that server, and point at the inspector line that shows it.",
+    ),
+    TourStep(
+        "A live insert, and the views that stay silent",
+        "Someone writes in the open chat. The commit that stores the message is replayed"
+        " only against the views that watch what it touched: the history re-emits as"
+        " Generic, so the new row slides in; the other open views are left alone. The"
+        " inspector on the right shows the commit.",
+        live_insert,
+    ),
+    TourStep(
+        "Scrolling into a hole",
+        "Slow motion is on: the server holds each answer for a moment. The chat's older"
+        " messages are a hole, ids the server has and this database does not. Scrolling"
+        " up reaches it: a loading row shows, the filler fetches the range (orange on the"
+        " hole map), and its answer is stored as a FillHole.",
+        hole_fill,
+    ),
+    TourStep(
+        "A read on another device",
+        "A message arrives in another chat, and its badge counts it. Then the account"
+        " reads that chat on another device: the server pushes the read, and the badge"
+        " here clears without this window doing anything.",
+        read_elsewhere,
+    ),
+    TourStep(
+        "A dropped connection: the gap, and getDifference",
+        "The server drops this client's connection, and messages are written in the open"
+        " chat before it is back. No push carries them: the client learns of them by"
+        " asking for the difference since its pts, the cursor in the inspector.",
+        dropped_connection,
+    ),
+    TourStep(
+        "Too long: history becomes holes",
+        "The server tells the client it has fallen too far behind (updatesTooLong), and"
+        ' its getDifference answer is "too long". The client cannot know what changed,'
+        " so every history becomes a hole; what is on screen fills again on demand.",
+        too_long,
+    ),
+]
