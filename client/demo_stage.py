@@ -14,6 +14,9 @@ class DemoStage:
     def __init__(self, server: EmbeddedServer) -> None:
         self._server = server
 
+    def quiet(self, on: bool) -> Future[None]:
+        return self._server.submit(lambda mock: mock.stage.quiet(on))
+
     def say(self, peer_id: int) -> Future[int | None]:
         return self._server.submit(lambda mock: mock.stage.say(peer_id))
 

@@ -237,6 +237,8 @@ class InspectorPanel(QWidget):
         self._history: MessageHistoryView | None = None
         self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
         self._map_pending = False
+        #: The map changed while it was being read: read it again.
+        self._map_stale = False
         #: Names read from the database for peers the window does not list.
         self._known_names: dict[int, str] = {}
         self._unknown: set[PeerId] = set()
@@ -503,8 +505,12 @@ class InspectorPanel(QWidget):
         self._request_hole_map()
 
     def _request_hole_map(self) -> None:
-        if self.peer_id is None or self._map_pending or not self.isVisible():
+        if self.peer_id is None or not self.isVisible():
             return
+        if self._map_pending:  # asked again once this answer is in: it may be stale
+            self._map_stale = True
+            return
+        self._map_stale = False
         peer = self.peer_id
         fetching = [
             entry.hole
@@ -515,7 +521,8 @@ class InspectorPanel(QWidget):
 
         def shown(segments: list[HoleSegment]) -> None:
             self._map_pending = False
-            if peer != self.peer_id:
+            if self._map_stale or peer != self.peer_id:
+                self._request_hole_map()
                 return
             window = None
             view = self._history

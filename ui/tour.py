@@ -52,6 +52,8 @@ class TourStage(Protocol):
     """The demo server's side of the tour (``sync.server.stage``), each call a future
     of its result."""
 
+    def quiet(self, on: bool) -> Future[None]: ...
+
     def say(self, peer_id: int) -> Future[int | None]: ...
 
     def read_elsewhere(self, peer_id: int) -> Future[bool]: ...
@@ -245,7 +247,9 @@ class TourCard(QFrame):
         return self.steps[self.position]
 
     def show_step(self, position: int) -> None:
-        """Show step ``position`` and make it happen."""
+        """Show step ``position`` and make it happen (the demo's live traffic paused
+        while the tour is open, so each event stands out)."""
+        self.context.stage.quiet(True)
         self.runner.stop()
         self.context.tidy()
         self.position = max(0, min(position, len(self.steps) - 1))
@@ -277,6 +281,7 @@ class TourCard(QFrame):
     def finish(self) -> None:
         self.runner.stop()
         self.context.tidy()
+        self.context.stage.quiet(False)
         self.hide()
         self.closed.emit()
 

@@ -304,7 +304,8 @@ TOUR = [
         " database: a commit is replayed against the views that watch what it changed,"
         " and only those whose window changed re-emit. The sync engine keeps the database"
         " in step with the demo's server. Five short steps make each idea happen on"
-        " screen, against that server, and point at the inspector line that shows it.",
+        " screen, against that server, and point at the inspector line that shows it."
+        " While the tour is open, the demo's own traffic pauses.",
     ),
     TourStep(
         "A live insert, and the views that stay silent",

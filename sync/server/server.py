@@ -94,6 +94,8 @@ class MockServer:
         self.port = 0
         #: Seconds every frame to a client is held (``set_latency``); 0 sends at once.
         self.latency = config.latency
+        #: The live traffic (``config.rate``) makes no events while set.
+        self.traffic_paused = False
         self.store: ServerStore | None = None
         self._service: Service | None = None
         self._server: asyncio.Server | None = None
@@ -378,7 +380,9 @@ class MockServer:
         made = 0
         while True:
             due = int((loop.time() - started) * rate) - made
-            if due > 0:
+            if due > 0 and self.traffic_paused:
+                made += due  # the time paused is not made up for afterwards
+            elif due > 0:
                 try:
                     self.service.generate(due)
                 except Exception:

@@ -28,6 +28,10 @@ class Stage:
     def _account(self) -> int:
         return self._server.service.accounts.primary_id
 
+    def quiet(self, on: bool) -> None:
+        """Pause the live traffic (so each event stands out), or let it go on."""
+        self._server.traffic_paused = on
+
     def say(self, peer_id: int) -> int | None:
         """Someone writes in ``peer_id``; the new message's id (``None``: nobody can)."""
         return self._server.service.say(peer_id)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtCore import QObject
 
+from client import SegmentKind
 from client.account import Account
 from client.demo_stage import DemoStage
 from client.slow_motion import SlowMotion
@@ -72,14 +73,17 @@ def pointed_line(main: MainWindow) -> str:
 
 
 def test_the_tour_opens_on_its_welcome_and_acts_only_when_started(qtbot, demo) -> None:
-    main, _server = demo
+    main, server = demo
     card = started(main)
     assert card.position == 0 and card.title.text() == TOUR[0].title
     assert card.counter.text() == "Guided tour · 5 steps"
     assert card.next_button.text() == "Start" and not card.runner.running
     assert main.open_peer is None  # nothing happened yet
+    # The live traffic pauses while the tour is open (calls reach the server in order).
+    assert server.call(lambda mock: mock.traffic_paused)
     card.finish()
     assert not card.isVisible()
+    assert not server.call(lambda mock: mock.traffic_paused)
 
 
 def test_a_live_insert_names_its_view_and_counts_the_silent_ones(qtbot, demo) -> None:
@@ -115,6 +119,10 @@ def test_scrolling_into_a_hole_shows_a_loading_row_then_a_fill_hole(qtbot, demo)
     assert any(loading_seen)
     assert ": FillHole" in pointed_line(main)
     assert "removed" in outcome
+    # The hole map follows: the fetch it drew in flight is over.
+    qtbot.waitUntil(
+        lambda: not any(s.kind is SegmentKind.FETCHING for s in main.inspector.hole_map.segments)
+    )
     card.finish()
     assert not slow.isChecked()  # as the reader had it
 
