@@ -243,6 +243,7 @@ def dropped_connection(ctx: TourContext) -> Script:
     if chat is None:
         return "There is no private chat to write in."
     yield ctx.open(chat)
+    ctx.slow_motion(True)
     differences = ctx.counter("differences")
     mark = ctx.newest_commit()
     missed = _first(
@@ -282,18 +283,20 @@ def too_long(ctx: TourContext) -> Script:
         'updatesTooLong, and getDifference answers "too long"…',
     )
     view = f"history of {chat.title}"
-    entry = yield Wait(
-        lambda: ctx.commit(mark, view, update="FillHole"),
-        "Every history is a hole now; the open one fills on demand…",
+    reset = yield Wait(lambda: ctx.commit(mark, view, why="added"), "Every history becomes a hole…")
+    assert isinstance(reset, CommitEntry)
+    fill = yield Wait(
+        lambda: ctx.commit(reset.version, view, update="FillHole", why="removed"),
+        "A loading row: what is on screen fills on demand…",
     )
-    assert isinstance(entry, CommitEntry)
+    assert isinstance(fill, CommitEntry)
     yield Wait(lambda: set(late) <= ctx.shown_ids(), "The newest messages come in…")
-    ctx.point_at(entry, view)
+    ctx.point_at(fill, view)
     return (
         "The server had too much to send one by one. The client jumped its cursor to the"
-        " server's pts and made every chat's history a hole: nothing stored is trusted to"
-        f" be complete. What is on screen filled again (commit #{entry.version}, FillHole);"
-        " other chats fill when opened."
+        f" server's pts and made every chat's history a hole (commit #{reset.version}):"
+        " nothing stored is trusted to be complete. What is on screen filled again"
+        f" (commit #{fill.version}, FillHole); other chats fill when opened."
     )
 
 
