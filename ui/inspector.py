@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
     QSizePolicy,
     QSplitter,
@@ -52,7 +53,13 @@ from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.hole_bar import BarLayout, bar_layout
 from ui.theme import current_theme, qcolor
-from ui.transactions import CommitEntry, TransactionLog, describe_commit, unknown_peer_name
+from ui.transactions import (
+    CommitEntry,
+    TransactionLog,
+    commit_detail,
+    describe_commit,
+    unknown_peer_name,
+)
 
 __all__ = ["CommitRecorder", "HoleMapWidget", "InspectorPanel"]
 
@@ -310,7 +317,17 @@ class InspectorPanel(QWidget):
         controls.addWidget(self.pause_button)
         lower.addLayout(controls)
         lower.addWidget(self.filter)
-        lower.addWidget(self.transactions, 1)
+        self.detail = QPlainTextEdit()
+        self.detail.setReadOnly(True)
+        self.detail.setPlaceholderText("Select a commit to read it whole here.")
+        self.detail.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.transactions.currentItemChanged.connect(self._commit_selected)
+        commits = QSplitter(Qt.Orientation.Vertical)
+        commits.setChildrenCollapsible(False)
+        commits.addWidget(self.transactions)
+        commits.addWidget(self.detail)
+        commits.setSizes([300, 110])
+        lower.addWidget(commits, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)
@@ -429,6 +446,7 @@ class InspectorPanel(QWidget):
         accent = qcolor(current_theme().accent)
         at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S")
         item = QTreeWidgetItem([f"#{entry.version} {at}", entry.headline])
+        item.setData(0, Qt.ItemDataRole.UserRole, entry.version)
         item.setToolTip(1, _HEADLINE_TIP)
         for change in entry.changes:
             line = QTreeWidgetItem(["", change])
@@ -450,6 +468,18 @@ class InspectorPanel(QWidget):
                 folded.addChild(line)
             item.addChild(folded)
         return item
+
+    @Slot(QTreeWidgetItem, QTreeWidgetItem)
+    def _commit_selected(self, item: QTreeWidgetItem | None, _previous: object) -> None:
+        """Tell the selected line's commit whole in the detail pane."""
+        while item is not None and item.parent() is not None:
+            item = item.parent()
+        version = None if item is None else item.data(0, Qt.ItemDataRole.UserRole)
+        entry = next((e for e in self.log if e.version == version), None)
+        if entry is None:
+            self.detail.clear()
+        else:
+            self.detail.setPlainText(commit_detail(entry))
 
     def newest_version(self) -> int:
         """The newest commit logged so far (0 before any)."""

@@ -10,6 +10,7 @@ the last few for the panel.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -42,6 +43,7 @@ from postbox import (
 __all__ = [
     "CommitEntry",
     "TransactionLog",
+    "commit_detail",
     "describe_changes",
     "describe_commit",
     "describe_key",
@@ -294,6 +296,30 @@ def describe_commit(
         tuple(silent),
         report.open_views,
     )
+
+
+def commit_detail(entry: CommitEntry) -> str:
+    """One commit told whole, for the inspector's detail pane: its change record, each
+    view it re-emitted with the update type and why, the views it consulted that stayed
+    silent, and those it never asked."""
+    at = dt.datetime.fromtimestamp(entry.at).strftime("%H:%M:%S.%f")[:-3]
+    never = entry.open_views - entry.consulted
+    lines = [
+        f"Commit #{entry.version} at {at}",
+        f"{entry.open_views} views open: {len(entry.views)} re-emitted,"
+        f" {len(entry.silent)} consulted and silent, {never} never asked.",
+        "",
+        "Change record:",
+        *(f"  {change}" for change in entry.changes or ("nothing stored",)),
+    ]
+    if entry.views:
+        lines += ["", "Re-emitted:"]
+        for (view, update), why in zip(entry.views, entry.reasons, strict=True):
+            lines.append(f"  {view}: {update}, because of {why}")
+    if entry.silent:
+        lines += ["", "Consulted, unchanged:"]
+        lines += [f"  {view}: watched {why}" for view, why in entry.silent]
+    return "\n".join(lines)
 
 
 class TransactionLog:

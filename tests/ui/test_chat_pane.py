@@ -294,6 +294,16 @@ def test_the_inspector_lists_a_commit_and_the_views_it_re_emitted(qtbot, account
     assert [tree.topLevelItem(i).isExpanded() for i in range(len(tops))] == [
         i < 3 for i in range(len(tops))
     ]
+    # A line selected tells its commit whole, unclipped, in the detail pane.
+    commit = next(
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0).startswith(f"#{entry.version} ")
+    )
+    tree.setCurrentItem(commit.child(commit.childCount() - 1))
+    detail = inspector.detail.toPlainText()
+    assert detail.startswith(f"Commit #{entry.version} at ")
+    assert "  history of Bob Stone: Generic, because of 1 new message in Bob Stone" in detail
 
 
 def test_the_inspector_names_a_peer_the_chat_list_does_not_show(qtbot, account, window) -> None:

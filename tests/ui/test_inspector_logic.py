@@ -32,7 +32,14 @@ from postbox import (
     StoreMessage,
     UpdateKind,
 )
-from ui.transactions import TransactionLog, describe_commit, describe_key, describe_topic
+from ui.transactions import (
+    CommitEntry,
+    TransactionLog,
+    commit_detail,
+    describe_commit,
+    describe_key,
+    describe_topic,
+)
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
 
@@ -232,3 +239,25 @@ def test_an_operation_log_is_named_by_what_it_holds() -> None:
     )
     assert describe_key(OperationLogViewKey(1)) == "messages to send (tag 1)"
     assert describe_key(OperationLogViewKey(99)) == "operation log (tag 99)"
+
+
+def test_a_commit_told_whole_lists_its_record_views_and_silence() -> None:
+    entry = CommitEntry(
+        version=42,
+        at=0.0,
+        changes=("messages: 1 stored in Ana", "cursor: pts 9, qts 0, seq 1"),
+        views=(("chat list (100)", "Generic"), ("history of Ana", "Generic")),
+        reasons=("1 new message in Ana", "1 new message in Ana"),
+        silent=(("peer Ana", "presence of Ana"),),
+        open_views=14,
+    )
+    text = commit_detail(entry)
+    lines = text.splitlines()
+    assert lines[0].startswith("Commit #42 at ")
+    assert lines[1] == "14 views open: 2 re-emitted, 1 consulted and silent, 11 never asked."
+    assert "  messages: 1 stored in Ana" in lines
+    assert "  history of Ana: Generic, because of 1 new message in Ana" in lines
+    assert lines[-1] == "  peer Ana: watched presence of Ana"
+    empty = commit_detail(CommitEntry(7, 0.0, (), (), open_views=3))
+    assert "  nothing stored" in empty.splitlines()
+    assert "Re-emitted:" not in empty and "Consulted, unchanged:" not in empty
