@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["take_screenshots"]
+__all__ = ["run_until", "take_screenshots"]
 
 
-def _wait(app: object, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+def run_until(app: object, condition: Callable[[], bool], timeout: float = 30.0) -> None:
     """Run the Qt event loop until ``condition`` holds."""
     deadline = time.monotonic() + timeout
     while not condition():
@@ -68,25 +68,25 @@ def take_screenshots(out: Path) -> list[Path]:
             return messages >= 20 or (messages > 0 and not isinstance(rows[0], LoadingRow))
 
         def shot(name: str) -> None:
-            _wait(app, lambda: not window.history.animator.running)
+            run_until(app, lambda: not window.history.animator.running)
             app.processEvents()
             path = out / name
             window.grab().save(str(path))
             saved.append(path)
 
         try:
-            _wait(app, lambda: len(chats()) >= 20)
+            run_until(app, lambda: len(chats()) >= 20)
             shot("chat-list.png")
             sizes = dict(server.call(lambda s: s.service.store.chat_sizes()))
             group = max(
                 (r for r in chats() if r.peer_id >> 56 == 1), key=lambda r: sizes.get(r.peer_id, 0)
             )
             window.open_chat(PeerId(group.peer_id), group.title)
-            _wait(app, history_settled)
+            run_until(app, history_settled)
             shot("group-history.png")
             user = next(r for r in chats() if r.peer_id >> 56 == 0 and not r.pinned)
             window.open_chat(PeerId(user.peer_id), user.title)
-            _wait(app, history_settled)
+            run_until(app, history_settled)
             window.compose.setText("Sent from the screenshot script")
             window.send()
             sent = "Sent from the screenshot script"
@@ -97,7 +97,7 @@ def take_screenshots(out: Path) -> list[Path]:
                     for r in window.history_model.rows
                 )
 
-            _wait(app, delivered)
+            run_until(app, delivered)
             shot("sent-message.png")
             incoming = [r for r in window.history_model.rows
                         if isinstance(r, MessageRow) and not r.outgoing and r.text]  # fmt: skip
@@ -111,7 +111,7 @@ def take_screenshots(out: Path) -> list[Path]:
                     for r in window.history_model.rows
                 )
 
-            _wait(app, replied)
+            run_until(app, replied)
             shot("reply.png")
             saved.extend(_sticker_shots(app, window, out))
             target = incoming[-1]
@@ -147,45 +147,45 @@ def take_screenshots(out: Path) -> list[Path]:
                     for r in window.history_model.rows
                 )
 
-            _wait(app, forwarded)
-            _wait(app, history_settled)
+            run_until(app, forwarded)
+            run_until(app, history_settled)
             shot("forward.png")
             unread = max(chats(), key=lambda r: r.unread if r.peer_id >> 56 != 2 else 0)
             window.open_chat(PeerId(unread.peer_id), unread.title, unread=unread.unread)
-            _wait(app, lambda: any(isinstance(r, UnreadRow) for r in window.history_model.rows))
-            _wait(app, history_settled)
+            run_until(app, lambda: any(isinstance(r, UnreadRow) for r in window.history_model.rows))
+            run_until(app, history_settled)
             shot("unread-separator.png")
             window.resize(520, 720)
-            _wait(app, lambda: window.narrow)
+            run_until(app, lambda: window.narrow)
             shot("narrow.png")
             window.show_chat_list()
             shot("narrow-list.png")
             window.resize(1100, 720)
             before = [(r.key, r.unread) for r in chats()]
             server.call(lambda s: s.service.generate(30))
-            _wait(app, lambda: [(r.key, r.unread) for r in chats()] != before)
+            run_until(app, lambda: [(r.key, r.unread) for r in chats()] != before)
             shot("live-traffic.png")
             window.chat_pane.info_button.setChecked(True)
             profile = window.profile
-            _wait(app, lambda: profile.media_counts[int(MessageTags.PHOTO)].text() != "…")
-            _wait(app, lambda: profile.presence.text() != "")
+            run_until(app, lambda: profile.media_counts[int(MessageTags.PHOTO)].text() != "…")
+            run_until(app, lambda: profile.presence.text() != "")
             shot("profile.png")
             window.chat_pane.info_button.setChecked(False)
             window.open_chat(PeerId(group.peer_id), group.title)
-            _wait(app, history_settled)
+            run_until(app, history_settled)
             window.chat_pane.inspector_button.setChecked(True)
             server.call(lambda s: s.service.generate(10))
-            _wait(
+            run_until(
                 app,
                 lambda: len(window.inspector.log) >= 3 and bool(window.inspector.hole_map.segments),
             )
             window.resize(1400, 760)
-            _wait(app, lambda: "…" not in window.inspector.connection.text())
+            run_until(app, lambda: "…" not in window.inspector.connection.text())
             shot("inspector.png")
             window.resize(1100, 720)
             window.chat_pane.inspector_button.setChecked(False)
             window.search.query.setText("the")
-            _wait(app, lambda: window.search.results.count() > 3)
+            run_until(app, lambda: window.search.results.count() > 3)
             app.processEvents()
             search_path = out / "search.png"
             window.search.grab().save(str(search_path))
@@ -214,9 +214,9 @@ def _sticker_shots(app: object, window: Any, out: Path) -> list[Path]:
     from ui.rows import MessageRow
 
     picker = window.chat_pane.sticker_button.open_picker()
-    _wait(app, lambda: len(picker.tabs) >= 3 and picker.model.rowCount() > 0)
+    run_until(app, lambda: len(picker.tabs) >= 3 and picker.model.rowCount() > 0)
     picker.select(picker.tabs[1].key)
-    _wait(app, lambda: picker.model.rowCount() > 0 and picker.current == picker.tabs[1].key)
+    run_until(app, lambda: picker.model.rowCount() > 0 and picker.current == picker.tabs[1].key)
     app.processEvents()  # type: ignore[attr-defined]
     picture = window.grab()
     painter = QPainter(picture)
@@ -233,8 +233,8 @@ def _sticker_shots(app: object, window: Any, out: Path) -> list[Path]:
             for r in window.history_model.rows
         )
 
-    _wait(app, delivered)
-    _wait(app, lambda: not window.history.animator.running)
+    run_until(app, delivered)
+    run_until(app, lambda: not window.history.animator.running)
     app.processEvents()  # type: ignore[attr-defined]
     sent_path = out / "sticker.png"
     window.grab().save(str(sent_path))
@@ -273,14 +273,16 @@ def _two_windows_shot(app: object, out: Path, server: Any, scratch: Path) -> Pat
 
     try:
         question, answer = "Are you coming to the climbing gym tonight?", "Yes! See you at 7 🧗"
-        _wait(app, lambda: bool(left.history_model.rows and right.history_model.rows))
+        run_until(app, lambda: bool(left.history_model.rows and right.history_model.rows))
         left.chat_pane.compose.setText(question)
         left.chat_pane.send()
-        _wait(app, lambda: shows(right, question))
+        run_until(app, lambda: shows(right, question))
         right.chat_pane.compose.setText(answer)
         right.chat_pane.send()
-        _wait(app, lambda: shows(left, answer) and shows(left, question, "read"))
-        _wait(app, lambda: not (left.history.animator.running or right.history.animator.running))
+        run_until(app, lambda: shows(left, answer) and shows(left, question, "read"))
+        run_until(
+            app, lambda: not (left.history.animator.running or right.history.animator.running)
+        )
         app.processEvents()  # type: ignore[attr-defined]
         pictures = [left.grab(), right.grab()]
         gap = 8
@@ -318,7 +320,7 @@ def _offline_shot(app: object, out: Path, db: Path) -> Path:
     window.resize(1100, 720)
     window.show()
     try:
-        _wait(app, lambda: window.retry_button.isVisible())
+        run_until(app, lambda: window.retry_button.isVisible())
         path = out / "offline.png"
         window.grab().save(str(path))
         return path
