@@ -6,7 +6,8 @@ post, an edit or a deletion of a recent message, a deletion of old messages anyw
 history (unread ones among them), the other side reading our messages, the account
 reading or muting a chat on another device, a presence change, a rename (a nickname, a
 group's occasion, a channel's season), someone
-forwarding a channel post or a message of another chat, and a burst: two to five
+forwarding a channel post or a message of another chat, the account answering in a
+chat on another device (a read, then the next turn of the conversation), and a burst: two to five
 messages and reads pushed together in one seq container, as Telegram does, and a
 message in a secret chat (now and then in a newly opened one), which moves the qts
 stream instead of a pts one. Now and then a new message is a sticker from the server's
@@ -61,6 +62,7 @@ EVENT_WEIGHTS = {
     "secret": 5,
     "forward": 3,
     "mute": 2,
+    "answer": 8,
 }
 #: What a burst is made of, drawn with equal chances for each of its two to five parts.
 BURST_KINDS = ("message", "message", "message", "read_inbox", "read_outbox", "secret")
@@ -140,6 +142,7 @@ class Traffic:
             "secret": self._secret,
             "forward": self._forward,
             "mute": self._mute,
+            "answer": self._answer,
         }
         assert self._handlers.keys() == EVENT_WEIGHTS.keys()
 
@@ -367,6 +370,25 @@ class Traffic:
 
     def _secret(self) -> list[AnyUpdates]:
         return self._push(self._secret_message())
+
+    def _answer(self) -> list[AnyUpdates]:
+        """The account answers in a private chat or group on another device (its phone):
+        it reads the chat, then writes the next turn of the conversation there."""
+        peer_id = self._pick(self._chats, self._chat_weights)
+        if peer_id is None or self.is_account(peer_id):
+            return []
+        peer = self.store.peer(peer_id)
+        if peer is None or peer_kind(peer_id) is PeerKind.USER and peer.flags & _NOT_A_PERSON:
+            return []
+        newest = self.store.recent_messages(peer_id, 1)
+        if not newest or newest[0].out:
+            return []  # nothing to answer
+        me = self.store.self_id
+        pushes = self._push(self.store.read_inbox(peer_id, newest[0].id))
+        text, media = self._content(peer_id, me)
+        update = self.store.add_message(peer_id, out=True, author=me, text=text, media=media)
+        self._talk.sent(peer_id, update.message.id)
+        return [*pushes, *self._push(update)]
 
     def _read_outbox(self) -> list[AnyUpdates]:
         return self._push(self._read_outbox_update())

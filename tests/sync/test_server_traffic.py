@@ -301,3 +301,32 @@ def test_edits_correct_a_message_and_renames_read_like_renames() -> None:
             )
             renames += 1
     assert renames > 30
+
+
+def test_the_account_answers_on_another_device_and_the_talk_goes_on() -> None:
+    """An answer is the chat read, then an outgoing message by the account; the other
+    side's next message in that chat answers it in turn."""
+    harness = make_harness(seed=5, peers=20, messages=600)
+    store = harness.store
+    answers = 0
+    for _ in range(200):
+        # Chats whose newest message is the account's own have nothing to answer.
+        answered = {p for p, _ in store.chat_sizes() if store.recent_messages(p, 1)[0].out}
+        pushes = _step(harness, "answer")
+        if not pushes:
+            continue
+        updates = [u for push in pushes for u in _updates_of(harness, push)]
+        *reads, new = updates
+        assert isinstance(new, UpdateNewMessage)
+        message = new.message
+        assert message.out and message.author == store.self_id
+        assert message.text or message.media
+        assert peer_kind(message.peer) in (PeerKind.USER, PeerKind.GROUP)
+        assert message.peer not in answered
+        assert all(isinstance(r, UpdateReadHistoryInbox) for r in reads)
+        assert store.dialog(message.peer).unread_count == 0
+        answers += 1
+        # The pushes chain from the account's pts like any other.
+        assert [u.pts for u in updates] == sorted(u.pts for u in updates)
+        _step(harness, "message")
+    assert answers > 30

@@ -25,7 +25,12 @@ def test_the_rectangle_that_changed_is_found_to_the_pixel() -> None:
     assert changed_rectangle(blank, image()) is None
     assert changed_rectangle(blank, image(((QRect(3, 5, 4, 2), "red"),))) == (3, 5, 4, 2)
     # Two marks apart: the rectangle holds both.
-    both = image(((QRect(1, 2, 1, 1), "red"), (QRect(30, 20, 2, 3), "blue"),))
+    both = image(
+        (
+            (QRect(1, 2, 1, 1), "red"),
+            (QRect(30, 20, 2, 3), "blue"),
+        )
+    )
     assert changed_rectangle(blank, both) == (1, 2, 31, 21)
     # The last column and row count too.
     assert changed_rectangle(blank, image(((QRect(39, 29, 1, 1), "red"),))) == (39, 29, 1, 1)
