@@ -15,7 +15,6 @@ before only lengthens it, and one that differs is stored as the rectangle that c
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from client.apng import Frame, apng
-from client.screenshots import run_until
+from client.screenshots import offscreen_app, run_until, shut_down_qt
 
 __all__ = ["record_captures"]
 
@@ -127,20 +126,14 @@ def _record(app: Any, window: Any, until: Any) -> list[tuple[Any, float]]:
 
 
 def record_captures(out: Path) -> list[Path]:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
+    app = offscreen_app()
     from client.account import Account
     from client.demo_stage import DemoStage
     from client.slow_motion import SlowMotion
     from sync.server import EmbeddedServer, ServerConfig
     from ui.main_window import MainWindow
     from ui.rows import ChatRow
-    from ui.theme import apply_theme
 
-    existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
-    apply_theme(app, "light")
     out.mkdir(parents=True, exist_ok=True)
     saved: list[Path] = []
     config = ServerConfig(token="captures", seed=1, rate=0, messages=20_000)
@@ -186,11 +179,7 @@ def main() -> int:
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("resources/captures")
     for path in record_captures(target):
         print(f"{path}: {path.stat().st_size:,} bytes")
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance()
-    if app is not None:
-        app.shutdown()  # tear Qt down before the interpreter does
+    shut_down_qt()
     return 0
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_until", "take_screenshots"]
+__all__ = ["offscreen_app", "run_until", "shut_down_qt", "take_screenshots"]
 
 
 def run_until(app: object, condition: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -31,11 +31,33 @@ def run_until(app: object, condition: Callable[[], bool], timeout: float = 30.0)
         time.sleep(0.005)
 
 
-def take_screenshots(out: Path) -> list[Path]:
+def offscreen_app() -> Any:
+    """The Qt application on the offscreen platform (unless another was chosen), in the
+    light theme: what the screenshots and captures are taken in."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from ui.theme import apply_theme
+
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    apply_theme(app, "light")
+    return app
+
+
+def shut_down_qt() -> None:
+    """Tear Qt down before the interpreter does."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None:
+        app.shutdown()
+
+
+def take_screenshots(out: Path) -> list[Path]:
+    app = offscreen_app()
     from PySide6.QtCore import QPoint
     from PySide6.QtGui import QPainter
-    from PySide6.QtWidgets import QApplication
 
     from client.account import Account
     from postbox import MessageId, MessageTags, PeerId
@@ -44,9 +66,6 @@ def take_screenshots(out: Path) -> list[Path]:
     from ui.rows import ChatRow, LoadingRow, MessageRow, UnreadRow
     from ui.theme import apply_theme
 
-    existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
-    apply_theme(app, "light")
     out.mkdir(parents=True, exist_ok=True)
     saved: list[Path] = []
     with (
@@ -335,11 +354,7 @@ def main() -> int:
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("resources/screenshots")
     for path in take_screenshots(target):
         print(path)
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance()
-    if app is not None:
-        app.shutdown()  # tear Qt down before the interpreter does
+    shut_down_qt()
     return 0
 
 

@@ -12,6 +12,7 @@ pointing at the inspector line that shows it:
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -141,29 +142,32 @@ class TourContext:
         self.window.inspector.release()
 
 
-def done(future: Future[Any], doing: str) -> Wait:
-    """Wait for ``future``; its result is sent back wrapped in a tuple (so that a false
-    result still ends the wait)."""
-    return Wait(lambda: future.done() and (future.result(),), doing)
+def awaited(future: Future[Any], doing: str) -> Generator[Wait | Beat, object, Any]:
+    """Wait for ``future`` (``yield from``); its result."""
+    found = yield Wait(lambda: future.done() and (future.result(),), doing)
+    assert isinstance(found, tuple)  # a tuple, so that a false result ends the wait too
+    return found[0]
 
 
-def _first(result: object) -> Any:
-    assert isinstance(result, tuple)
-    return result[0]
+def open_a_person(ctx: TourContext) -> Generator[Wait | Beat, object, ChatRow | None]:
+    """Show the inspector and open a private chat with a person (``yield from``)."""
+    ctx.show_inspector()
+    chat = ctx.open_person()
+    if chat is not None:
+        yield ctx.open(chat)
+    return chat
 
 
 # -- the steps ---------------------------------------------------------------------------
 
 
 def live_insert(ctx: TourContext) -> Script:
-    ctx.show_inspector()
-    chat = ctx.open_person()
+    chat = yield from open_a_person(ctx)
     if chat is None:
         return "There is no private chat to write in."
-    yield ctx.open(chat)
     yield Beat(800)
     mark = ctx.newest_commit()
-    said = _first((yield done(ctx.stage.say(chat.peer_id), f"{chat.title} is typing…")))
+    said = yield from awaited(ctx.stage.say(chat.peer_id), f"{chat.title} is typing…")
     if said is None:
         return f"Nobody can write in {chat.title}; open another chat and try again."
     view = f"history of {chat.title}"
@@ -190,8 +194,8 @@ def hole_fill(ctx: TourContext) -> Script:
         # keeps a hole above it.
         yield ctx.open(row)
         yield Wait(lambda: not ctx.loading_shown(), "Looking for a chat longer than its window…")
-        looking = done(ctx.hole_map(row.peer_id), "Looking for a chat longer than its window…")
-        segments = _first((yield looking))
+        looking = "Looking for a chat longer than its window…"
+        segments = yield from awaited(ctx.hole_map(row.peer_id), looking)
         if any(segment.kind is SegmentKind.HOLE for segment in segments):
             chat = row
             break
@@ -219,13 +223,13 @@ def read_elsewhere(ctx: TourContext) -> Script:
     if not people:
         return "There is no other private chat to read."
     chat = people[min(2, len(people) - 1)]
-    said = _first((yield done(ctx.stage.say(chat.peer_id), f"{chat.title} writes…")))
+    said = yield from awaited(ctx.stage.say(chat.peer_id), f"{chat.title} writes…")
     if said is None:
         return f"Nobody can write in {chat.title}."
     yield Wait(lambda: (ctx.unread(chat.peer_id) or 0) > 0, "A badge in the chat list…")
     yield Beat(2000, f"{chat.title}'s badge counts the message. Now another device reads it…")
     mark = ctx.newest_commit()
-    yield done(ctx.stage.read_elsewhere(chat.peer_id), "Another device reads the chat…")
+    yield from awaited(ctx.stage.read_elsewhere(chat.peer_id), "Another device reads the chat…")
     yield Wait(lambda: ctx.unread(chat.peer_id) == 0, "The server pushes the read…")
     why = f"read state of {chat.title}"
     entry = yield Wait(lambda: ctx.commit(mark, "chat list", why=why), "The read is replayed…")
@@ -238,17 +242,14 @@ def read_elsewhere(ctx: TourContext) -> Script:
 
 
 def dropped_connection(ctx: TourContext) -> Script:
-    ctx.show_inspector()
-    chat = ctx.open_person()
+    chat = yield from open_a_person(ctx)
     if chat is None:
         return "There is no private chat to write in."
-    yield ctx.open(chat)
     ctx.slow_motion(True)
     differences = ctx.counter("differences")
     mark = ctx.newest_commit()
-    missed = _first(
-        (yield done(ctx.stage.drop_connections(chat.peer_id, MISSED), "The network drops…"))
-    )
+    dropped = ctx.stage.drop_connections(chat.peer_id, MISSED)
+    missed = yield from awaited(dropped, "The network drops…")
     yield Wait(
         lambda: set(missed) <= ctx.shown_ids(),
         f"{len(missed)} messages are written while the connection is down; no push carries"
@@ -267,17 +268,14 @@ def dropped_connection(ctx: TourContext) -> Script:
 
 
 def too_long(ctx: TourContext) -> Script:
-    ctx.show_inspector()
-    chat = ctx.open_person()
+    chat = yield from open_a_person(ctx)
     if chat is None:
         return "There is no private chat to show."
-    yield ctx.open(chat)
     ctx.slow_motion(True)
     before = ctx.counter("too_long")
     mark = ctx.newest_commit()
-    late = _first(
-        (yield done(ctx.stage.too_long(chat.peer_id, MISSED), "The client falls far behind…"))
-    )
+    behind = ctx.stage.too_long(chat.peer_id, MISSED)
+    late = yield from awaited(behind, "The client falls far behind…")
     yield Wait(
         lambda: ctx.counter("too_long") > before,
         'updatesTooLong, and getDifference answers "too long"…',
