@@ -12,7 +12,7 @@ from client.account import Account
 from postbox import MessageNamespace, PeerId
 from sync.protocol import PeerKind, peer_kind
 from sync.server.config import ServerConfig
-from sync.server.server import EmbeddedServer
+from sync.server.server import EmbeddedServer, MockServer
 from sync.server.store import StoreError
 from tests.client.account_helpers import synced_as, verify_agrees_for, wait_until
 
@@ -94,8 +94,9 @@ def test_each_stage_event_reaches_the_client_as_the_server_would_send_it(
 
 
 def test_a_channel_posts_and_an_unknown_chat_is_refused(server) -> None:
-    def channel(s) -> int:
-        return next(p for p, _ in s.service.store.chat_sizes() if peer_kind(p) is PeerKind.CHANNEL)
+    def channel(s: MockServer) -> int:
+        chats = s.service.store.chat_sizes()
+        return next(p for p, _ in chats if peer_kind(p) is PeerKind.CHANNEL)
 
     posted = server.call(lambda s: s.stage.say(channel(s)))
     newest = server.call(lambda s: s.service.store.recent_messages(channel(s), 1)[0])
