@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
+    QToolTip,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -88,9 +89,12 @@ _TERMS_TIP = (
     " views watching those parts (topics) are consulted, replay it against their window,"
     " and re-emit only if their window changed. Update types: Generic (a live change,"
     " animated), FillHole (a hole filled, rows in place), UpdateVisible (the window moved),"
-    " Initial and InitialUnread (first snapshots). Cursor: pts counts the account's"
-    " changes, qts its secret-chat events, seq the server's containers. Operation log"
-    " (tag N): the queue of work a tag names (reads to send, validations)."
+    " Initial and InitialUnread (first snapshots). Blue lines: views a live change"
+    " re-emitted (Generic); grey: views re-emitted in place, or consulted and silent."
+    " A hole: ids the server may have and this database does not, kept per space (the"
+    " whole history, or one media tag's). Cursor: pts counts the account's changes, qts"
+    " its secret-chat events, seq the server's containers. Operation log (tag N): the"
+    " queue of work a tag names (reads to send, validations)."
 )
 _HEADLINE_TIP = (
     "Views open: every live query on screen. Consulted: the views watching something this"
@@ -312,8 +316,13 @@ class InspectorPanel(QWidget):
         self.filter.setPlaceholderText("Filter: a chat or a view (history, chat list…)")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._filter_changed)
+        self.legend_button = QPushButton("?")
+        self.legend_button.setObjectName("flat")
+        self.legend_button.setToolTip(_TERMS_TIP)
+        self.legend_button.clicked.connect(self._show_legend)
         controls = QHBoxLayout()
         controls.addWidget(heading, 1)
+        controls.addWidget(self.legend_button)
         controls.addWidget(self.pause_button)
         lower.addLayout(controls)
         lower.addWidget(self.filter)
@@ -387,6 +396,12 @@ class InspectorPanel(QWidget):
             self._names_pending = False
 
         self._relay.watch(self.account.postbox.transaction(read), found, failed)
+
+    @Slot()
+    def _show_legend(self) -> None:
+        """What the terms mean, on a click as well as on hover."""
+        button = self.legend_button
+        QToolTip.showText(button.mapToGlobal(button.rect().bottomLeft()), _TERMS_TIP, button)
 
     @Slot(bool)
     def _paused(self, paused: bool) -> None:
