@@ -72,9 +72,11 @@ class TourContext:
         )
 
     def showing(self, peer_id: int) -> bool:
-        """The chat is open and its history shows messages."""
+        """The chat is open and its history shows its messages (not yet the chat
+        shown before, whose rows stay until the new view's first snapshot)."""
         return self.window.open_peer == peer_id and any(
-            isinstance(row, MessageRow) for row in self.window.history_model.rows
+            isinstance(row, MessageRow) and row.peer_id == peer_id
+            for row in self.window.history_model.rows
         )
 
     def shown_ids(self) -> set[int]:
