@@ -87,6 +87,17 @@ def test_the_tour_opens_on_its_welcome_and_acts_only_when_started(qtbot, demo) -
     assert not server.call(lambda mock: mock.traffic_paused)
 
 
+def test_closing_the_window_mid_step_lets_the_traffic_go_on(qtbot, demo) -> None:
+    main, server = demo
+    card = started(main)
+    card.show_step(2)  # slow motion on, and waiting
+    assert card.runner.running
+    main.close_feeds()
+    assert not card.runner.running
+    assert not server.call(lambda mock: mock.traffic_paused)
+    assert server.call(lambda mock: mock.latency) == 0
+
+
 def test_a_live_insert_names_its_view_and_counts_the_silent_ones(qtbot, demo) -> None:
     main, _server = demo
     card = started(main)
