@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Beat",
     "Script",
+    "StepImpossible",
     "TourCard",
     "TourRunner",
     "TourStage",
@@ -61,6 +62,10 @@ class TourStage(Protocol):
     def drop_connections(self, peer_id: int, messages: int) -> Future[list[int]]: ...
 
     def too_long(self, peer_id: int, messages: int) -> Future[list[int]]: ...
+
+
+class StepImpossible(Exception):  # noqa: N818 - it reads as what the card says
+    """The step cannot happen here (no chat of the kind it needs): said on its card."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +149,9 @@ class TourRunner(QObject):
             wanted = script.send(value)
         except StopIteration as finished:
             self._finish(str(finished.value or ""), succeeded=True)
+            return
+        except StepImpossible as impossible:
+            self._finish(str(impossible), succeeded=False)
             return
         except Exception as error:  # noqa: BLE001 - a step that breaks says so on its card
             self._finish(f"The step stopped: {error}", succeeded=False)

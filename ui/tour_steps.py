@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from client import SegmentKind
 from postbox import PeerId, PeerNamespace
 from ui.rows import ChatRow, LoadingRow, MessageRow
-from ui.tour import Beat, Script, TourStage, TourStep, Wait
+from ui.tour import Beat, Script, StepImpossible, TourStage, TourStep, Wait
 from ui.transactions import CommitEntry
 
 if TYPE_CHECKING:
@@ -166,12 +166,12 @@ def open_a_person(ctx: TourContext) -> Generator[Wait | Beat, object, ChatRow | 
 def live_insert(ctx: TourContext) -> Script:
     chat = yield from open_a_person(ctx)
     if chat is None:
-        return "There is no private chat to write in."
+        raise StepImpossible("There is no private chat to write in.")
     yield Beat(800)
     mark = ctx.newest_commit()
     said = yield from awaited(ctx.stage.say(chat.peer_id), f"{chat.title} is typing…")
     if said is None:
-        return f"Nobody can write in {chat.title}; open another chat and try again."
+        raise StepImpossible(f"Nobody can write in {chat.title}; open another chat and try again.")
     view = f"history of {chat.title}"
     entry = yield Wait(
         lambda: ctx.commit(mark, view, update="Generic"), "The message is on its way…"
@@ -202,7 +202,7 @@ def hole_fill(ctx: TourContext) -> Script:
             chat = row
             break
     if chat is None:
-        return "Every chat is stored whole here: there is no hole to scroll into."
+        raise StepImpossible("Every chat is stored whole here: there is no hole to scroll into.")
     yield Beat(1500, "Its older messages are a hole: grey on the hole map.")
     mark = ctx.newest_commit()
     yield Wait(ctx.scroll_to_top, "Scrolling up into the hole…")
@@ -223,11 +223,11 @@ def read_elsewhere(ctx: TourContext) -> Script:
     ctx.show_inspector()
     people = ctx.people(besides=ctx.window.open_peer)
     if not people:
-        return "There is no other private chat to read."
+        raise StepImpossible("There is no other private chat to read.")
     chat = people[min(2, len(people) - 1)]
     said = yield from awaited(ctx.stage.say(chat.peer_id), f"{chat.title} writes…")
     if said is None:
-        return f"Nobody can write in {chat.title}."
+        raise StepImpossible(f"Nobody can write in {chat.title}.")
     yield Wait(lambda: (ctx.unread(chat.peer_id) or 0) > 0, "A badge in the chat list…")
     yield Beat(2000, f"{chat.title}'s badge counts the message. Now another device reads it…")
     mark = ctx.newest_commit()
@@ -246,7 +246,7 @@ def read_elsewhere(ctx: TourContext) -> Script:
 def dropped_connection(ctx: TourContext) -> Script:
     chat = yield from open_a_person(ctx)
     if chat is None:
-        return "There is no private chat to write in."
+        raise StepImpossible("There is no private chat to write in.")
     ctx.slow_motion(True)
     differences = ctx.counter("differences")
     mark = ctx.newest_commit()
@@ -272,7 +272,7 @@ def dropped_connection(ctx: TourContext) -> Script:
 def too_long(ctx: TourContext) -> Script:
     chat = yield from open_a_person(ctx)
     if chat is None:
-        return "There is no private chat to show."
+        raise StepImpossible("There is no private chat to show.")
     ctx.slow_motion(True)
     before = ctx.counter("too_long")
     mark = ctx.newest_commit()

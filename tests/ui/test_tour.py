@@ -21,7 +21,7 @@ from tests.sync.engine_helpers import FAST
 from tests.ui.conftest import loaded
 from ui.main_window import MainWindow
 from ui.rows import LoadingRow
-from ui.tour import Beat, TourCard, TourRunner, Wait
+from ui.tour import Beat, StepImpossible, TourCard, TourRunner, Wait
 from ui.tour_steps import TOUR
 
 TOKEN = "tour"
@@ -230,6 +230,19 @@ def test_a_step_that_breaks_says_why_instead_of_raising(qtbot) -> None:
         runner.run(script())
     assert failed.args == ["The step stopped: division by zero"]
     assert not runner.running and not runner.succeeded
+
+
+def test_a_step_that_cannot_happen_here_says_so_as_a_failure(qtbot) -> None:
+    parent = QObject()
+    runner = TourRunner(parent, beat_scale=0)
+
+    def script():
+        yield Beat(0)
+        raise StepImpossible("There is no private chat to write in.")
+
+    with qtbot.waitSignal(runner.failed, timeout=5_000) as failed:
+        runner.run(script())
+    assert failed.args == ["There is no private chat to write in."]
 
 
 def test_stopping_closes_the_script(qtbot) -> None:
