@@ -17,6 +17,8 @@ from dataclasses import dataclass
 __all__ = ["ApngError", "Frame", "apng", "png_chunks"]
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: The colour type of a PNG with a palette, whose PLTE chunk this writer does not carry.
+_PALETTE = 3
 
 
 class ApngError(ValueError):
@@ -74,6 +76,8 @@ def apng(frames: Sequence[Frame], *, plays: int = 0) -> bytes:
     if not frames:
         raise ApngError("an animation needs a frame")
     width, height, form = _header(frames[0].png)
+    if form[1] == _PALETTE:
+        raise ApngError("palette frames are not supported: give RGB or RGBA ones")
     if (frames[0].x, frames[0].y) != (0, 0):
         raise ApngError("the first frame covers the canvas from its corner")
     out = [SIGNATURE]
@@ -85,7 +89,11 @@ def apng(frames: Sequence[Frame], *, plays: int = 0) -> bytes:
         frame_width, frame_height, frame_form = _header(frame.png)
         if frame_form != form:
             raise ApngError(f"frame {number} is not coded as the first one is")
-        if frame.x + frame_width > width or frame.y + frame_height > height:
+        if (
+            min(frame.x, frame.y) < 0
+            or frame.x + frame_width > width
+            or frame.y + frame_height > height
+        ):
             raise ApngError(f"frame {number} reaches outside the canvas")
         delay = max(1, min(frame.delay_ms, 65_535))
         control = struct.pack(

@@ -17,6 +17,9 @@ class DemoStage:
     def quiet(self, on: bool) -> Future[None]:
         return self._server.submit(lambda mock: mock.stage.quiet(on))
 
+    def writable(self, peer_ids: list[int]) -> Future[list[int]]:
+        return self._server.submit(lambda mock: mock.stage.writable(peer_ids))
+
     def say(self, peer_id: int) -> Future[int | None]:
         return self._server.submit(lambda mock: mock.stage.say(peer_id))
 

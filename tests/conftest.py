@@ -1,7 +1,9 @@
-"""Shared fixtures: a file-backed postbox on ``tmp_path`` and peer ids."""
+"""Shared fixtures: a file-backed postbox on ``tmp_path``, peer ids, and settings
+kept away from the user's."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,19 @@ settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def settings_of_their_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The app's settings (theme, the tour offered) in a folder of the tests' own, for
+    the tests and the demos they start, never the user's."""
+    before = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = before
 
 
 @pytest.fixture

@@ -248,6 +248,8 @@ class InspectorPanel(QWidget):
         self._history: MessageHistoryView | None = None
         self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
         self._map_pending = False
+        #: The filter and pause as the reader had them before ``point_at``.
+        self._before_pointing: tuple[str, bool] | None = None
         #: The map changed while it was being read: read it again.
         self._map_stale = False
         #: Names read from the database for peers the window does not list.
@@ -496,15 +498,22 @@ class InspectorPanel(QWidget):
         else:
             self.detail.setPlainText(commit_detail(entry))
 
+    def commits(self) -> list[CommitEntry]:
+        """The commits logged, newest first, up to the last one replayed (read even
+        while the panel is hidden)."""
+        self._take_reports()
+        return list(self.log)
+
     def newest_version(self) -> int:
         """The newest commit logged so far (0 before any)."""
-        self._take_reports()
-        return next((entry.version for entry in self.log), 0)
+        return next((entry.version for entry in self.commits()), 0)
 
     def point_at(self, version: int, view: str, *, open_silent: bool = False) -> None:
         """Show commit ``version`` and select its line about ``view``, holding the list
         still (paused) until ``release``; ``open_silent`` unfolds its silent views."""
         self._take_reports()
+        if self._before_pointing is None:
+            self._before_pointing = (self.filter.text(), self.pause_button.isChecked())
         self.filter.clear()
         self.pause_button.setChecked(False)
         self._render_all = self._log_dirty = True
@@ -536,9 +545,15 @@ class InspectorPanel(QWidget):
         tree.scrollToItem(commit, QAbstractItemView.ScrollHint.PositionAtTop)
 
     def release(self) -> None:
-        """Let the list run again after ``point_at``."""
+        """After ``point_at``: the list filtered and paused as the reader had it."""
+        if self._before_pointing is None:
+            return
+        wanted, paused = self._before_pointing
+        self._before_pointing = None
         self.transactions.clearSelection()
         self.pause_button.setChecked(False)
+        self.filter.setText(wanted)
+        self.pause_button.setChecked(paused)
 
     # -- the open chat's hole map --------------------------------------------------------
 

@@ -550,8 +550,10 @@ class MainWindow(QMainWindow):
         if self.relay.closed:
             return
         self._status_timer.stop()
-        if self.tour is not None and self.tour.isVisible():
-            self.tour.finish()  # the traffic and slow motion back as they were, for the rest
+        if self.tour is not None:
+            self.tour.runner.stop()
+            if not self.tour.isHidden():  # open, if not on screen (the narrow layout)
+                self.tour.finish()  # the traffic and slow motion as they were, for the rest
         self.relay.close()
         self._chat_feed.close()
         self.chat_pane.close_feed()

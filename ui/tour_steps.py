@@ -16,7 +16,7 @@ from collections.abc import Generator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from client import SegmentKind
+from client import EngineStatus, SegmentKind
 from postbox import PeerId, PeerNamespace
 from ui.rows import ChatRow, LoadingRow, MessageRow
 from ui.tour import Beat, Script, StepImpossible, TourStage, TourStep, Wait
@@ -41,6 +41,9 @@ class TourContext:
         self.beat_scale = beat_scale
         #: Whether slow motion was on before a step turned it on.
         self._slow_before: bool | None = None
+        #: The engine's state as last heard (``counter``), and whether it was asked.
+        self._status: EngineStatus | None = None
+        self._status_pending = False
 
     # -- the window ----------------------------------------------------------------------
 
@@ -62,14 +65,6 @@ class TourContext:
     def open(self, row: ChatRow) -> Wait:
         self.window.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
         return Wait(lambda: self.showing(row.peer_id), f"Opening the chat with {row.title}…")
-
-    def open_person(self) -> ChatRow | None:
-        """The open chat if it is with a person, else the first such chat in the list."""
-        people = self.people()
-        open_peer = self.window.open_peer
-        return next((row for row in people if row.peer_id == open_peer), None) or next(
-            iter(people), None
-        )
 
     def showing(self, peer_id: int) -> bool:
         """The chat is open and its history shows its messages (not yet the chat
@@ -102,8 +97,24 @@ class TourContext:
     # -- the engine and the inspector ----------------------------------------------------
 
     def counter(self, name: str) -> int:
-        status = self.window.inspector.status
+        """One of the engine's counters as last heard (asking again each time, so
+        that a ``Wait`` on it sees it move)."""
+        self._ask_status()
+        status = self._status
         return 0 if status is None else status.counters.get(name, 0)
+
+    def _ask_status(self) -> None:
+        if self._status_pending:
+            return
+        self._status_pending = True
+
+        def heard(status: EngineStatus | None) -> None:
+            self._status, self._status_pending = status, False
+
+        def failed(_error: BaseException) -> None:
+            self._status_pending = False
+
+        self.window.relay.watch(self.window.account.status_later(), heard, failed)
 
     def newest_commit(self) -> int:
         return self.window.inspector.newest_version()
@@ -113,7 +124,7 @@ class TourContext:
     ) -> CommitEntry | None:
         """The first commit after version ``after`` that re-emitted ``view`` (with
         ``update``, for a reason that says ``why``), if one came."""
-        for entry in reversed(list(self.window.inspector.log)):
+        for entry in reversed(self.window.inspector.commits()):
             if entry.version <= after:
                 continue
             for (name, kind), reason in zip(entry.views, entry.reasons, strict=True):
@@ -151,13 +162,37 @@ def awaited(future: Future[Any], doing: str) -> Generator[Wait | Beat, object, A
     return found[0]
 
 
-def open_a_person(ctx: TourContext) -> Generator[Wait | Beat, object, ChatRow | None]:
-    """Show the inspector and open a private chat with a person (``yield from``)."""
+def someone_to_write(
+    ctx: TourContext, *, besides: int | None = None
+) -> Generator[Wait | Beat, object, list[ChatRow]]:
+    """The private chats in the list where someone can write now (not a chat with
+    another account), the open one first (``yield from``)."""
+    people = ctx.people(besides=besides)
+    people.sort(key=lambda row: row.peer_id != ctx.window.open_peer)
+    asking = ctx.stage.writable([row.peer_id for row in people])
+    writable = yield from awaited(asking, "Looking for someone to write…")
+    rows = [row for row in people if row.peer_id in set(writable)]
+    if not rows:
+        raise StepImpossible("No private chat here has someone who can write in it.")
+    return rows
+
+
+def open_a_person(ctx: TourContext) -> Generator[Wait | Beat, object, ChatRow]:
+    """Show the inspector and open a private chat where someone can write, the open
+    chat if it is one (``yield from``)."""
     ctx.show_inspector()
-    chat = ctx.open_person()
-    if chat is not None:
-        yield ctx.open(chat)
+    chat = (yield from someone_to_write(ctx))[0]
+    yield ctx.open(chat)
     return chat
+
+
+def status_now(ctx: TourContext) -> Generator[Wait | Beat, object, EngineStatus]:
+    """The engine's state, asked now (``yield from``)."""
+    status = yield from awaited(ctx.window.account.status_later(), "Asking the engine…")
+    if status is None:
+        raise StepImpossible("The sync engine is not running.")
+    assert isinstance(status, EngineStatus)
+    return status
 
 
 # -- the steps ---------------------------------------------------------------------------
@@ -165,16 +200,15 @@ def open_a_person(ctx: TourContext) -> Generator[Wait | Beat, object, ChatRow | 
 
 def live_insert(ctx: TourContext) -> Script:
     chat = yield from open_a_person(ctx)
-    if chat is None:
-        raise StepImpossible("There is no private chat to write in.")
     yield Beat(800)
     mark = ctx.newest_commit()
     said = yield from awaited(ctx.stage.say(chat.peer_id), f"{chat.title} is typing…")
     if said is None:
-        raise StepImpossible(f"Nobody can write in {chat.title}; open another chat and try again.")
+        raise StepImpossible(f"Nobody can write in {chat.title} now.")
     view = f"history of {chat.title}"
     entry = yield Wait(
-        lambda: ctx.commit(mark, view, update="Generic"), "The message is on its way…"
+        lambda: ctx.commit(mark, view, update="Generic", why="new message"),
+        "The message is on its way…",
     )
     assert isinstance(entry, CommitEntry)
     ctx.point_at(entry, view, open_silent=True)
@@ -221,14 +255,13 @@ def hole_fill(ctx: TourContext) -> Script:
 
 def read_elsewhere(ctx: TourContext) -> Script:
     ctx.show_inspector()
-    people = ctx.people(besides=ctx.window.open_peer)
-    if not people:
-        raise StepImpossible("There is no other private chat to read.")
+    people = yield from someone_to_write(ctx, besides=ctx.window.open_peer)
     chat = people[min(2, len(people) - 1)]
+    before = ctx.unread(chat.peer_id) or 0
     said = yield from awaited(ctx.stage.say(chat.peer_id), f"{chat.title} writes…")
     if said is None:
-        raise StepImpossible(f"Nobody can write in {chat.title}.")
-    yield Wait(lambda: (ctx.unread(chat.peer_id) or 0) > 0, "A badge in the chat list…")
+        raise StepImpossible(f"Nobody can write in {chat.title} now.")
+    yield Wait(lambda: (ctx.unread(chat.peer_id) or 0) > before, "A badge in the chat list…")
     yield Beat(2000, f"{chat.title}'s badge counts the message. Now another device reads it…")
     mark = ctx.newest_commit()
     yield from awaited(ctx.stage.read_elsewhere(chat.peer_id), "Another device reads the chat…")
@@ -245,13 +278,13 @@ def read_elsewhere(ctx: TourContext) -> Script:
 
 def dropped_connection(ctx: TourContext) -> Script:
     chat = yield from open_a_person(ctx)
-    if chat is None:
-        raise StepImpossible("There is no private chat to write in.")
     ctx.slow_motion(True)
-    differences = ctx.counter("differences")
+    differences = (yield from status_now(ctx)).counters.get("differences", 0)
     mark = ctx.newest_commit()
     dropped = ctx.stage.drop_connections(chat.peer_id, MISSED)
     missed = yield from awaited(dropped, "The network drops…")
+    if len(missed) < MISSED:
+        raise StepImpossible(f"Nobody could write in {chat.title} meanwhile.")
     yield Wait(
         lambda: set(missed) <= ctx.shown_ids(),
         f"{len(missed)} messages are written while the connection is down; no push carries"
@@ -259,7 +292,7 @@ def dropped_connection(ctx: TourContext) -> Script:
     )
     yield Wait(lambda: ctx.counter("differences") > differences, "Asking getDifference…")
     view = f"history of {chat.title}"
-    entry = yield Wait(lambda: ctx.commit(mark, view), "Storing what it missed…")
+    entry = yield Wait(lambda: ctx.commit(mark, view, why="new message"), "Storing what it missed…")
     assert isinstance(entry, CommitEntry)
     ctx.point_at(entry, view)
     return (
@@ -271,13 +304,13 @@ def dropped_connection(ctx: TourContext) -> Script:
 
 def too_long(ctx: TourContext) -> Script:
     chat = yield from open_a_person(ctx)
-    if chat is None:
-        raise StepImpossible("There is no private chat to show.")
     ctx.slow_motion(True)
-    before = ctx.counter("too_long")
+    before = (yield from status_now(ctx)).counters.get("too_long", 0)
     mark = ctx.newest_commit()
     behind = ctx.stage.too_long(chat.peer_id, MISSED)
     late = yield from awaited(behind, "The client falls far behind…")
+    if len(late) < MISSED:
+        raise StepImpossible(f"Nobody could write in {chat.title} meanwhile.")
     yield Wait(
         lambda: ctx.counter("too_long") > before,
         'updatesTooLong, and getDifference answers "too long"…',

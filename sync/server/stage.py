@@ -32,6 +32,12 @@ class Stage:
         """Pause the live traffic (so each event stands out), or let it go on."""
         self._server.traffic_paused = on
 
+    def writable(self, peer_ids: list[int]) -> list[int]:
+        """Those of ``peer_ids`` someone can write in now (not a chat with another
+        account, whose side the traffic never writes), in the order given."""
+        traffic = self._server.service.traffic
+        return [peer_id for peer_id in peer_ids if traffic.can_write_in(peer_id)]
+
     def say(self, peer_id: int) -> int | None:
         """Someone writes in ``peer_id``; the new message's id (``None``: nobody can)."""
         return self._server.service.say(peer_id)

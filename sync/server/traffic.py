@@ -213,6 +213,15 @@ class Traffic:
             return None
         return self.message_in(peer_id)
 
+    def can_write_in(self, peer_id: int) -> bool:
+        """Whether someone (not an account) can write in ``peer_id`` now."""
+        kind = peer_kind(peer_id)
+        if kind is PeerKind.CHANNEL:
+            return True
+        if kind is PeerKind.GROUP:
+            return any(not self.is_account(member) for member in self.store.members(peer_id))
+        return kind is PeerKind.USER and not self.is_account(peer_id)
+
     def message_in(
         self, peer_id: int
     ) -> UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage | None:

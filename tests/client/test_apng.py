@@ -75,6 +75,11 @@ def test_frames_become_one_animation_a_viewer_can_read_back() -> None:
             [Frame(png(2, 2, b"\x00\x00\x00"), 100), Frame(png(2, 2, b"\x00\x00\x00"), 1, x=1)],
             "outside the canvas",
         ),
+        (
+            [Frame(png(2, 2, b"\x00\x00\x00"), 100), Frame(png(1, 1, b"\x00\x00\x00"), 1, y=-1)],
+            "outside the canvas",
+        ),
+        ([Frame(png(2, 2, b"\x00", colour_type=3), 100)], "palette"),
     ],
 )
 def test_frames_that_cannot_animate_together_are_refused(frames, message) -> None:

@@ -14,14 +14,23 @@ from client import SegmentKind
 from client.account import Account
 from client.demo_stage import DemoStage
 from client.slow_motion import SlowMotion
+from postbox import PeerId
 from sync.server.config import ServerConfig
-from sync.server.server import EmbeddedServer
+from sync.server.server import EmbeddedServer, MockServer
 from tests.client.account_helpers import verify_agrees_for
 from tests.sync.engine_helpers import FAST
 from tests.ui.conftest import loaded
 from ui.main_window import MainWindow
-from ui.rows import LoadingRow
-from ui.tour import Beat, StepImpossible, TourCard, TourRunner, Wait
+from ui.rows import ChatRow, LoadingRow
+from ui.tour import (
+    Beat,
+    StepImpossible,
+    TourCard,
+    TourRunner,
+    Wait,
+    first_start,
+    remember_offered,
+)
 from ui.tour_steps import TOUR
 
 TOKEN = "tour"
@@ -61,16 +70,41 @@ def run_step(qtbot, card: TourCard, position: int) -> str:
     return card.status.text()
 
 
+def people_in(main: MainWindow) -> list[ChatRow]:
+    return [
+        r
+        for r in main.chat_model.rows
+        if isinstance(r, ChatRow)
+        and not r.is_hole
+        and PeerId(r.peer_id).namespace == 0
+        and not r.secret
+    ]
+
+
 def started(main: MainWindow) -> TourCard:
     main.start_tour(beat_scale=0)
     assert main.tour is not None and main.tour.isVisible()
     return main.tour
 
 
+def counters(main: MainWindow) -> dict[str, int]:
+    status = main.account.status_later().result(timeout=10)
+    assert status is not None
+    found: dict[str, int] = status.counters
+    return found
+
+
 def pointed_line(main: MainWindow) -> str:
     item = main.inspector.transactions.currentItem()
     assert item is not None
     return item.text(1)
+
+
+def test_the_tour_is_offered_on_the_first_start_only(qapp, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert first_start()
+    remember_offered()
+    assert not first_start()
 
 
 def test_the_tour_opens_on_its_welcome_and_acts_only_when_started(qtbot, demo) -> None:
@@ -98,6 +132,50 @@ def test_closing_the_window_mid_step_lets_the_traffic_go_on(qtbot, demo) -> None
     assert server.call(lambda mock: mock.latency) == 0
 
 
+def test_closing_a_narrow_window_mid_step_ends_the_tour_too(qtbot, demo) -> None:
+    main, server = demo
+    main.resize(700, 800)  # narrow: an open chat hides the chat list and the card
+    card = started(main)
+    card.show_step(4)
+    qtbot.waitUntil(lambda: main.narrow and main.open_peer is not None and main.side.isHidden())
+    assert card.runner.running and not card.isVisible()
+    main.close_feeds()
+    assert not card.runner.running
+    assert not server.call(lambda mock: mock.traffic_paused)
+    assert server.call(lambda mock: mock.latency) == 0
+
+
+def test_the_inspector_is_left_filtered_and_paused_as_the_reader_had_it(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    main.chat_pane.inspector_button.setChecked(True)
+    inspector = main.inspector
+    inspector.filter.setText("chat list")
+    inspector.pause_button.setChecked(True)
+    run_step(qtbot, card, 1)
+    assert inspector.filter.text() == ""  # the commit shown is not filtered away
+    card.finish()
+    assert inspector.filter.text() == "chat list" and inspector.pause_button.isChecked()
+
+
+def test_the_tour_writes_only_where_someone_can(qtbot, demo) -> None:
+    """A chat with another account (as in ``--devices 2``) is passed over: the
+    traffic never writes that account's side."""
+    main, server = demo
+    qtbot.waitUntil(lambda: len(people_in(main)) >= 2)
+    first = people_in(main)[0]
+
+    def log_in(mock: MockServer) -> None:
+        mock.service.accounts.box(first.peer_id)
+
+    server.call(log_in)
+    main.open_chat(PeerId(first.peer_id), first.title)
+    card = started(main)
+    run_step(qtbot, card, 1)
+    assert main.open_peer not in (None, first.peer_id)
+    card.finish()
+
+
 def test_a_live_insert_names_its_view_and_counts_the_silent_ones(qtbot, demo) -> None:
     main, _server = demo
     card = started(main)
@@ -105,7 +183,7 @@ def test_a_live_insert_names_its_view_and_counts_the_silent_ones(qtbot, demo) ->
     assert main.inspector.isVisible() and main.open_peer is not None
     title = main.header.text()
     line = pointed_line(main)
-    assert line.startswith(f"→ history of {title}: Generic")
+    assert line.startswith(f"→ history of {title}: Generic, 1 new message")
     assert main.inspector.pause_button.isChecked()  # held still on the commit shown
     assert "consulted and stayed silent" in outcome
     entry = next(e for e in main.inspector.log if f"#{e.version} " in outcome)
@@ -153,11 +231,11 @@ def test_a_read_on_another_device_clears_the_badge_here(qtbot, demo) -> None:
 def test_a_dropped_connection_is_caught_up_by_get_difference(qtbot, demo) -> None:
     main, _server = demo
     card = started(main)
-    before = main.inspector.status.counters["differences"] if main.inspector.status else 0
+    before = counters(main)["differences"]
     run_step(qtbot, card, 4)
-    status = main.inspector.status
-    assert status is not None and status.counters["differences"] > before
-    assert pointed_line(main).startswith("→ history of")
+    assert counters(main)["differences"] > before
+    # The commit shown is the one that stored what was missed, not any later one.
+    assert re.match(r"→ history of .*: Generic, 3 new messages", pointed_line(main))
     card.finish()
 
 
@@ -168,8 +246,7 @@ def test_too_long_turns_history_into_holes_that_fill_on_demand(qtbot, demo) -> N
     # The holes were added by one commit and the open chat filled by a later one.
     reset, fill = (int(n) for n in re.findall(r"commit #(\d+)", outcome))
     assert reset < fill
-    status = main.inspector.status
-    assert status is not None and status.counters["too_long"] == 1
+    assert counters(main)["too_long"] == 1
     assert ": FillHole" in pointed_line(main)
     card.finish()
 
