@@ -358,7 +358,14 @@ def _show_windows(
     width = screen.width() // len(windows)
     for number, wanted in enumerate(windows):
         account = wanted.open_account().start()
-        window = MainWindow(account, slow_motion=slow_motion, stage=stage if number == 0 else None)
+        if stage is None:
+            window = MainWindow(account, slow_motion=slow_motion)
+        elif number == 0:
+            window = MainWindow(account, slow_motion=slow_motion, stage=stage)
+        else:
+            window = MainWindow(
+                account, slow_motion=slow_motion, no_tour_because="in the first window"
+            )
         opened.append((account, window))
         if wanted.seat is not None and len(windows) > 1:
             window.setWindowTitle(f"postbox-chat: {wanted.seat.title}")

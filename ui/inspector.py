@@ -96,6 +96,13 @@ _TERMS_TIP = (
     " its secret-chat events, seq the server's containers. Operation log (tag N): the"
     " queue of work a tag names (reads to send, validations)."
 )
+_OPERATION_TIP = (
+    "The sync engine's state manager runs one operation at a time, in the seeds' order:"
+    " pollDifference (getDifference: what changed since the stored pts), processUpdateGroups"
+    " (pushes checked against pts, qts and seq, then applied), pollChannels (a channel's"
+    " difference), custom (work that must not interleave with the others, such as checking"
+    " read states with the server), processEvents (what the replay asks for next)."
+)
 _HEADLINE_TIP = (
     "Views open: every live query on screen. Consulted: the views watching something this"
     " commit touched (found through the topic index, without asking the others). Silent:"
@@ -259,9 +266,12 @@ class InspectorPanel(QWidget):
         self.setMinimumWidth(300)
 
         self.connection = QLabel("connection: …")
+        self.connection.setWordWrap(True)
         self.operation = QLabel("operation: idle")
+        self.operation.setToolTip(_OPERATION_TIP)
         self.queue = QLabel("queue: empty")
         self.queue.setWordWrap(True)
+        self.queue.setToolTip(_OPERATION_TIP)
         self.work = QLabel("")
         self.cursor_label = QLabel("cursor: none yet")
         self.hole_map = HoleMapWidget()
@@ -286,6 +296,7 @@ class InspectorPanel(QWidget):
         self.slow_button: QPushButton | None = None
         if slow_motion is not None:
             button = QPushButton(slow_motion.label)
+            button.setObjectName("toggle")  # filled while on
             button.setCheckable(True)
             button.setChecked(slow_motion.on)
             button.setToolTip(_SLOW_MOTION_TIP)
@@ -311,6 +322,7 @@ class InspectorPanel(QWidget):
         heading.setObjectName("section")
         heading.setToolTip(_TERMS_TIP)
         self.pause_button = QPushButton("Pause")
+        self.pause_button.setObjectName("toggle")
         self.pause_button.setCheckable(True)
         self.pause_button.setToolTip("Hold the list still; commits go on and show on resume.")
         self.pause_button.toggled.connect(self._paused)

@@ -86,6 +86,7 @@ class MainWindow(QMainWindow):
         clock: Callable[[], float] = time.time,
         slow_motion: SlowMotion | None = None,
         stage: TourStage | None = None,
+        no_tour_because: str = "in the demo, with its own server",
     ) -> None:
         super().__init__()
         self.account = account
@@ -157,7 +158,7 @@ class MainWindow(QMainWindow):
         self.tour_action = help_menu.addAction("Guided tour", self.start_tour)
         self.tour_action.setEnabled(stage is not None)
         if stage is None:
-            self.tour_action.setText("Guided tour (in the demo, with its own server)")
+            self.tour_action.setText(f"Guided tour ({no_tour_because})")
         self.help_button.setMenu(help_menu)
         top_row.addWidget(self.search_button, 1)
         top_row.addWidget(self.devices_button)
@@ -401,7 +402,18 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
         super().resizeEvent(event)
-        narrow = event.size().width() < NARROW_WIDTH
+        self._check_width()
+
+    def _check_width(self) -> None:
+        """Narrow when the list, the chat and the panels shown do not fit side by side
+        (the profile or the inspector takes its own width from what the list and the
+        chat need)."""
+        panels = sum(
+            panel.minimumSizeHint().width()
+            for panel in (self.profile, self.inspector)
+            if not panel.isHidden()
+        )
+        narrow = self.width() < NARROW_WIDTH + panels
         if narrow != self.narrow:
             self.narrow = narrow
             self._lay_out_columns()
@@ -413,6 +425,20 @@ class MainWindow(QMainWindow):
         self.side.setVisible(not showing_chat)
         self.chat_pane.setVisible(not self.narrow or showing_chat)
         self.chat_pane.back_button.setVisible(showing_chat)
+        self._place_tour()
+
+    def _place_tour(self) -> None:
+        """The tour's card under the chat list, or under the open chat while the list is
+        hidden, so it stays in sight."""
+        card = self.tour
+        if card is None:
+            return
+        host = self._side_column if not self.side.isHidden() else self.chat_pane.layout()
+        assert isinstance(host, QVBoxLayout)
+        if card.parentWidget() is not host.parentWidget():
+            was_shown = not card.isHidden()
+            host.addWidget(card)
+            card.setVisible(was_shown)
 
     @Slot(QModelIndex)
     def _chat_clicked(self, index: QModelIndex) -> None:
@@ -494,12 +520,14 @@ class MainWindow(QMainWindow):
         if shown and self.open_peer is not None:
             self.profile.show_peer(self.open_peer)
         self.profile.setVisible(shown)
+        self._check_width()
 
     @Slot(bool)
     def show_inspector(self, shown: bool) -> None:
         self.inspector.setVisible(shown)
         if shown:
             self.inspector.show_history(self.open_peer, self.chat_pane.view)
+        self._check_width()
 
     @Slot()
     def open_search(self) -> None:
@@ -531,6 +559,7 @@ class MainWindow(QMainWindow):
             self.tour = TourCard(TOUR, TourContext(self, self.stage, beat_scale=beat_scale))
             self._side_column.addWidget(self.tour)
         self.tour.show()
+        self._place_tour()
         self.tour.show_step(0)
 
     def open_devices(self) -> None:

@@ -110,9 +110,18 @@ class TourRunner(QObject):
     #: The step could not go on: why.
     failed = Signal(str)
 
-    def __init__(self, parent: QObject | None = None, *, beat_scale: float = 1.0) -> None:
+    def __init__(
+        self,
+        parent: QObject | None = None,
+        *,
+        beat_scale: float = 1.0,
+        guard: Callable[[], None] = lambda: None,
+    ) -> None:
         super().__init__(parent)
         self.beat_scale = beat_scale
+        #: Called before each look at a wait: raises ``StepImpossible`` when the reader
+        #: did something that the step cannot go on after (opened another chat).
+        self.guard = guard
         self._script: Script | None = None
         self._waiting: Wait | None = None
         self._waited_ms = 0
@@ -173,7 +182,11 @@ class TourRunner(QObject):
             self._timer.stop()
             return
         try:
+            self.guard()
             value = waiting.ready()
+        except StepImpossible as impossible:
+            self._finish(str(impossible), succeeded=False)
+            return
         except Exception as error:  # noqa: BLE001 - as above
             self._finish(f"The step stopped: {error}", succeeded=False)
             return
@@ -206,7 +219,7 @@ class TourCard(QFrame):
         self.steps = steps
         self.context = context
         self.position = 0
-        self.runner = TourRunner(self, beat_scale=context.beat_scale)
+        self.runner = TourRunner(self, beat_scale=context.beat_scale, guard=context.guard)
         self.runner.doing.connect(self._doing)
         self.runner.done.connect(self._done)
         self.runner.failed.connect(self._failed)

@@ -41,6 +41,8 @@ class TourContext:
         self.beat_scale = beat_scale
         #: Whether slow motion was on before a step turned it on.
         self._slow_before: bool | None = None
+        #: The chat the running step is about, once opened.
+        self._focus: ChatRow | None = None
         #: The engine's state as last heard (``counter``), and whether it was asked.
         self._status: EngineStatus | None = None
         self._status_pending = False
@@ -63,8 +65,23 @@ class TourContext:
         ]
 
     def open(self, row: ChatRow) -> Wait:
-        self.window.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+        """Open the chat the step is about (at its newest messages), and watch that it
+        stays open (``guard``)."""
+        if self.window.open_peer == row.peer_id:
+            self.window.chat_pane.jump_to_bottom()
+        else:
+            self.window.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+        self._focus = row
         return Wait(lambda: self.showing(row.peer_id), f"Opening the chat with {row.title}…")
+
+    def guard(self) -> None:
+        """Stop the step if the reader opened another chat than the one it is about."""
+        focus = self._focus
+        if focus is not None and self.window.open_peer != focus.peer_id:
+            self._focus = None
+            raise StepImpossible(
+                f"Another chat was opened. Press Again to watch it in {focus.title}."
+            )
 
     def showing(self, peer_id: int) -> bool:
         """The chat is open and its history shows its messages (not yet the chat
@@ -132,6 +149,15 @@ class TourContext:
                     return entry
         return None
 
+    def commit_saying(self, after: int, text: str) -> CommitEntry | None:
+        """The first commit after version ``after`` that says ``text`` anywhere: in what
+        it stored, or in why it consulted a view (re-emitted or silent)."""
+        for entry in reversed(self.window.inspector.commits()):
+            lines = [*entry.changes, *entry.reasons, *(why for _, why in entry.silent)]
+            if entry.version > after and any(text in line for line in lines):
+                return entry
+        return None
+
     def point_at(self, entry: CommitEntry, view: str, *, open_silent: bool = False) -> None:
         self.window.inspector.point_at(entry.version, view, open_silent=open_silent)
 
@@ -149,6 +175,7 @@ class TourContext:
     def tidy(self) -> None:
         """Undo what a step left: slow motion as the reader had it, the inspector
         running and unfiltered."""
+        self._focus = None
         if self._slow_before is not None:
             self.slow_motion(self._slow_before)
             self._slow_before = None
@@ -316,7 +343,8 @@ def too_long(ctx: TourContext) -> Script:
         'updatesTooLong, and getDifference answers "too long"…',
     )
     view = f"history of {chat.title}"
-    reset = yield Wait(lambda: ctx.commit(mark, view, why="added"), "Every history becomes a hole…")
+    added = f"added in {chat.title}"
+    reset = yield Wait(lambda: ctx.commit_saying(mark, added), "Every history becomes a hole…")
     assert isinstance(reset, CommitEntry)
     fill = yield Wait(
         lambda: ctx.commit(reset.version, view, update="FillHole", why="removed"),
@@ -346,8 +374,9 @@ TOUR = [
     TourStep(
         "A live insert, and the views that stay silent",
         "Someone writes in the open chat. The commit that stores the message is replayed"
-        " only against the views that watch what it touched: the history re-emits as"
-        " Generic, so the new row slides in; the other open views are left alone. The"
+        " only against the views that watch what it touched. The history re-emits as"
+        " Generic, so the new row slides in; the chat list and the cursor change too."
+        " Every other open view is left alone, most without even being asked. The"
         " inspector on the right shows the commit.",
         live_insert,
     ),

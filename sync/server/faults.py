@@ -69,6 +69,9 @@ class FaultInjector:
     held: list[AnyUpdates] = field(default_factory=list)
     #: The next getDifference answers "too long" (a push was replaced by updatesTooLong).
     difference_too_long: bool = False
+    #: Every getDifference from a pts below this answers "too long": the device fell
+    #: that far behind, and a retry from a few pts on is no nearer.
+    too_long_below: int = 0
     #: Channels whose next getChannelDifference answers "too long".
     channels_too_long: set[int] = field(default_factory=set)
     pushes_sent: int = 0

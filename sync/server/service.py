@@ -269,7 +269,7 @@ class Service:
         self._terminate(account, device)
 
     def _get_difference(self, session: Session, params: GetDifference) -> WireRecord:
-        forced = session.faults.difference_too_long
+        forced = session.faults.difference_too_long or params.pts < session.faults.too_long_below
         session.faults.difference_too_long = False
         return self.box(session).difference(params, force_too_long=forced)
 

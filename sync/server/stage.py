@@ -56,12 +56,14 @@ class Stage:
 
     def too_long(self, peer_id: int, messages: int) -> list[int]:
         """Store ``messages`` messages in ``peer_id`` without pushing them, then tell the
-        account's devices ``updatesTooLong``, and answer their next getDifference "too
-        long": what a server does when a device has fallen too far behind to be sent
-        the updates one by one."""
+        account's devices ``updatesTooLong``, and answer "too long" to any getDifference
+        from before now: what a server does when a device has fallen too far behind to
+        be sent the updates one by one."""
         said = [self._server.service.say(peer_id, push=False) for _ in range(messages)]
+        behind = self._server.service.store.state().pts
         for connection in self._server.account_connections(self._account):
-            connection.session.faults.difference_too_long = True
+            # Too long from any pts before now, so a retry from a few pts on is too.
+            connection.session.faults.too_long_below = behind
             connection.push(UpdatesTooLong())
         self._server.changes.notify()
         return [message_id for message_id in said if message_id is not None]

@@ -18,6 +18,8 @@ from sync.protocol import (
     AnyUpdate,
     AnyUpdates,
     Difference,
+    DifferenceEmpty,
+    DifferenceTooLong,
     GetChannelDifference,
     GetDifference,
     PeerKind,
@@ -331,3 +333,18 @@ def test_the_account_answers_on_another_device_and_the_talk_goes_on() -> None:
         assert counters + [new.pts] == sorted({*counters, new.pts})
         _step(harness, "message")
     assert answers > 30
+
+
+def test_a_device_too_far_behind_gets_too_long_until_it_jumps_past() -> None:
+    """Too long holds for any difference from before the point it was set at, so a
+    client that retries from a few pts on (its cursor moved meanwhile) is told again;
+    from the pts the answer gave, the difference is ordinary."""
+    harness = make_harness()
+    for _ in range(6):
+        _step(harness, "message")
+    state = harness.store.state()
+    harness.session.faults.too_long_below = state.pts
+    for pts in (state.pts - 5, state.pts - 1):
+        answer = harness.call(GetDifference(pts, 0, state.date))
+        assert isinstance(answer, DifferenceTooLong) and answer.pts == state.pts
+    assert isinstance(harness.call(GetDifference(state.pts, 0, state.date)), DifferenceEmpty)

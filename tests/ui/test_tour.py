@@ -132,17 +132,33 @@ def test_closing_the_window_mid_step_lets_the_traffic_go_on(qtbot, demo) -> None
     assert server.call(lambda mock: mock.latency) == 0
 
 
-def test_closing_a_narrow_window_mid_step_ends_the_tour_too(qtbot, demo) -> None:
+def test_in_a_narrow_window_the_card_stays_in_sight_and_closing_ends_the_tour(qtbot, demo) -> None:
     main, server = demo
-    main.resize(700, 800)  # narrow: an open chat hides the chat list and the card
+    main.resize(900, 800)  # with the inspector shown, too narrow for the list beside
     card = started(main)
+    assert card.isVisible() and main.side.isAncestorOf(card)
     card.show_step(4)
     qtbot.waitUntil(lambda: main.narrow and main.open_peer is not None and main.side.isHidden())
-    assert card.runner.running and not card.isVisible()
+    # The list is hidden: the card moved under the open chat, in sight.
+    assert card.runner.running and card.isVisible() and main.chat_pane.isAncestorOf(card)
     main.close_feeds()
     assert not card.runner.running
     assert not server.call(lambda mock: mock.traffic_paused)
     assert server.call(lambda mock: mock.latency) == 0
+
+
+def test_opening_another_chat_mid_step_stops_it_with_a_word(qtbot, demo) -> None:
+    main, _server = demo
+    card = started(main)
+    card.show_step(2)
+    # Waiting for the fill (slow motion holds the answer): the reader opens another chat.
+    qtbot.waitUntil(lambda: "the filler asks" in card.status.text(), timeout=30_000)
+    watched = main.open_peer
+    other = next(r for r in main.chat_model.rows if isinstance(r, ChatRow) and r.peer_id != watched)
+    main.open_chat(PeerId(other.peer_id), other.title)
+    qtbot.waitUntil(lambda: not card.runner.running, timeout=5_000)
+    assert not card.runner.succeeded
+    assert card.status.text().startswith("✗ Another chat was opened. Press Again")
 
 
 def test_the_inspector_is_left_filtered_and_paused_as_the_reader_had_it(qtbot, demo) -> None:
