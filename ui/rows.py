@@ -432,8 +432,8 @@ def history_rows(
                 forwarded_from=forwarded_from,
             )
         rows.append(row)
-    if view.hole_later:
-        rows.append(LoadingRow(("loading", "later")))
+    if view.hole_later and not (rows and isinstance(rows[-1], LoadingRow)):
+        rows.append(LoadingRow(("loading", "later")))  # one loading row for an empty window
     if cache is not None:
         cache.finish()
     return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Generic, TypeVar
 
@@ -242,3 +243,18 @@ def test_cached_history_rows_equal_fresh_ones_and_keep_unchanged_rows(qtbot, pos
     newest = later[-1]
     assert isinstance(newest, MessageRow)
     assert newest.id == 500 and newest.delivery == DeliveryState.SENT
+
+
+def test_an_empty_window_between_two_holes_shows_one_loading_row(qtbot, postbox):
+    """A window emptied by holes on both sides (as after "too long") says it is loading
+    once, not twice."""
+    peer = PEERS[1]
+    snapshots = Snapshots(postbox, MessageHistoryViewKey(peer, HistoryAnchor.upper_bound(), 20))
+    empty = dataclasses.replace(snapshots.latest, entries=(), hole_earlier=True, hole_later=True)
+    rows = history_rows(empty, NOW)
+    assert [type(r) for r in rows] == [LoadingRow]
+    # With messages between them, each side keeps its own.
+    both = dataclasses.replace(snapshots.latest, hole_earlier=True, hole_later=True)
+    rows = history_rows(both, NOW)
+    assert isinstance(rows[0], LoadingRow) and isinstance(rows[-1], LoadingRow)
+    assert sum(isinstance(r, LoadingRow) for r in rows) == 2
