@@ -12,7 +12,7 @@ pointing at the inspector line that shows it:
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -303,15 +303,26 @@ def read_elsewhere(ctx: TourContext) -> Script:
     )
 
 
-def dropped_connection(ctx: TourContext) -> Script:
+def written_unseen(
+    ctx: TourContext, counter: str, event: Callable[[int, int], Future[list[int]]], doing: str
+) -> Generator[Wait | Beat, object, tuple[ChatRow, int, int, list[int]]]:
+    """Open a person's chat in slow motion, note the engine's ``counter`` and the newest
+    commit, then have ``event`` write messages there that no push carries: the chat,
+    the counter, the commit and the messages' ids (``yield from``)."""
     chat = yield from open_a_person(ctx)
     ctx.slow_motion(True)
-    differences = (yield from status_now(ctx)).counters.get("differences", 0)
+    before = (yield from status_now(ctx)).counters.get(counter, 0)
     mark = ctx.newest_commit()
-    dropped = ctx.stage.drop_connections(chat.peer_id, MISSED)
-    missed = yield from awaited(dropped, "The network drops…")
-    if len(missed) < MISSED:
+    written = yield from awaited(event(chat.peer_id, MISSED), doing)
+    if len(written) < MISSED:
         raise StepImpossible(f"Nobody could write in {chat.title} meanwhile.")
+    return chat, before, mark, written
+
+
+def dropped_connection(ctx: TourContext) -> Script:
+    chat, differences, mark, missed = yield from written_unseen(
+        ctx, "differences", ctx.stage.drop_connections, "The network drops…"
+    )
     yield Wait(
         lambda: set(missed) <= ctx.shown_ids(),
         f"{len(missed)} messages are written while the connection is down; no push carries"
@@ -330,14 +341,9 @@ def dropped_connection(ctx: TourContext) -> Script:
 
 
 def too_long(ctx: TourContext) -> Script:
-    chat = yield from open_a_person(ctx)
-    ctx.slow_motion(True)
-    before = (yield from status_now(ctx)).counters.get("too_long", 0)
-    mark = ctx.newest_commit()
-    behind = ctx.stage.too_long(chat.peer_id, MISSED)
-    late = yield from awaited(behind, "The client falls far behind…")
-    if len(late) < MISSED:
-        raise StepImpossible(f"Nobody could write in {chat.title} meanwhile.")
+    chat, before, mark, late = yield from written_unseen(
+        ctx, "too_long", ctx.stage.too_long, "The client falls far behind…"
+    )
     yield Wait(
         lambda: ctx.counter("too_long") > before,
         'updatesTooLong, and getDifference answers "too long"…',

@@ -121,15 +121,21 @@ def test_the_tour_opens_on_its_welcome_and_acts_only_when_started(qtbot, demo) -
     assert not server.call(lambda mock: mock.traffic_paused)
 
 
+def closed_mid_step(main: MainWindow, card: TourCard, server: EmbeddedServer) -> None:
+    """Close the window's feeds: the step stops, and the demo's traffic and slow motion
+    are as they were for the windows left."""
+    main.close_feeds()
+    assert not card.runner.running
+    assert not server.call(lambda mock: mock.traffic_paused)
+    assert server.call(lambda mock: mock.latency) == 0
+
+
 def test_closing_the_window_mid_step_lets_the_traffic_go_on(qtbot, demo) -> None:
     main, server = demo
     card = started(main)
     card.show_step(2)  # slow motion on, and waiting
     assert card.runner.running
-    main.close_feeds()
-    assert not card.runner.running
-    assert not server.call(lambda mock: mock.traffic_paused)
-    assert server.call(lambda mock: mock.latency) == 0
+    closed_mid_step(main, card, server)
 
 
 def test_in_a_narrow_window_the_card_stays_in_sight_and_closing_ends_the_tour(qtbot, demo) -> None:
@@ -141,10 +147,7 @@ def test_in_a_narrow_window_the_card_stays_in_sight_and_closing_ends_the_tour(qt
     qtbot.waitUntil(lambda: main.narrow and main.open_peer is not None and main.side.isHidden())
     # The list is hidden: the card moved under the open chat, in sight.
     assert card.runner.running and card.isVisible() and main.chat_pane.isAncestorOf(card)
-    main.close_feeds()
-    assert not card.runner.running
-    assert not server.call(lambda mock: mock.traffic_paused)
-    assert server.call(lambda mock: mock.latency) == 0
+    closed_mid_step(main, card, server)
 
 
 def test_opening_another_chat_mid_step_stops_it_with_a_word(qtbot, demo) -> None:
