@@ -1,30 +1,20 @@
-"""Animated captures of the real app, made offscreen, for the README.
+"""Animated captures of a window: frames grabbed while something happens, made into an
+animated PNG (``client.apng``). ``python -m client.screenshots --captures`` records the
+README's from the guided tour.
 
-``python -m client.captures [OUT_DIR]`` (default ``resources/captures``) starts the demo's
-server with a fixed seed and no live traffic, the sync worker and the window on the
-offscreen platform, and records two of the guided tour's steps as animated PNGs:
-
-* ``live-insert.png``: a message arrives in the open chat and slides in (Generic); the
-  inspector names the commit and counts the views it left silent;
-* ``hole-fill.png``: in slow motion, scrolling up reaches a hole, a loading row shows,
-  the fetch is drawn in flight on the hole map, and the FillHole puts the rows in place.
-
-Frames are grabbed every ``FRAME_MS`` while the step runs; a frame equal to the one
-before only lengthens it, and one that differs is stored as the rectangle that changed.
+Frames are grabbed every ``FRAME_MS``; a frame equal to the one before only lengthens
+it, and one that differs is stored as the rectangle that changed.
 """
 
 from __future__ import annotations
 
-import sys
-import tempfile
 import time
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from client.apng import Frame, apng
-from client.screenshots import offscreen_app, run_until, shut_down_qt
+from client.apng import Frame
 
-__all__ = ["record_captures"]
+__all__ = ["changed_rectangle", "frames_of", "record"]
 
 #: How often a frame is grabbed while recording.
 FRAME_MS = 60
@@ -98,7 +88,7 @@ def frames_of(shots: list[tuple[Any, float]]) -> list[Frame]:
     return frames
 
 
-def _record(app: Any, window: Any, until: Any) -> list[tuple[Any, float]]:
+def record(app: Any, window: Any, until: Callable[[], bool]) -> list[tuple[Any, float]]:
     """Grab the window every ``FRAME_MS`` until ``until()`` holds and ``TAIL`` seconds
     more."""
     from PySide6.QtCore import Qt
@@ -123,65 +113,3 @@ def _record(app: Any, window: Any, until: Any) -> list[tuple[Any, float]]:
         if time.monotonic() - started > 60:
             raise TimeoutError("the step did not finish in a minute")
     return shots
-
-
-def record_captures(out: Path) -> list[Path]:
-    app = offscreen_app()
-    from client.account import Account
-    from client.demo_stage import DemoStage
-    from client.slow_motion import SlowMotion
-    from sync.server import EmbeddedServer, ServerConfig
-    from ui.main_window import MainWindow
-    from ui.rows import ChatRow
-
-    out.mkdir(parents=True, exist_ok=True)
-    saved: list[Path] = []
-    config = ServerConfig(token="captures", seed=1, rate=0, messages=20_000)
-    with tempfile.TemporaryDirectory() as scratch, EmbeddedServer(config) as server:
-        account = Account(Path(scratch) / "client.db", "127.0.0.1", server.port, "captures")
-        account.start()
-
-        def set_latency(seconds: float) -> None:
-            server.call(lambda mock: mock.set_latency(seconds))
-
-        window = MainWindow(
-            account, slow_motion=SlowMotion(0.8, set_latency), stage=DemoStage(server)
-        )
-        window.resize(1100, 720)
-        window.show()
-        try:
-            run_until(
-                app,
-                lambda: (
-                    sum(isinstance(r, ChatRow) and not r.is_hole for r in window.chat_model.rows)
-                    >= 20
-                ),
-            )
-            window.start_tour()
-            card = window.tour
-            assert card is not None
-            for name, step in (("live-insert.png", 1), ("hole-fill.png", 2)):
-                card.show_step(step)
-                shots = _record(app, window, lambda: not card.runner.running)
-                if not card.runner.succeeded:
-                    raise RuntimeError(f"the tour's step {step} failed: {card.runner.outcome}")
-                path = out / name
-                path.write_bytes(apng(frames_of(shots)))
-                saved.append(path)
-        finally:
-            window.close_feeds()
-            window.close()
-            account.close()
-    return saved
-
-
-def main() -> int:
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("resources/captures")
-    for path in record_captures(target):
-        print(f"{path}: {path.stat().st_size:,} bytes")
-    shut_down_qt()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

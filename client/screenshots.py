@@ -6,6 +6,9 @@ platform, waits until the chat list is loaded, opens the busiest chats, sends a 
 and a reply, opens the sticker picker and sends a sticker from it, opens a message's
 menu, a chat with unread messages, the narrow layout, a window with no server and two
 accounts' windows talking, and saves a PNG at each step.
+
+``python -m client.screenshots --captures [OUT_DIR]`` (default ``resources/captures``)
+records two of the guided tour's steps as animated PNGs instead (``record_captures``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["offscreen_app", "run_until", "shut_down_qt", "take_screenshots"]
+__all__ = [
+    "offscreen_app",
+    "record_captures",
+    "run_until",
+    "shut_down_qt",
+    "take_screenshots",
+]
 
 
 def run_until(app: object, condition: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -350,10 +359,74 @@ def _offline_shot(app: object, out: Path, db: Path) -> Path:
         account.close()
 
 
+def record_captures(out: Path) -> list[Path]:
+    """Record two steps of the guided tour as animated PNGs: ``live-insert.png`` (a
+    message slides in as Generic; the inspector counts the silent views) and
+    ``hole-fill.png`` (in slow motion, scrolling into a hole: the loading row, the fetch
+    in flight on the hole map, the FillHole)."""
+    app = offscreen_app()
+    from client.account import Account
+    from client.apng import apng
+    from client.captures import frames_of, record
+    from client.demo_stage import DemoStage
+    from client.slow_motion import SlowMotion
+    from sync.server import EmbeddedServer, ServerConfig
+    from ui.main_window import MainWindow
+    from ui.rows import ChatRow
+
+    out.mkdir(parents=True, exist_ok=True)
+    saved: list[Path] = []
+    config = ServerConfig(token="captures", seed=1, rate=0, messages=20_000)
+    with tempfile.TemporaryDirectory() as scratch, EmbeddedServer(config) as server:
+        account = Account(Path(scratch) / "client.db", "127.0.0.1", server.port, "captures")
+        account.start()
+
+        def set_latency(seconds: float) -> None:
+            server.call(lambda mock: mock.set_latency(seconds))
+
+        window = MainWindow(
+            account, slow_motion=SlowMotion(0.8, set_latency), stage=DemoStage(server)
+        )
+        window.resize(1100, 720)
+        window.show()
+        try:
+            run_until(
+                app,
+                lambda: (
+                    sum(isinstance(r, ChatRow) and not r.is_hole for r in window.chat_model.rows)
+                    >= 20
+                ),
+            )
+            window.start_tour()
+            card = window.tour
+            assert card is not None
+            for name, step in (("live-insert.png", 1), ("hole-fill.png", 2)):
+                card.show_step(step)
+                shots = record(app, window, lambda: not card.runner.running)
+                if not card.runner.succeeded:
+                    raise RuntimeError(f"the tour's step {step} failed: {card.runner.outcome}")
+                path = out / name
+                path.write_bytes(apng(frames_of(shots)))
+                saved.append(path)
+        finally:
+            window.close_feeds()
+            window.close()
+            account.close()
+    return saved
+
+
 def main() -> int:
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("resources/screenshots")
-    for path in take_screenshots(target):
-        print(path)
+    arguments = sys.argv[1:]
+    captures = "--captures" in arguments
+    paths = [argument for argument in arguments if argument != "--captures"]
+    if captures:
+        target = Path(paths[0]) if paths else Path("resources/captures")
+        for path in record_captures(target):
+            print(f"{path}: {path.stat().st_size:,} bytes")
+    else:
+        target = Path(paths[0]) if paths else Path("resources/screenshots")
+        for path in take_screenshots(target):
+            print(path)
     shut_down_qt()
     return 0
 

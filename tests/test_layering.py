@@ -154,7 +154,7 @@ def test_other_packages_use_dataset_through_its_exported_names() -> None:
 # -- the design's arrows: ui -> client -> sync -> postbox -------------------------------
 
 #: The client modules that start the window: the only ones that may import ``ui``.
-LAUNCHERS = ("client.app", "client.screenshots", "client.captures")
+LAUNCHERS = ("client.app", "client.screenshots")
 
 
 def test_ui_reaches_sync_only_through_client() -> None:
