@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer, Slot
+from PySide6.QtCore import QModelIndex, QRect, QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -562,7 +562,7 @@ class InspectorPanel(QWidget):
             return
         wanted, paused = self._before_pointing
         self._before_pointing = None
-        self.transactions.clearSelection()
+        self.transactions.setCurrentIndex(QModelIndex())  # the detail pane empties with it
         self.pause_button.setChecked(False)
         self.filter.setText(wanted)
         self.pause_button.setChecked(paused)

@@ -173,8 +173,10 @@ def test_the_inspector_is_left_filtered_and_paused_as_the_reader_had_it(qtbot, d
     inspector.pause_button.setChecked(True)
     run_step(qtbot, card, 1)
     assert inspector.filter.text() == ""  # the commit shown is not filtered away
+    assert inspector.detail.toPlainText().startswith("Commit #")  # the commit shown
     card.finish()
     assert inspector.filter.text() == "chat list" and inspector.pause_button.isChecked()
+    assert inspector.detail.toPlainText() == ""  # not left telling a commit nobody chose
 
 
 def test_the_tour_writes_only_where_someone_can(qtbot, demo) -> None:
