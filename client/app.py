@@ -276,10 +276,10 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{PROG}: server on 127.0.0.1:{server.port}, database {db}", file=out, flush=True)
         port = server.port
 
-        def set_latency(seconds: float) -> None:
-            server.call(lambda mock: mock.set_latency(seconds))
-
-        slow_motion = SlowMotion(args.latency or DEMO_LATENCY, set_latency, on=args.latency > 0)
+        stage = DemoStage(server)
+        slow_motion = SlowMotion(
+            args.latency or DEMO_LATENCY, stage.set_latency, on=args.latency > 0
+        )
         return _show_windows(
             [
                 _Window(
@@ -298,7 +298,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
             out,
             args.theme,
             slow_motion,
-            DemoStage(server),
+            stage,
         )
 
 

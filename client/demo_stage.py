@@ -14,6 +14,10 @@ class DemoStage:
     def __init__(self, server: EmbeddedServer) -> None:
         self._server = server
 
+    def set_latency(self, seconds: float) -> Future[None]:
+        """Slow motion's latency (0: off), set on the server's loop."""
+        return self._server.submit(lambda mock: mock.set_latency(seconds))
+
     def quiet(self, on: bool) -> Future[None]:
         return self._server.submit(lambda mock: mock.stage.quiet(on))
 

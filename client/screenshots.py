@@ -13,6 +13,7 @@ records two of the guided tour's steps as animated PNGs instead (``record_captur
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -369,7 +370,7 @@ def record_captures(out: Path) -> list[Path]:
     from client.apng import apng
     from client.captures import frames_of, record
     from client.demo_stage import DemoStage
-    from client.slow_motion import SlowMotion
+    from client.slow_motion import DEMO_LATENCY, SlowMotion
     from sync.server import EmbeddedServer, ServerConfig
     from ui.main_window import MainWindow
     from ui.rows import ChatRow
@@ -380,13 +381,9 @@ def record_captures(out: Path) -> list[Path]:
     with tempfile.TemporaryDirectory() as scratch, EmbeddedServer(config) as server:
         account = Account(Path(scratch) / "client.db", "127.0.0.1", server.port, "captures")
         account.start()
-
-        def set_latency(seconds: float) -> None:
-            server.call(lambda mock: mock.set_latency(seconds))
-
-        window = MainWindow(
-            account, slow_motion=SlowMotion(0.8, set_latency), stage=DemoStage(server)
-        )
+        stage = DemoStage(server)
+        slow_motion = SlowMotion(DEMO_LATENCY, stage.set_latency)
+        window = MainWindow(account, slow_motion=slow_motion, stage=stage)
         window.resize(1100, 720)
         window.show()
         try:
@@ -415,17 +412,24 @@ def record_captures(out: Path) -> list[Path]:
     return saved
 
 
-def main() -> int:
-    arguments = sys.argv[1:]
-    captures = "--captures" in arguments
-    paths = [argument for argument in arguments if argument != "--captures"]
-    if captures:
-        target = Path(paths[0]) if paths else Path("resources/captures")
-        for path in record_captures(target):
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m client.screenshots",
+        description="Drive the real app offscreen and save screenshots, or animated captures.",
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--captures", action="store_true", help="record two guided-tour steps as animated PNGs"
+    )
+    parser.add_argument(
+        "out", nargs="?", type=Path, help="where to save (resources/screenshots or /captures)"
+    )
+    args = parser.parse_args(argv)
+    if args.captures:
+        for path in record_captures(args.out or Path("resources/captures")):
             print(f"{path}: {path.stat().st_size:,} bytes")
     else:
-        target = Path(paths[0]) if paths else Path("resources/screenshots")
-        for path in take_screenshots(target):
+        for path in take_screenshots(args.out or Path("resources/screenshots")):
             print(path)
     shut_down_qt()
     return 0

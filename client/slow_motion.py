@@ -18,7 +18,8 @@ class SlowMotion:
     and how to tell the server (``set_latency(seconds)``; 0 turns it off)."""
 
     seconds: float
-    set_latency: Callable[[float], None]
+    #: Asks the server for the latency; it need not wait for the answer.
+    set_latency: Callable[[float], object]
     on: bool = False
 
     def switch(self, on: bool) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from dataset.counter_hash import hash64, index_below, lognormal, unit
 from dataset.name_tables import SELF_NAME
-from dataset.peer_names import PeerNamer, slug
+from dataset.peer_names import NAME_KEY, PeerNamer, slug
 from dataset.vocabulary import HOUR_WEIGHTS
 from postbox import Peer, PeerFlags, PeerId, PeerNamespace
 
@@ -42,6 +42,8 @@ _CHANNEL = int(PeerNamespace.CHANNEL)
 
 # Keys that name what a draw is for, so two properties never share a draw.
 _K_KIND, _K_WEIGHT, _K_QUIET, _K_DAYS, _K_DAY_PICK, _K_NAME, _K_PEER, _K_MEMBERS = range(8)
+# The peer namer draws under the plan's key for names, never under another property's.
+assert _K_NAME == NAME_KEY
 _K_IDS, _K_CHANNEL_ID = 8, 9
 #: Messages laid out on a day together.
 _THREAD = 3

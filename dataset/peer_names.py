@@ -31,7 +31,7 @@ from dataset.name_tables import (
     SELF_NAME,
 )
 
-__all__ = ["ALL_FAMILY_NAMES", "ALL_GIVEN_NAMES", "PeerNamer", "slug"]
+__all__ = ["ALL_FAMILY_NAMES", "ALL_GIVEN_NAMES", "NAME_KEY", "PeerNamer", "slug"]
 
 ALL_GIVEN_NAMES = tuple(dict.fromkeys(name for given, _ in REGIONS for name in given))
 ALL_FAMILY_NAMES = tuple(dict.fromkeys(name for _, family in REGIONS for name in family))
@@ -41,7 +41,8 @@ _TRIES = 6
 #: Share of people whose family name comes from another region than their given name.
 _MIXED_SHARE = 38  # of 256
 
-_K_NAMES = 4  # the plan's key for names
+#: The key of the account plan's draws for names; theirs use the sub-keys 0 to 19.
+NAME_KEY = 5
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
 
@@ -94,7 +95,7 @@ class PeerNamer:
         self._taken: dict[str, int] = {}
 
     def _draw(self, position: int, *keys: int) -> int:
-        return hash64(self.seed, _K_NAMES, position, *keys)
+        return hash64(self.seed, NAME_KEY, position, *keys)
 
     def _take(self, name: str) -> bool:
         if name in self.used:

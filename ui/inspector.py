@@ -250,8 +250,6 @@ class InspectorPanel(QWidget):
         self._unrendered = 0
         self._render_all = True
         self.peer_id: PeerId | None = None
-        #: The engine's state as last polled.
-        self.status: EngineStatus | None = None
         self._history: MessageHistoryView | None = None
         self._fetching: tuple[MessageHistoryHolesEntry | ChatListHolesEntry, ...] = ()
         self._map_pending = False
@@ -639,7 +637,6 @@ class InspectorPanel(QWidget):
         self._relay.watch(self.account.status_later(), self._show_status)
 
     def _show_status(self, status: EngineStatus | None) -> None:
-        self.status = status
         if status is None:
             self.connection.setText("connection: not started")
             return

@@ -25,6 +25,7 @@ __all__ = [
     "STYLE_SHEET",
     "THEMES",
     "Theme",
+    "app_settings",
     "apply_theme",
     "current_theme",
     "qcolor",
@@ -154,20 +155,21 @@ def _palette(theme: Theme) -> QPalette:
 THEMES = ("auto", "light", "dark")
 
 
-def _settings() -> QSettings:
+def app_settings() -> QSettings:
+    """Where the app keeps what it remembers (the theme, the tour offered)."""
     return QSettings("postbox-chat", "postbox-chat")
 
 
 def saved_theme() -> str:
     """The theme chosen last in the app (``auto`` if none, or if the setting is bad)."""
-    value = _settings().value("theme", "auto")
+    value = app_settings().value("theme", "auto")
     return value if isinstance(value, str) and value in THEMES else "auto"
 
 
 def save_theme(name: str) -> None:
     if name not in THEMES:
         raise ValueError(f"unknown theme {name!r}: use auto, light or dark")
-    _settings().setValue("theme", name)
+    app_settings().setValue("theme", name)
 
 
 def apply_theme(app: QApplication, name: str = "auto") -> Theme:

@@ -15,8 +15,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+
+from ui import theme
 
 if TYPE_CHECKING:
     from ui.tour_steps import TourContext
@@ -42,11 +44,11 @@ WAIT_LIMIT_MS = 45_000
 
 def first_start() -> bool:
     """Whether the tour has never been offered on this machine; it is offered once."""
-    return not QSettings("postbox-chat", "postbox-chat").value("tour/offered", False, bool)
+    return not theme.app_settings().value("tour/offered", False, bool)
 
 
 def remember_offered() -> None:
-    QSettings("postbox-chat", "postbox-chat").setValue("tour/offered", True)
+    theme.app_settings().setValue("tour/offered", True)
 
 
 class TourStage(Protocol):
@@ -211,8 +213,6 @@ class TourCard(QFrame):
     """The tour's card: which step, what it does, what it waits for or found, and the
     buttons to go back, run it again, go on or leave."""
 
-    closed = Signal()
-
     def __init__(self, steps: list[TourStep], context: TourContext) -> None:
         super().__init__()
         self.setObjectName("tour")
@@ -306,7 +306,6 @@ class TourCard(QFrame):
         self.context.tidy()
         self.context.stage.quiet(False)
         self.hide()
-        self.closed.emit()
 
     @Slot(str)
     def _doing(self, text: str) -> None:

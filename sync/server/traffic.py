@@ -240,10 +240,11 @@ class Traffic:
         return self._said(peer_id, author, text, media)
 
     def _said(
-        self, peer_id: int, author: int, text: str, media: tuple[Media, ...]
+        self, peer_id: int, author: int, text: str, media: tuple[Media, ...], *, out: bool = False
     ) -> UpdateNewMessage | UpdateNewChannelMessage | UpdateNewEncryptedMessage:
-        """Store what the live talk wrote, and tell it the id it got."""
-        update = self.store.add_message(peer_id, out=False, author=author, text=text, media=media)
+        """Store what the live talk wrote (``out``: the account wrote it), and tell the
+        talk the id it got."""
+        update = self.store.add_message(peer_id, out=out, author=author, text=text, media=media)
         self._talk.sent(peer_id, update.message.id)
         return update
 
@@ -291,10 +292,7 @@ class Traffic:
 
     def _channel_post(self) -> list[AnyUpdates]:
         channel = self._pick(self._channels, self._channel_weights)
-        if channel is None:
-            return []
-        text, media = self._content(channel, channel)
-        return [push_for(self.store, self._said(channel, channel, text, media))]
+        return [] if channel is None else self._push(self.message_in(channel))
 
     def _recent_incoming(self, *, editable: bool = False) -> tuple[int, int] | None:
         """A recent incoming message of a chat or (one time in three) a channel;
@@ -395,9 +393,7 @@ class Traffic:
         me = self.store.self_id
         pushes = self._push(self.store.read_inbox(peer_id, newest[0].id))
         text, media = self._content(peer_id, me)
-        update = self.store.add_message(peer_id, out=True, author=me, text=text, media=media)
-        self._talk.sent(peer_id, update.message.id)
-        return [*pushes, *self._push(update)]
+        return [*pushes, *self._push(self._said(peer_id, me, text, media, out=True))]
 
     def _read_outbox(self) -> list[AnyUpdates]:
         return self._push(self._read_outbox_update())

@@ -3,6 +3,7 @@ stored as the rectangle that changed, equal ones merged into a longer frame."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage
 
@@ -42,3 +43,12 @@ def test_equal_frames_are_merged_and_changed_ones_cropped() -> None:
     assert [(f.x, f.y, f.delay_ms) for f in frames] == [(0, 0, 120), (10, 10, 1560)]
     header = next(data for kind, data in png_chunks(frames[1].png) if kind == b"IHDR")
     assert header[:8] == (5).to_bytes(4, "big") * 2
+
+
+def test_a_mistyped_option_is_refused_before_anything_starts(capsys) -> None:
+    from client.screenshots import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--capture"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: --capture" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import pytest
 
 from client.account import Account
 from client.app import parse_latency
+from client.demo_stage import DemoStage
 from client.slow_motion import SlowMotion
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
@@ -43,13 +44,10 @@ def test_switching_tells_the_server_the_latency_or_zero() -> None:
 @pytest.mark.gui
 def test_the_inspector_button_slows_the_real_server_down_and_back(qtbot, tmp_path) -> None:
     with EmbeddedServer(ServerConfig(token=TOKEN, seed=3, peers=8, messages=100)) as server:
-
-        def set_latency(seconds: float) -> None:
-            server.call(lambda mock: mock.set_latency(seconds))
-
+        stage = DemoStage(server)  # asks without waiting; later calls come after it
         account = Account(tmp_path / "c.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST)
         account.start()
-        window = MainWindow(account, slow_motion=SlowMotion(0.3, set_latency))
+        window = MainWindow(account, slow_motion=SlowMotion(0.3, stage.set_latency))
         qtbot.addWidget(window)
         try:
             button = window.inspector.slow_button

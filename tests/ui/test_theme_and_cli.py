@@ -80,7 +80,7 @@ def test_the_theme_switch_repaints_in_the_other_theme_and_is_kept(
     from ui.main_window import MainWindow
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    monkeypatch.setattr(themes, "_settings", lambda: settings)
+    monkeypatch.setattr(themes, "app_settings", lambda: settings)
     application = QApplication.instance()
     assert isinstance(application, QApplication)
     themes.apply_theme(application, "light")

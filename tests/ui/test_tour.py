@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QSettings
 
 from client import SegmentKind
 from client.account import Account
@@ -20,6 +20,7 @@ from sync.server.server import EmbeddedServer, MockServer
 from tests.client.account_helpers import verify_agrees_for
 from tests.sync.engine_helpers import FAST
 from tests.ui.conftest import loaded
+from ui import theme as themes
 from ui.main_window import MainWindow
 from ui.rows import ChatRow, LoadingRow
 from ui.tour import (
@@ -45,12 +46,8 @@ def demo(qtbot, tmp_path) -> Iterator[tuple[MainWindow, EmbeddedServer]]:
         account = Account(tmp_path / "c.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST)
         account.start()
 
-        def set_latency(seconds: float) -> None:
-            server.call(lambda mock: mock.set_latency(seconds))
-
-        main = MainWindow(
-            account, slow_motion=SlowMotion(LATENCY, set_latency), stage=DemoStage(server)
-        )
+        stage = DemoStage(server)
+        main = MainWindow(account, slow_motion=SlowMotion(LATENCY, stage.set_latency), stage=stage)
         qtbot.addWidget(main)
         main.resize(1280, 800)
         main.show()
@@ -101,7 +98,8 @@ def pointed_line(main: MainWindow) -> str:
 
 
 def test_the_tour_is_offered_on_the_first_start_only(qapp, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    monkeypatch.setattr(themes, "app_settings", lambda: settings)
     assert first_start()
     remember_offered()
     assert not first_start()
