@@ -58,10 +58,9 @@ def _replace(text: str, match: re.Match[str], word: str) -> str:
 
 def _typo(text: str, h: int) -> str | None:
     """``text`` with one word mistyped: a common typo, else two letters swapped."""
-    matches = list(_WORD_RE.finditer(text))
-    if matches:
-        match = matches[h % len(matches)]
-        return _replace(text, match, TYPOS[match.group(0).lower()])
+    typed = with_typo(text, h)
+    if typed != text:
+        return typed
     plain = list(_PLAIN_WORD_RE.finditer(text))
     if not plain:
         return None
