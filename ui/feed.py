@@ -5,7 +5,9 @@ main thread. The subscription's callback runs on the postbox thread and only pos
 wake-up through one long-lived bridge object, so no widget is touched off the main
 thread and no widget touches the database. The wake-up carries the feed itself (a
 plain Python object), so a feed closed and dropped meanwhile is still alive when its
-wake-up arrives, and simply ignores it.
+wake-up arrives, and simply ignores it. No Qt connection has the feed as its receiver:
+the postbox thread may free it (with the subscription that holds it), and Qt must not
+be touched there.
 
 Snapshots that arrive while the main thread is busy are merged, not queued: the
 receiver gets the newest one, carrying every update type it missed
@@ -106,7 +108,10 @@ class SnapshotFeed:
         wait = self._last_taken + self._interval - time.monotonic()
         if wait > 0:
             self._timer_armed = True
-            QTimer.singleShot(math.ceil(wait * 1000), self._take_now)
+            # A lambda, not the bound method: Qt would track the feed with a weak
+            # reference and disconnect on the thread that frees it (the postbox thread,
+            # when a disposed subscription holds the feed's last reference), which crashes.
+            QTimer.singleShot(math.ceil(wait * 1000), self._bridge, lambda: self._take_now())
             return
         self._take_now()
 
