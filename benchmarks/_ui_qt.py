@@ -12,6 +12,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
+from ui.garbage import MainThreadCollector
+
 __all__ = [
     "application",
     "resident_mib",
@@ -21,10 +23,13 @@ __all__ = [
 
 
 def application() -> QApplication:
+    """The Qt application, collecting cyclic garbage on the main thread as the app does."""
     existing = QApplication.instance()
     if isinstance(existing, QApplication):
         return existing
-    return QApplication(sys.argv[:1])
+    app = QApplication(sys.argv[:1])
+    MainThreadCollector(app).start()
+    return app
 
 
 def run_loop(seconds: float) -> None:

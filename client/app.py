@@ -343,6 +343,7 @@ def _show_windows(
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from ui.garbage import MainThreadCollector
     from ui.main_window import MainWindow
     from ui.theme import apply_theme, saved_theme
     from ui.tour import first_start, remember_offered
@@ -350,6 +351,7 @@ def _show_windows(
     existing = QApplication.instance()
     application = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     apply_theme(application, theme or saved_theme())
+    collector = MainThreadCollector(application).start()
     loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(loop)
     stop_on_signals(application)
@@ -396,6 +398,7 @@ def _show_windows(
             window.close_feeds()
             window.deleteLater()
             account.close()
+        collector.stop()
     application.shutdown()  # tear Qt down before the interpreter does
     return code
 

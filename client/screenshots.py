@@ -47,11 +47,14 @@ def offscreen_app() -> Any:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from ui.garbage import MainThreadCollector
     from ui.theme import apply_theme
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     apply_theme(app, "light")
+    if app.findChild(MainThreadCollector) is None:
+        MainThreadCollector(app).start()
     return app
 
 

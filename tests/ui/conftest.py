@@ -10,10 +10,20 @@ from client.account import Account
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST
+from ui.garbage import MainThreadCollector
 from ui.main_window import MainWindow
 from ui.rows import ChatRow
 
 TOKEN = "ui"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def garbage_on_the_main_thread(qapp) -> Iterator[MainThreadCollector]:
+    """As in the app: cyclic garbage (which may hold Qt objects) is collected on the
+    main thread only, never on the postbox, sync or server threads."""
+    collector = MainThreadCollector(qapp).start()
+    yield collector
+    collector.stop()
 
 
 @pytest.fixture
