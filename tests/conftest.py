@@ -3,8 +3,10 @@ kept away from the user's."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,47 @@ settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile("default")
+
+#: After pytest-timeout's limit has passed with no failure, the test is stuck where no
+#: Python code runs (a deadlock that holds the interpreter's lock): this much later
+#: every thread's stack is printed and the run ends, instead of stalling.
+HARD_LIMIT_GRACE_SECONDS = 120
+_real_stderr: int | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _real_stderr
+    if sys.__stderr__ is not None:
+        _real_stderr = os.dup(sys.__stderr__.fileno())  # before a test captures it
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _real_stderr
+    if _real_stderr is not None:
+        os.close(_real_stderr)
+        _real_stderr = None
+
+
+def _time_limit(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0])
+    return float(item.config.getini("timeout") or 0)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    limit = _time_limit(item)
+    if limit <= 0 or _real_stderr is None:
+        yield
+        return
+    faulthandler.dump_traceback_later(
+        limit + HARD_LIMIT_GRACE_SECONDS, exit=True, file=_real_stderr
+    )
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(autouse=True, scope="session")

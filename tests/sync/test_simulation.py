@@ -107,5 +107,6 @@ def test_a_fixed_batch_of_schedules_shows_no_new_failures() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(0)  # about 35 minutes on two cores
 def test_twenty_thousand_schedules_show_no_new_failures() -> None:
     _check_batch(range(20_000), CI_JOBS)
