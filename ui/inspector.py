@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QModelIndex, QRect, QRectF, QSize, Qt, QTimer, Slot
+from PySide6.QtCore import QModelIndex, QRect, QRectF, QSignalBlocker, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -289,17 +289,19 @@ class InspectorPanel(QWidget):
             ("Sync", [self.connection, self.operation, self.queue, self.work, self.cursor_label]),
             ("Hole map of the open chat", [self.hole_map, self.hole_caption]),
         ]
-        #: Held here: Qt keeps only a weak reference to the slot's object.
         self.slow_motion = slow_motion
         self.slow_button: QPushButton | None = None
+        self._stop_watching_slow_motion: Callable[[], None] = lambda: None
         if slow_motion is not None:
             button = QPushButton(slow_motion.label)
             button.setObjectName("toggle")  # filled while on
             button.setCheckable(True)
             button.setChecked(slow_motion.on)
             button.setToolTip(_SLOW_MOTION_TIP)
-            button.toggled.connect(slow_motion.switch)
+            button.toggled.connect(self._slow_motion_toggled)
             self.slow_button = button
+            # Another window of the demo may switch it: this button follows.
+            self._stop_watching_slow_motion = slow_motion.watch(self._slow_motion_switched)
         for title, widgets in sections:
             heading = QLabel(title)
             heading.setObjectName("section")
@@ -664,7 +666,20 @@ class InspectorPanel(QWidget):
         self._request_hole_map()
         super().showEvent(event)  # type: ignore[arg-type]
 
+    @Slot(bool)
+    def _slow_motion_toggled(self, on: bool) -> None:
+        if self.slow_motion is not None:
+            self.slow_motion.switch(on)
+
+    def _slow_motion_switched(self, on: bool) -> None:
+        button = self.slow_button
+        if button is not None and button.isChecked() != on:
+            with QSignalBlocker(button):
+                button.setChecked(on)
+
     def close_feeds(self) -> None:
+        self._stop_watching_slow_motion()
+        self._stop_watching_slow_motion = lambda: None
         self._timer.stop()
         self._remove_listener()
         self._remove_listener = lambda: None

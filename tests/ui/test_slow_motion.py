@@ -59,3 +59,45 @@ def test_the_inspector_button_slows_the_real_server_down_and_back(qtbot, tmp_pat
         finally:
             window.close_feeds()
             account.close()
+
+
+def test_switching_twice_the_same_way_tells_the_server_once_and_watchers_follow() -> None:
+    told: list[float] = []
+    heard: list[bool] = []
+    slow = SlowMotion(0.5, told.append)
+    stop = slow.watch(heard.append)
+    slow.switch(True)
+    slow.switch(True)
+    stop()
+    slow.switch(False)
+    assert told == [0.5, 0.0]
+    assert heard == [True]
+
+
+@pytest.mark.gui
+def test_two_windows_share_slow_motion_and_their_buttons_follow_each_other(qtbot, tmp_path) -> None:
+    told: list[float] = []
+    slow = SlowMotion(0.3, told.append)
+    with EmbeddedServer(ServerConfig(token=TOKEN, seed=3, peers=8, messages=100)) as server:
+        accounts = [
+            Account(tmp_path / f"{n}.db", "127.0.0.1", server.port, TOKEN, timeouts=FAST).start()
+            for n in range(2)
+        ]
+        windows = [MainWindow(account, slow_motion=slow) for account in accounts]
+        for window in windows:
+            qtbot.addWidget(window)
+        try:
+            first, second = (window.inspector.slow_button for window in windows)
+            assert first is not None and second is not None
+            first.click()
+            assert second.isChecked() and slow.on
+            second.click()
+            assert not first.isChecked() and not slow.on
+            assert told == [0.3, 0.0]  # once each way, not once per window
+            windows[0].close_feeds()
+            second.click()  # a closed window's button no longer follows
+            assert not first.isChecked() and told == [0.3, 0.0, 0.3]
+        finally:
+            for window, account in zip(windows, accounts, strict=True):
+                window.close_feeds()
+                account.close()
