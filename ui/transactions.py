@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from client import operation_log_name
@@ -22,6 +22,7 @@ from postbox import (
     ChangeRecord,
     ChatListHolesViewKey,
     ChatListViewKey,
+    HistoryAnchorKind,
     HoleOperationKind,
     InsertMessage,
     MessageHistoryHolesViewKey,
@@ -47,6 +48,8 @@ __all__ = [
     "describe_changes",
     "describe_commit",
     "describe_key",
+    "describe_keys",
+    "describe_window",
     "describe_topic",
     "unknown_peer_name",
 ]
@@ -101,8 +104,44 @@ def _default_name(peer_id: PeerId) -> str:
     return f"peer {unknown_peer_name(peer_id)}"
 
 
+def describe_window(key: MessageHistoryViewKey) -> str:
+    """Where a history window sits: "at the newest", "around message 1,234"."""
+    anchor = key.anchor
+    if anchor.kind is HistoryAnchorKind.UPPER_BOUND:
+        return "at the newest"
+    if anchor.kind is HistoryAnchorKind.LOWER_BOUND:
+        return "at the oldest"
+    if anchor.kind is HistoryAnchorKind.FIRST_UNREAD:
+        return "at the first unread"
+    message = anchor.index.id if anchor.index is not None else anchor.message_id
+    return "around a message" if message is None else f"around message {message.id:,}"
+
+
+def describe_keys(
+    keys: Iterable[AnyViewKey], names: PeerNames = _default_name
+) -> dict[AnyViewKey, str]:
+    """Each key as ``describe_key`` reads it; windows of one chat that would read alike
+    ("history of Ana") also say where each sits, then how wide it is."""
+    base = {key: describe_key(key, names) for key in keys}
+    details: dict[AnyViewKey, list[str]] = {key: [] for key in base}
+
+    def shown(key: AnyViewKey) -> str:
+        return f"{base[key]} ({', '.join(details[key])})" if details[key] else base[key]
+
+    for detail in (describe_window, _window_width):
+        alike = Counter(shown(key) for key in base)
+        for key in base:
+            if alike[shown(key)] > 1 and isinstance(key, MessageHistoryViewKey):
+                details[key].append(detail(key))
+    return {key: shown(key) for key in base}
+
+
+def _window_width(key: MessageHistoryViewKey) -> str:
+    return f"{key.count} each side"
+
+
 def describe_key(key: AnyViewKey, names: PeerNames = _default_name) -> str:
-    """A view key as a person reads it: "history of Alice (around the newest)"."""
+    """A view key as a person reads it: "history of Alice"."""
     if isinstance(key, MessageHistoryViewKey):
         what = "pending" if key.namespace else "history"
         if key.tag:
@@ -280,12 +319,13 @@ def describe_commit(
     at: float | None = None,
 ) -> CommitEntry:
     record = report.change
+    described = describe_keys([*report.emitted, *report.silent], names)
     emitted = sorted(
-        (describe_key(key, names), describe_update(update), _why(report.woken[key], record, names))
+        (described[key], describe_update(update), _why(report.woken[key], record, names))
         for key, update in report.emitted.items()
     )
     silent = sorted(
-        (describe_key(key, names), _why(report.woken[key], record, names)) for key in report.silent
+        (described[key], _why(report.woken[key], record, names)) for key in report.silent
     )
     return CommitEntry(
         record.transaction_state_version,

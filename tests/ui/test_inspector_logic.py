@@ -19,6 +19,8 @@ from postbox import (
     HoleOperationKind,
     MessageHistoryHoleSpace,
     MessageHistoryViewKey,
+    MessageId,
+    MessageIndex,
     OperationLogViewKey,
     Peer,
     PeerGroupId,
@@ -38,14 +40,17 @@ from ui.transactions import (
     commit_detail,
     describe_commit,
     describe_key,
+    describe_keys,
     describe_topic,
+    describe_window,
 )
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
+BOB = PeerId.make(PeerNamespace.USER, 8)
 
 
 def names(peer_id: PeerId) -> str:
-    return {ALICE: "Alice"}.get(peer_id, "someone")
+    return {ALICE: "Alice", BOB: "Bob"}.get(peer_id, "someone")
 
 
 def test_a_replay_listener_hears_each_commit_with_the_views_it_re_emitted() -> None:
@@ -161,6 +166,28 @@ def test_view_keys_read_as_words() -> None:
     pending = MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 5, namespace=1)
     assert describe_key(pending, names) == "pending of Alice"
     assert describe_key(ChatListViewKey(count=40)) == "chat list (40)"
+
+
+def test_two_windows_of_one_chat_say_where_each_sits() -> None:
+    newest = MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 40)
+    index = MessageIndex(MessageId(ALICE, 0, 1234), 1_700_000_000)
+    middle = MessageHistoryViewKey(ALICE, HistoryAnchor.at_index(index), 40)
+    wider = MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 80)
+    bob = MessageHistoryViewKey(BOB, HistoryAnchor.upper_bound(), 40)
+    described = describe_keys([newest, middle, bob], names)
+    assert described == {
+        newest: "history of Alice (at the newest)",
+        middle: "history of Alice (around message 1,234)",
+        bob: "history of Bob",  # alone: as short as before
+    }
+    assert describe_keys([newest, wider], names) == {
+        newest: "history of Alice (at the newest, 40 each side)",
+        wider: "history of Alice (at the newest, 80 each side)",
+    }
+    unread = MessageHistoryViewKey(ALICE, HistoryAnchor.first_unread(), 40)
+    oldest = MessageHistoryViewKey(ALICE, HistoryAnchor.lower_bound(), 40)
+    assert describe_window(unread) == "at the first unread"
+    assert describe_window(oldest) == "at the oldest"
 
 
 def test_the_log_keeps_the_newest_entries_first() -> None:
