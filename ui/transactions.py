@@ -29,6 +29,7 @@ from postbox import (
     MessageHistoryViewKey,
     OperationLogViewKey,
     PeerId,
+    PeerNamespace,
     PeerViewKey,
     RemoveMessage,
     ReplayReport,
@@ -95,13 +96,22 @@ class CommitEntry:
         return "; ".join(self.changes) or "no stored change"
 
 
+_KIND_WORDS: dict[int, str] = {
+    PeerNamespace.USER: "user",
+    PeerNamespace.GROUP: "group",
+    PeerNamespace.CHANNEL: "channel",
+    PeerNamespace.SECRET_CHAT: "secret chat",
+}
+
+
 def unknown_peer_name(peer_id: PeerId) -> str:
-    """How a peer whose name is not known is shown: "0:197456"."""
-    return f"{peer_id.namespace}:{peer_id.id}"
+    """How a peer this device has no name for is shown: "user 197456" (a presence
+    pushed for a group's member who never wrote here, say)."""
+    return f"{_KIND_WORDS.get(peer_id.namespace, 'peer')} {peer_id.id}"
 
 
 def _default_name(peer_id: PeerId) -> str:
-    return f"peer {unknown_peer_name(peer_id)}"
+    return unknown_peer_name(peer_id)
 
 
 def describe_window(key: MessageHistoryViewKey) -> str:

@@ -43,6 +43,7 @@ from ui.transactions import (
     describe_keys,
     describe_topic,
     describe_window,
+    unknown_peer_name,
 )
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
@@ -166,6 +167,12 @@ def test_view_keys_read_as_words() -> None:
     pending = MessageHistoryViewKey(ALICE, HistoryAnchor.upper_bound(), 5, namespace=1)
     assert describe_key(pending, names) == "pending of Alice"
     assert describe_key(ChatListViewKey(count=40)) == "chat list (40)"
+
+
+def test_a_peer_with_no_name_here_is_named_by_its_kind() -> None:
+    assert unknown_peer_name(PeerId.make(PeerNamespace.USER, 197456)) == "user 197456"
+    assert unknown_peer_name(PeerId.make(PeerNamespace.CHANNEL, 3001)) == "channel 3001"
+    assert describe_key(PeerViewKey(PeerId.make(PeerNamespace.GROUP, 12))) == "peer group 12"
 
 
 def test_two_windows_of_one_chat_say_where_each_sits() -> None:
