@@ -110,10 +110,6 @@ def unknown_peer_name(peer_id: PeerId) -> str:
     return f"{_KIND_WORDS.get(peer_id.namespace, 'peer')} {peer_id.id}"
 
 
-def _default_name(peer_id: PeerId) -> str:
-    return unknown_peer_name(peer_id)
-
-
 def describe_window(key: MessageHistoryViewKey) -> str:
     """Where a history window sits: "at the newest", "around message 1,234"."""
     anchor = key.anchor
@@ -128,7 +124,7 @@ def describe_window(key: MessageHistoryViewKey) -> str:
 
 
 def describe_keys(
-    keys: Iterable[AnyViewKey], names: PeerNames = _default_name
+    keys: Iterable[AnyViewKey], names: PeerNames = unknown_peer_name
 ) -> dict[AnyViewKey, str]:
     """Each key as ``describe_key`` reads it; windows of one chat that would read alike
     ("history of Ana") also say where each sits, then how wide it is."""
@@ -150,7 +146,7 @@ def _window_width(key: MessageHistoryViewKey) -> str:
     return f"{key.count} each side"
 
 
-def describe_key(key: AnyViewKey, names: PeerNames = _default_name) -> str:
+def describe_key(key: AnyViewKey, names: PeerNames = unknown_peer_name) -> str:
     """A view key as a person reads it: "history of Alice"."""
     if isinstance(key, MessageHistoryViewKey):
         what = "pending" if key.namespace else "history"
@@ -186,7 +182,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def describe_changes(record: ChangeRecord, names: PeerNames = _default_name) -> list[str]:
+def describe_changes(record: ChangeRecord, names: PeerNames = unknown_peer_name) -> list[str]:
     """One short line per kind of change the commit made."""
     lines: list[str] = []
     operations: Counter[str] = Counter()
@@ -236,7 +232,7 @@ def describe_changes(record: ChangeRecord, names: PeerNames = _default_name) -> 
     return lines
 
 
-def describe_topic(topic: Topic, record: ChangeRecord, names: PeerNames = _default_name) -> str:
+def describe_topic(topic: Topic, record: ChangeRecord, names: PeerNames = unknown_peer_name) -> str:
     """The part of a commit a topic stands for, as a person reads it."""
     kind, *rest = topic
     subject = rest[0] if rest else None
@@ -324,7 +320,7 @@ def _why(topics: tuple[Topic, ...], record: ChangeRecord, names: PeerNames) -> s
 
 def describe_commit(
     report: ReplayReport,
-    names: PeerNames = _default_name,
+    names: PeerNames = unknown_peer_name,
     *,
     at: float | None = None,
 ) -> CommitEntry:
