@@ -27,7 +27,7 @@ from dataset.conversation import (
     slots,
 )
 from dataset.counter_hash import hash64
-from dataset.message_rows import media_item, media_kind
+from dataset.message_rows import OWN_TOPICS, media_item, media_kind
 from dataset.name_tables import BOT_KINDS, CHANNEL_TOPICS, GROUP_THEMES
 from dataset.talk_lines import CLOSERS, NEUTRAL_REPLIES, NUDGES, REACTIONS
 from dataset.talk_scripts import BOT_SCRIPTS
@@ -137,11 +137,11 @@ class LiveTalk:
     def _chat(peer_id: int, namespace: int, name: str) -> TalkChat:
         if namespace == _GROUP:
             theme = _theme(name, GROUP_THEMES, "plans")
-            return TalkChat("group", (theme, theme, "group"), 150)
+            return TalkChat("group", (theme, theme, "group"), OWN_TOPICS["group"])
         favourites = tuple(
             GENERAL_TOPICS[hash64(peer_id, k) % len(GENERAL_TOPICS)] for k in range(3)
         )
-        return TalkChat("private", favourites, 110)
+        return TalkChat("private", favourites, OWN_TOPICS["private"])
 
     @staticmethod
     def _bot(name: str, h: int) -> str:

@@ -30,6 +30,7 @@ from dataset.text_edits import draft_of
 from postbox import Media, MediaKind, MessageNamespace, MessageTags, PeerFlags, PeerNamespace
 
 __all__ = [
+    "OWN_TOPICS",
     "ChatRows",
     "Deletion",
     "MessageFate",
@@ -96,7 +97,7 @@ _SELF_ANSWERS = 40
 _ONE_SIDED = 100
 _ONE_SIDED_COUNT = 12
 #: Of 256: conversations on one of a chat's own topics rather than a general one.
-_OWN_TOPICS = {"private": 110, "group": 150}
+OWN_TOPICS = {"private": 110, "group": 150}
 
 
 def media_shares(namespace: int) -> tuple[tuple[MediaKind, float], ...]:
@@ -150,9 +151,9 @@ def talk_chat(plan: AccountPlan, chat: ChatPlan) -> TalkChat:
     )
     if chat.namespace == _GROUP:
         theme = GROUP_THEMES[chat.theme][1]
-        return TalkChat("group", (theme, theme, "group", favourites[0]), _OWN_TOPICS["group"])
+        return TalkChat("group", (theme, theme, "group", favourites[0]), OWN_TOPICS["group"])
     first_name = chat.peer.name.split(" ")[0]
-    return TalkChat("private", favourites, _OWN_TOPICS["private"], (("name", first_name),))
+    return TalkChat("private", favourites, OWN_TOPICS["private"], (("name", first_name),))
 
 
 def content(h: int, namespace: int, media_id: int) -> tuple[str, tuple[Media, ...]]:
