@@ -358,30 +358,33 @@ def _show_windows(
     opened: list[tuple[Account, MainWindow]] = []
     screen = application.primaryScreen().availableGeometry()
     width = screen.width() // len(windows)
-    for number, wanted in enumerate(windows):
-        account = wanted.open_account().start()
-        if stage is None:
-            window = MainWindow(account, slow_motion=slow_motion)
-        elif number == 0:
-            window = MainWindow(account, slow_motion=slow_motion, stage=stage)
-        else:
-            window = MainWindow(
-                account, slow_motion=slow_motion, no_tour_because="in the first window"
-            )
-        opened.append((account, window))
-        if wanted.seat is not None and len(windows) > 1:
-            window.setWindowTitle(f"postbox-chat: {wanted.seat.title}")
-            window.setGeometry(screen.x() + number * width, screen.y(), width, screen.height())
-        window.show()
-        if wanted.seat is not None and wanted.seat.open_peer:
-            window.open_chat(PeerId(wanted.seat.open_peer), wanted.seat.open_title)
-    if stage is not None and first_start():
-        remember_offered()
-        opened[0][1].start_tour()
-    print(f"{PROG}: window open" if len(opened) == 1 else f"{PROG}: {len(opened)} windows open",
-          file=out, flush=True)  # fmt: skip
     code = 0
-    try:
+    try:  # what was opened is closed again, also when a later window cannot open
+        for number, wanted in enumerate(windows):
+            account = wanted.open_account().start()
+            try:
+                if stage is None:
+                    window = MainWindow(account, slow_motion=slow_motion)
+                elif number == 0:
+                    window = MainWindow(account, slow_motion=slow_motion, stage=stage)
+                else:
+                    no_tour = "in the first window"
+                    window = MainWindow(account, slow_motion=slow_motion, no_tour_because=no_tour)
+            except BaseException:
+                account.close()
+                raise
+            opened.append((account, window))
+            if wanted.seat is not None and len(windows) > 1:
+                window.setWindowTitle(f"postbox-chat: {wanted.seat.title}")
+                window.setGeometry(screen.x() + number * width, screen.y(), width, screen.height())
+            window.show()
+            if wanted.seat is not None and wanted.seat.open_peer:
+                window.open_chat(PeerId(wanted.seat.open_peer), wanted.seat.open_title)
+        if stage is not None and first_start():
+            remember_offered()
+            opened[0][1].start_tour()
+        print(f"{PROG}: window open" if len(opened) == 1 else f"{PROG}: {len(opened)} windows open",
+              file=out, flush=True)  # fmt: skip
         with loop:
             closed = asyncio.Event()
             application.lastWindowClosed.connect(closed.set)
@@ -398,6 +401,8 @@ def _show_windows(
             window.close_feeds()
             window.deleteLater()
             account.close()
+        if not loop.is_closed():  # a window could not open: the loop never ran
+            loop.close()
         collector.stop()
     application.shutdown()  # tear Qt down before the interpreter does
     return code

@@ -53,7 +53,7 @@ def offscreen_app() -> Any:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     apply_theme(app, "light")
-    if app.findChild(MainThreadCollector) is None:
+    if not any(collector.active for collector in app.findChildren(MainThreadCollector)):
         MainThreadCollector(app).start()
     return app
 

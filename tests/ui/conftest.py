@@ -27,6 +27,17 @@ def garbage_on_the_main_thread(qapp) -> Iterator[MainThreadCollector]:
 
 
 @pytest.fixture
+def collector_stopped(garbage_on_the_main_thread) -> Iterator[None]:
+    """The automatic collector back on for one test (it starts its own, or checks that
+    something gave the collector back)."""
+    garbage_on_the_main_thread.stop()
+    try:
+        yield
+    finally:
+        garbage_on_the_main_thread.start()
+
+
+@pytest.fixture
 def window(qtbot, tmp_path, request) -> Iterator[tuple[MainWindow, EmbeddedServer]]:
     size = getattr(request, "param", {"peers": 12, "messages": 300})
     with EmbeddedServer(ServerConfig(token=TOKEN, seed=2, **size)) as server:

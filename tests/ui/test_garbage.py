@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
-
-import pytest
 
 from ui.garbage import MainThreadCollector, due_generation
 
@@ -45,15 +42,6 @@ def test_the_generation_due_is_the_oldest_past_its_threshold() -> None:
     assert due_generation((701, 11, 0), thresholds) == 1
     assert due_generation((5, 11, 11), thresholds) == 2
     assert due_generation((10**6, 0, 0), (0, 10, 10)) is None  # threshold 0: never
-
-
-@pytest.fixture
-def collector_stopped(garbage_on_the_main_thread) -> Iterator[None]:
-    garbage_on_the_main_thread.stop()
-    try:
-        yield
-    finally:
-        garbage_on_the_main_thread.start()
 
 
 def test_without_it_a_worker_frees_the_cycle(collector_stopped) -> None:
