@@ -3,6 +3,7 @@ again and the garbage collector is given back."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import io
 
@@ -22,7 +23,7 @@ def test_a_window_that_cannot_open_closes_the_ones_opened_before(
     qapp, tmp_path, monkeypatch, collector_stopped
 ) -> None:
     monkeypatch.setattr(app, "stop_on_signals", lambda _application: None)
-    monkeypatch.setattr(app.asyncio, "set_event_loop", lambda _loop: None)
+    monkeypatch.setattr(asyncio, "set_event_loop", lambda _loop: None)
     opened: list[Account] = []
 
     def first() -> Account:
