@@ -270,13 +270,13 @@ class TourCard(QFrame):
         return self.steps[self.position]
 
     def show_step(self, position: int) -> None:
-        """Show step ``position`` and make it happen (the demo's live traffic paused
-        while the tour is open, so each event stands out)."""
-        self.context.stage.quiet(True)
+        """Show step ``position`` and make it happen. The demo's live traffic pauses
+        while a step runs, so its event stands out, and goes on while a page is read."""
         self.runner.stop()
         self.context.tidy()
         self.position = max(0, min(position, len(self.steps) - 1))
         step = self.step
+        self.context.stage.quiet(step.script is not None)
         acts = [position for position, s in enumerate(self.steps) if s.script is not None]
         if step.script is None:
             self.counter.setText(f"Guided tour · {len(acts)} steps")
@@ -314,9 +314,14 @@ class TourCard(QFrame):
     @Slot(str)
     def _done(self, text: str) -> None:
         self.status.setText(f"✓ {text}")
-        self.again_button.setEnabled(True)
+        self._ended()
 
     @Slot(str)
     def _failed(self, text: str) -> None:
         self.status.setText(f"✗ {text}")
+        self._ended()
+
+    def _ended(self) -> None:
+        """A step has run: the traffic goes on while its outcome is read."""
         self.again_button.setEnabled(True)
+        self.context.stage.quiet(False)

@@ -112,10 +112,24 @@ def test_the_tour_opens_on_its_welcome_and_acts_only_when_started(qtbot, demo) -
     assert card.counter.text() == "Guided tour · 5 steps"
     assert card.next_button.text() == "Start" and not card.runner.running
     assert main.open_peer is None  # nothing happened yet
-    # The live traffic pauses while the tour is open (calls reach the server in order).
-    assert server.call(lambda mock: mock.traffic_paused)
+    # The welcome is a page to read: the live traffic goes on under it (calls reach the
+    # server in order, so this sees what the card asked).
+    assert not server.call(lambda mock: mock.traffic_paused)
     card.finish()
     assert not card.isVisible()
+    assert not server.call(lambda mock: mock.traffic_paused)
+
+
+def test_the_traffic_pauses_only_while_a_step_runs(qtbot, demo) -> None:
+    main, server = demo
+    card = started(main)
+    card.show_step(1)
+    assert card.runner.running
+    assert server.call(lambda mock: mock.traffic_paused)
+    qtbot.waitUntil(lambda: not card.runner.running, timeout=60_000)
+    assert card.runner.succeeded, card.runner.outcome
+    assert not server.call(lambda mock: mock.traffic_paused)  # read the outcome with traffic on
+    card.show_step(0)  # back to the welcome page
     assert not server.call(lambda mock: mock.traffic_paused)
 
 
