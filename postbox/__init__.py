@@ -15,6 +15,7 @@ from postbox.change_record import (
     RemoveMessage,
     UpdateMessage,
 )
+from postbox.chat_interface_state import ChatInterfaceState, ScrollPosition, SynchronizeableDraft
 from postbox.chat_list import (
     ChatListEntryType,
     ChatListHole,
@@ -96,6 +97,7 @@ from postbox.transaction import Transaction
 from postbox.view_keys import (
     AnyViewKey,
     BasicPeerViewKey,
+    ChatInterfaceStateViewKey,
     ChatListHolesViewKey,
     ChatListViewKey,
     ContactsViewKey,
@@ -120,6 +122,7 @@ from postbox.view_keys import (
 )
 from postbox.views import (
     BasicPeerView,
+    ChatInterfaceStateView,
     ChatListEntry,
     ChatListHoleEntry,
     ChatListHolesEntry,
@@ -252,6 +255,11 @@ __all__ = [
     "PostboxViewKey",
     "PreferencesView",
     "PreferencesViewKey",
+    "ChatInterfaceState",
+    "ChatInterfaceStateView",
+    "ChatInterfaceStateViewKey",
+    "ScrollPosition",
+    "SynchronizeableDraft",
     "PresenceStatus",
     "ReadOnlyDatabaseError",
     "ReadStateView",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
+from postbox.chat_interface_state import ChatInterfaceState
 from postbox.chat_list import ChatListHole, ChatListIndex
 from postbox.holes import HoleKey, HoleOperation
 from postbox.ids import MessageId, MessageIndex, PeerId
@@ -158,6 +159,10 @@ class ChangeRecord:
     removed_unsent_ids: frozenset[MessageId] = frozenset()
     updated_tag_summaries: frozenset[TagSummaryKey] = frozenset()
     updated_preferences: frozenset[str] = frozenset()
+    #: Chats' (peer, thread) interface states that changed: the new one, or None.
+    updated_chat_interface_states: Mapping[tuple[PeerId, int], ChatInterfaceState | None] = field(
+        default_factory=lambda: _EMPTY
+    )
     #: Namespaces whose ordered list of item collections changed.
     updated_item_collection_infos: frozenset[int] = frozenset()
     #: Item collections whose items changed.
@@ -183,6 +188,7 @@ class ChangeRecord:
             or self.removed_unsent_ids
             or self.updated_tag_summaries
             or self.updated_preferences
+            or self.updated_chat_interface_states
             or self.updated_item_collection_infos
             or self.updated_item_collection_items
         )

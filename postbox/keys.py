@@ -18,6 +18,7 @@ __all__ = [
     "decode_item_collection_item_key",
     "decode_message_id_key",
     "decode_message_index_key",
+    "decode_peer_thread_key",
     "encode_int32",
     "encode_int64",
     "item_collection_info_key",
@@ -27,6 +28,7 @@ __all__ = [
     "message_index_key",
     "peer_namespace_prefix",
     "peer_prefix",
+    "peer_thread_key",
     "successor",
 ]
 
@@ -43,6 +45,8 @@ MESSAGE_ID = struct.Struct(">QII")
 MESSAGE_INDEX = struct.Struct(">QIII")
 #: The message key after its peer(8) namespace(4) prefix.
 TIMESTAMP_ID = struct.Struct(">II")
+#: peer(8) thread(8): a chat's or a forum topic's own record.
+PEER_THREAD = struct.Struct(">QQ")
 #: namespace(4) index(4): a collection's place in its namespace's ordered list.
 ITEM_COLLECTION_INFO = struct.Struct(">II")
 #: namespace(4) collection id(8) item index(4)
@@ -73,6 +77,16 @@ def peer_prefix(peer_id: int) -> bytes:
 
 def peer_namespace_prefix(peer_id: int, namespace: int) -> bytes:
     return PEER_NAMESPACE.pack(peer_id + O64, namespace + O32)
+
+
+def peer_thread_key(peer_id: int, thread_id: int) -> bytes:
+    """peer(8) thread(8); thread 0 is the chat itself."""
+    return PEER_THREAD.pack(peer_id + O64, thread_id + O64)
+
+
+def decode_peer_thread_key(key: bytes) -> tuple[PeerId, int]:
+    peer, thread = PEER_THREAD.unpack(key)
+    return PeerId(peer - O64), thread - O64
 
 
 def message_id_key(message_id: MessageId) -> bytes:

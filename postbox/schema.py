@@ -11,16 +11,22 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from postbox.errors import SchemaVersionError
-from postbox.value_box import ValueBox
+from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate"]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 Migration = Callable[[ValueBox], None]
 
+
+def _add_chat_interface_states(box: ValueBox) -> None:
+    """Version 2: each chat's interface state (draft, scroll position, selection)."""
+    box.ensure_table(ValueBoxTable("peer_chat_interface_state", KeyType.BINARY))
+
+
 #: ``MIGRATIONS[v]`` upgrades a file from version ``v`` to ``v + 1``.
-MIGRATIONS: dict[int, Migration] = {}
+MIGRATIONS: dict[int, Migration] = {1: _add_chat_interface_states}
 
 
 def migrate(

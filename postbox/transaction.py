@@ -19,6 +19,7 @@ from postbox.change_record import (
     ChatListOperationKind,
     current_values,
 )
+from postbox.chat_interface_state import ChatInterfaceState
 from postbox.chat_list import ChatListHole, ChatListInclusion, ChatListIndex, PeerGroupId
 from postbox.errors import InvalidArgumentError, PostboxError
 from postbox.holes import ClosedRange, MessageHistoryHoleSpace
@@ -508,6 +509,24 @@ class Transaction:
     ) -> list[PeerOperationLogEntry]:
         return self._check().operation_log.merged_entries(tag, from_index=from_index, limit=limit)
 
+    # -- chat interface state ---------------------------------------------------
+
+    def get_chat_interface_state(
+        self, peer_id: PeerId, thread_id: int = 0
+    ) -> ChatInterfaceState | None:
+        """What the screen of a chat (or of one of its forum topics) was left with."""
+        return self._check().chat_interface_states.get(peer_id, thread_id)
+
+    def set_chat_interface_state(
+        self, peer_id: PeerId, state: ChatInterfaceState | None, thread_id: int = 0
+    ) -> None:
+        """Store a chat's interface state; an empty one removes it."""
+        self._check().chat_interface_states.set(peer_id, thread_id, state)
+
+    def chat_interface_states(self) -> dict[tuple[PeerId, int], ChatInterfaceState]:
+        """Every stored interface state, by (peer, thread)."""
+        return self._check().chat_interface_states.all()
+
     # -- preferences ----------------------------------------------------------
 
     def get_preference(self, key: str) -> Any:
@@ -622,6 +641,10 @@ class Transaction:
             fields["updated_tag_summaries"] = tables.tag_summaries.updated()
         if tables.preferences.is_written:
             fields["updated_preferences"] = tables.preferences.updated_keys()
+        if tables.chat_interface_states.is_written:
+            fields["updated_chat_interface_states"] = MappingProxyType(
+                tables.chat_interface_states.updated()
+            )
         if tables.item_collection_infos.is_written:
             fields["updated_item_collection_infos"] = (
                 tables.item_collection_infos.updated_namespaces()

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from postbox.views.message_history_view import MessageHistoryView  # noqa: F401
     from postbox.views.peer_view import BasicPeerView, PeerView  # noqa: F401
     from postbox.views.simple_views import (  # noqa: F401
+        ChatInterfaceStateView,
         ContactsView,
         OperationLogView,
         PeerPresencesView,
@@ -60,6 +61,7 @@ __all__ = [
     "PeerViewKey",
     "PostboxViewKey",
     "PreferencesViewKey",
+    "ChatInterfaceStateViewKey",
     "ReadStateViewKey",
     "StateViewKey",
     "SynchronizeReadStatesViewKey",
@@ -143,6 +145,15 @@ class ContactsViewKey(PostboxViewKey["ContactsView"]):
 @dataclass(frozen=True, slots=True)
 class PreferencesViewKey(PostboxViewKey["PreferencesView"]):
     keys: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatInterfaceStateViewKey(PostboxViewKey["ChatInterfaceStateView"]):
+    """What the screen of a chat (thread 0) or of one of its forum topics was left with:
+    draft, scroll position, selection (the seeds' ``.chatInterfaceState``)."""
+
+    peer_id: PeerId
+    thread_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)

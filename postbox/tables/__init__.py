@@ -20,6 +20,7 @@ from postbox.tables.message_history_tags_table import MessageHistoryTagsTable
 from postbox.tables.message_history_text_index_table import MessageHistoryTextIndexTable
 from postbox.tables.message_history_unsent_table import MessageHistoryUnsentTable
 from postbox.tables.metadata_table import MetadataTable
+from postbox.tables.peer_chat_interface_state_table import PeerChatInterfaceStateTable
 from postbox.tables.peer_chat_state_table import PeerChatStateTable
 from postbox.tables.peer_merged_operation_log_index_table import PeerMergedOperationLogIndexTable
 from postbox.tables.peer_notification_settings_table import PeerNotificationSettingsTable
@@ -77,6 +78,7 @@ class Tables:
             box, self.operation_log_metadata, self.merged_operation_log
         )
         self.preferences = PreferencesTable(box)
+        self.chat_interface_states = PeerChatInterfaceStateTable(box)
         self.item_collection_infos = ItemCollectionInfoTable(box)
         self.item_collection_items = ItemCollectionItemTable(box)
         self.in_commit_order: tuple[CommitParticipant, ...] = (
@@ -101,6 +103,7 @@ class Tables:
             self.merged_operation_log,
             self.operation_log_metadata,
             self.preferences,
+            self.chat_interface_states,
             self.item_collection_infos,
             self.item_collection_items,
             self.metadata,

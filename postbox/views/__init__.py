@@ -21,6 +21,7 @@ from postbox.views.item_collection_views import (
 from postbox.views.message_history_view import MessageHistoryView
 from postbox.views.peer_view import BasicPeerView, PeerView
 from postbox.views.simple_views import (
+    ChatInterfaceStateView,
     ContactsView,
     OperationLogView,
     PeerPresencesView,
@@ -59,6 +60,7 @@ __all__ = [
     "PeerPresencesView",
     "PeerView",
     "PreferencesView",
+    "ChatInterfaceStateView",
     "ReadStateView",
     "ReplayReport",
     "StateView",

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from postbox.change_record import ChatListOperation, ChatListOperationKind
+from postbox.chat_interface_state import ChatInterfaceState
 from postbox.chat_list import ChatListEntryType, ChatListHole, ChatListIndex
 from postbox.errors import InvalidArgumentError
 from postbox.ids import PeerId, PeerNamespace
@@ -72,6 +73,8 @@ class ChatListMessageEntry:
     read_state: CombinedPeerReadState | None
     notification_settings: PeerNotificationSettings | None
     presence: PeerPresence | None = None
+    #: What the chat's screen was left with (its draft shows in the list).
+    interface_state: ChatInterfaceState | None = None
 
     @property
     def peer_id(self) -> PeerId:
@@ -146,6 +149,7 @@ def _resolve(tx: Transaction, row: ChatListEntryKey) -> ChatListEntry:
         tx.get_read_state(peer_id),
         tx.get_notification_settings(peer_id),
         tx.get_peer_presence(peer_id) if peer_id.namespace == _USER else None,
+        tx.get_chat_interface_state(peer_id),
     )
 
 
@@ -409,6 +413,7 @@ def _peer_topics(peer_id: PeerId) -> tuple[Topic, ...]:
         topics.read_state(peer_id),
         topics.notification_settings(peer_id),
         topics.messages(peer_id),
+        topics.chat_interface_state(peer_id),
     )
     if peer_id.namespace == _USER:
         return (*watched, topics.presence(peer_id))
@@ -432,5 +437,6 @@ def _touched_peers(change: ChangeRecord) -> set[PeerId]:
     touched.update(change.updated_read_states)
     touched.update(change.updated_notification_settings)
     touched.update(change.message_operations)
+    touched.update(peer_id for peer_id, thread_id in change.updated_chat_interface_states)
     touched.update(p for p in change.updated_presences if p.namespace == _USER)
     return touched

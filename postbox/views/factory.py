@@ -9,6 +9,7 @@ from postbox.errors import InvalidArgumentError
 from postbox.view_keys import (
     AnyViewKey,
     BasicPeerViewKey,
+    ChatInterfaceStateViewKey,
     ChatListHolesViewKey,
     ChatListViewKey,
     ContactsViewKey,
@@ -60,6 +61,7 @@ _CONSTRUCTORS: dict[type[AnyViewKey], ViewConstructor] = {
     StateViewKey: simple_views.MutableStateView,
     ContactsViewKey: simple_views.MutableContactsView,
     PreferencesViewKey: simple_views.MutablePreferencesView,
+    ChatInterfaceStateViewKey: simple_views.MutableChatInterfaceStateView,
     OperationLogViewKey: simple_views.MutableOperationLogView,
     SynchronizeReadStatesViewKey: simple_views.MutableSynchronizeReadStatesView,
     UnsentMessagesViewKey: simple_views.MutableUnsentMessagesView,

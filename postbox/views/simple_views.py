@@ -1,5 +1,5 @@
 """The small views: presences, read states, unread counts, tag summaries, the state
-cursor, contacts, preferences, the operation log and the unsent queue."""
+cursor, contacts, preferences, a chat's interface state, the operation log and the unsent queue."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from postbox.chat_interface_state import ChatInterfaceState
 from postbox.ids import MessageId, PeerId
 from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import Peer, PeerPresence
@@ -16,6 +17,7 @@ from postbox.read_state import CombinedPeerReadState
 from postbox.state import StateCursor
 from postbox.tag_summary import MessageHistoryTagSummary
 from postbox.view_keys import (
+    ChatInterfaceStateViewKey,
     ContactsViewKey,
     OperationLogViewKey,
     PeerPresencesViewKey,
@@ -41,6 +43,8 @@ __all__ = [
     "OperationLogView",
     "PeerPresencesView",
     "PreferencesView",
+    "ChatInterfaceStateView",
+    "MutableChatInterfaceStateView",
     "ReadStateView",
     "StateView",
     "SynchronizeReadStatesView",
@@ -271,6 +275,27 @@ class MutablePreferencesView(ReloadingView[PreferencesView]):
             if value is not None:
                 values[key] = value
         return PreferencesView(_frozen(values))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatInterfaceStateView(ViewSnapshot):
+    """``state`` is ``None`` for a chat left with nothing to keep."""
+
+    peer_id: PeerId
+    thread_id: int
+    state: ChatInterfaceState | None
+
+
+class MutableChatInterfaceStateView(ReloadingView[ChatInterfaceStateView]):
+    def __init__(self, key: ChatInterfaceStateViewKey, tx: Transaction) -> None:
+        self.key = key
+        self.watched = frozenset({topics.chat_interface_state(key.peer_id, key.thread_id)})
+        super().__init__(tx)
+
+    def load(self, tx: Transaction) -> ChatInterfaceStateView:
+        key = self.key
+        state = tx.get_chat_interface_state(key.peer_id, key.thread_id)
+        return ChatInterfaceStateView(key.peer_id, key.thread_id, state)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ __all__ = [
     "Topic",
     "cached_data",
     "chat_list",
+    "chat_interface_state",
     "chat_list_position",
     "chat_state",
     "item_collection_infos",
@@ -98,6 +99,10 @@ def preference(key: str) -> Topic:
     return ("preference", key)
 
 
+def chat_interface_state(peer_id: PeerId, thread_id: int = 0) -> Topic:
+    return ("chat_interface_state", peer_id, thread_id)
+
+
 def item_collection_infos(namespace: int) -> Topic:
     """A namespace's ordered list of item collections."""
     return ("item_collection_infos", namespace)
@@ -143,6 +148,8 @@ def topics_of(change: ChangeRecord) -> set[Topic]:
         add(UNSENT)
     for preference_key in change.updated_preferences:
         add(("preference", preference_key))
+    for peer_id, thread_id in change.updated_chat_interface_states:
+        add(("chat_interface_state", peer_id, thread_id))
     for namespace in change.updated_item_collection_infos:
         add(("item_collection_infos", namespace))
     for collection_id in change.updated_item_collection_items:

@@ -184,15 +184,21 @@ def test_newer_schema_is_refused(db_path: Path) -> None:
 
 def test_migrations_run_in_order(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Postbox(db_path).close()
+    current = schema_module.SCHEMA_VERSION
     ran: list[int] = []
     box = ValueBox(str(db_path))
     try:
         with box.write_transaction():
             schema_module.migrate(
-                box, target=3, migrations={1: lambda b: ran.append(1), 2: lambda b: ran.append(2)}
+                box,
+                target=current + 2,
+                migrations={
+                    current: lambda b: ran.append(current),
+                    current + 1: lambda b: ran.append(current + 1),
+                },
             )
-        assert ran == [1, 2]
-        assert box.user_version == 3
+        assert ran == [current, current + 1]
+        assert box.user_version == current + 2
     finally:
         box.close()
 
@@ -202,8 +208,8 @@ def test_missing_migration_is_an_error(db_path: Path) -> None:
     box = ValueBox(str(db_path))
     try:
         with pytest.raises(SchemaVersionError, match="no migration"), box.write_transaction():
-            schema_module.migrate(box, target=2, migrations={})
-        assert box.user_version == 1
+            schema_module.migrate(box, target=schema_module.SCHEMA_VERSION + 1, migrations={})
+        assert box.user_version == schema_module.SCHEMA_VERSION
     finally:
         box.close()
 
