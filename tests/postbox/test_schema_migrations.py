@@ -34,7 +34,9 @@ def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
 def user_version(path: Path) -> int:
     connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return int(connection.execute("PRAGMA user_version").fetchall()[0][0])
+        (version,) = connection.execute("PRAGMA user_version").fetchall()[0]
+        assert isinstance(version, int)
+        return version
     finally:
         connection.close()
 
