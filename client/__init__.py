@@ -15,8 +15,10 @@ from client.log_names import operation_log_name
 from client.search_query import SearchResults
 from client.status_line import StatusLine, status_line
 from sync.engine import EngineStatus
+from sync.protocol import MAX_TEXT as MAX_MESSAGE_LENGTH
 
 __all__ = [
+    "MAX_MESSAGE_LENGTH",
     "operation_log_name",
     "Device",
     "EngineContactList",

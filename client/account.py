@@ -12,6 +12,7 @@ standby shows what the master commits, and takes over when the master exits.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import platform
 import time
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,7 @@ from client.devices import Device
 from client.hole_map import HoleSegment, read_hole_map
 from client.search_query import SearchResults, search_database
 from postbox import (
+    ChatInterfaceState,
     ClosedRange,
     MasterClientLock,
     Media,
@@ -34,6 +36,8 @@ from postbox import (
     PeerId,
     PeerNotificationSettings,
     Postbox,
+    ScrollPosition,
+    SynchronizeableDraft,
     Transaction,
 )
 from sync.engine import (
@@ -42,6 +46,7 @@ from sync.engine import (
     SyncWorker,
     Timeouts,
     enqueue_delete,
+    enqueue_draft,
     enqueue_edit,
     enqueue_forward,
     enqueue_mute,
@@ -220,6 +225,32 @@ class Account:
         devices once the server has it."""
         until = PeerNotificationSettings.MUTED_FOREVER if muted else 0
         return self.postbox.transaction(lambda tx: enqueue_mute(tx, peer_id, until))
+
+    def save_draft(
+        self, peer_id: PeerId, text: str, *, reply_to: int | None = None, thread_id: int = 0
+    ) -> Future[None]:
+        """Keep what is typed in a chat (an empty text with no reply clears it): here at
+        once, on the account's other devices once the server has it."""
+        draft = SynchronizeableDraft(text, reply_to, int(time.time()))
+        return self.postbox.transaction(lambda tx: enqueue_draft(tx, peer_id, draft, thread_id))
+
+    def keep_view_state(
+        self,
+        peer_id: PeerId,
+        scroll: ScrollPosition | None,
+        selected_ids: Sequence[int] = (),
+        *,
+        thread_id: int = 0,
+    ) -> Future[None]:
+        """Remember where a chat was scrolled to and what was selected (this device only)."""
+        selected = tuple(selected_ids)
+
+        def keep(tx: Transaction) -> None:
+            state = tx.get_chat_interface_state(peer_id, thread_id) or ChatInterfaceState()
+            kept = dataclasses.replace(state, scroll=scroll, selected_ids=selected)
+            tx.set_chat_interface_state(peer_id, kept, thread_id)
+
+        return self.postbox.transaction(keep)
 
     def search(self, query: str, *, limit: int = 50) -> Future[SearchResults]:
         """Chats by name and messages by text (the full-text index) matching ``query``."""

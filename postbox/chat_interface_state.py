@@ -34,8 +34,8 @@ class SynchronizeableDraft:
 
 @dataclass(frozen=True, slots=True)
 class ScrollPosition:
-    """The message at the history's bottom edge, and how far (pixels) its bottom sat
-    below that edge."""
+    """The first message on screen, and where its top sat (pixels from the top of the
+    history's viewport; negative when it began above it)."""
 
     message_id: int
     offset: int = 0

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from client import Device, EngineStatus, HoleSegment, SearchResults
-from postbox import ClosedRange, Media, Message, MessageId, PeerId, Postbox
+from postbox import ClosedRange, Media, Message, MessageId, PeerId, Postbox, ScrollPosition
 
 __all__ = ["AccountLike"]
 
@@ -41,6 +41,19 @@ class AccountLike(Protocol):
     def messages(self, peer_id: PeerId, ids: Iterable[int]) -> Future[dict[int, Message]]: ...
 
     def set_muted(self, peer_id: PeerId, muted: bool) -> Future[None]: ...
+
+    def save_draft(
+        self, peer_id: PeerId, text: str, *, reply_to: int | None = None, thread_id: int = 0
+    ) -> Future[None]: ...
+
+    def keep_view_state(
+        self,
+        peer_id: PeerId,
+        scroll: ScrollPosition | None,
+        selected_ids: Sequence[int] = (),
+        *,
+        thread_id: int = 0,
+    ) -> Future[None]: ...
 
     def refresh_profile(self, peer_id: PeerId) -> Future[None]: ...
 

@@ -16,6 +16,7 @@ from sync.engine.engine import (
 )
 from sync.engine.outbound import (
     enqueue_delete,
+    enqueue_draft,
     enqueue_edit,
     enqueue_forward,
     enqueue_mute,
@@ -35,6 +36,7 @@ __all__ = [
     "enqueue_delete",
     "enqueue_edit",
     "enqueue_forward",
+    "enqueue_draft",
     "enqueue_mute",
     "enqueue_read",
     "enqueue_send",

@@ -15,6 +15,7 @@ from postbox import (
 )
 from sync.protocol import (
     Dialog,
+    DraftMessage,
     ForwardHeader,
     Glyph,
     GlyphShape,
@@ -28,6 +29,7 @@ from sync.protocol import (
 
 __all__ = [
     "CLOUD",
+    "draft_from_wire",
     "forward_from_wire",
     "media_from_wire",
     "media_to_wire",
@@ -148,3 +150,9 @@ def read_state_from_dialog(dialog: Dialog) -> PeerReadState:
         dialog.unread_count,
         False,
     )
+
+
+def draft_from_wire(draft: DraftMessage | None) -> postbox.SynchronizeableDraft | None:
+    if draft is None:
+        return None
+    return postbox.SynchronizeableDraft(draft.text, draft.reply_to, draft.date)

@@ -42,13 +42,14 @@ from postbox import (
 )
 from sync.engine.convert import (
     CLOUD,
+    draft_from_wire,
     message_from_wire,
     peer_from_wire,
     read_state_from_dialog,
 )
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
-from sync.engine.replay import replace_range, set_muted_from_server
+from sync.engine.replay import replace_range, set_draft_from_server, set_muted_from_server
 from sync.engine.timing import Timeouts, loop_time
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
@@ -384,6 +385,7 @@ def _store_dialogs(
             # counted twice or not at all.
             request_validation(tx, peer_id)
         set_muted_from_server(tx, peer_id, dialog.muted_until)
+        set_draft_from_server(tx, peer_id, draft_from_wire(dialog.draft))
         if dialog.pts is not None:
             stored = tx.get_peer_chat_state(peer_id)
             if stored is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "DELETE_TAG",
+    "DRAFT_TAG",
     "EDIT_TAG",
     "READ_TAG",
     "SEND_TAG",
@@ -26,3 +27,5 @@ VALIDATE_TAG_SUMMARIES_TAG = 5
 DELETE_TAG = 6
 #: A chat muted or unmuted here, to tell the server.
 SETTINGS_TAG = 7
+#: A chat's draft saved here, to share with the account's other devices.
+DRAFT_TAG = 8

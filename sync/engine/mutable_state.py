@@ -16,8 +16,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 from postbox import Peer as StoredPeer
-from postbox import PeerId, PeerPresence, PeerReadState, StateCursor, StoreMessage
+from postbox import (
+    PeerId,
+    PeerPresence,
+    PeerReadState,
+    StateCursor,
+    StoreMessage,
+    SynchronizeableDraft,
+)
 from sync.engine.convert import (
+    draft_from_wire,
     message_from_wire,
     peer_from_wire,
     presence_from_wire,
@@ -32,6 +40,7 @@ from sync.protocol import (
     UpdateChannelTooLong,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
+    UpdateDraftMessage,
     UpdateEditChannelMessage,
     UpdateEditMessage,
     UpdateNewChannelMessage,
@@ -54,6 +63,7 @@ __all__ = [
     "MergePresences",
     "Operation",
     "ReadInbox",
+    "SetDraft",
     "SetMuted",
     "ReadOutbox",
     "ResetChannel",
@@ -114,6 +124,14 @@ class SetMuted:
 
 
 @dataclass(frozen=True, slots=True)
+class SetDraft:
+    """The account saved a chat's draft (``None``: cleared), on some device."""
+
+    peer_id: PeerId
+    draft: SynchronizeableDraft | None
+
+
+@dataclass(frozen=True, slots=True)
 class MergePeers:
     peers: tuple[StoredPeer, ...]
 
@@ -153,6 +171,7 @@ Operation = (
     | ReadInbox
     | ReadOutbox
     | SetMuted
+    | SetDraft
     | MergePeers
     | MergePresences
     | UpdateChannelState
@@ -260,6 +279,8 @@ class AccountMutableState:
                 self.operations.append(ReadOutbox(PeerId(update.peer), update.max_id))
             case UpdateNotifySettings():
                 self.operations.append(SetMuted(PeerId(update.peer), update.muted_until))
+            case UpdateDraftMessage():
+                self.operations.append(SetDraft(PeerId(update.peer), draft_from_wire(update.draft)))
             case UpdateUserStatus():
                 self.merge_presences((update.presence,))
             case UpdatePeer():

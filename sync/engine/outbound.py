@@ -25,6 +25,7 @@ from typing import Any
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
+    ChatInterfaceState,
     ForwardInfo,
     Media,
     Message,
@@ -39,10 +40,18 @@ from postbox import (
     PeerOperationLogEntry,
     Postbox,
     StoreMessage,
+    SynchronizeableDraft,
     Transaction,
 )
 from sync.engine.convert import CLOUD, media_to_wire, message_from_wire
-from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG, SETTINGS_TAG
+from sync.engine.log_tags import (
+    DELETE_TAG,
+    DRAFT_TAG,
+    EDIT_TAG,
+    READ_TAG,
+    SEND_TAG,
+    SETTINGS_TAG,
+)
 from sync.engine.mutable_state import DeleteMessages as DeleteHere
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
@@ -58,6 +67,7 @@ from sync.protocol import (
     ProtocolError,
     ReadHistory,
     RpcError,
+    SaveDraft,
     SendMessage,
     SentMessage,
     SentMessages,
@@ -73,6 +83,7 @@ __all__ = [
     "Outbound",
     "account_peer",
     "enqueue_delete",
+    "enqueue_draft",
     "enqueue_edit",
     "enqueue_forward",
     "enqueue_mute",
@@ -83,7 +94,9 @@ __all__ = [
 log = logging.getLogger("postbox.sync")
 
 #: The kinds of outgoing change, in the order they are delivered.
-_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG, SETTINGS_TAG)
+_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG, SETTINGS_TAG, DRAFT_TAG)
+#: Changes that are the account's own, whatever the chat: they take the account's pts.
+_ACCOUNT_TAGS = frozenset({SETTINGS_TAG, DRAFT_TAG})
 #: Most ids one deleteMessages request carries.
 _DELETE_BATCH = 100
 _LOCAL = int(MessageNamespace.LOCAL)
@@ -235,6 +248,28 @@ def enqueue_mute(tx: Transaction, peer_id: PeerId, muted_until: int) -> None:
         )
         return
     tx.add_operation_log_entry(peer_id, SETTINGS_TAG, {"muted_until": muted_until})
+
+
+def enqueue_draft(
+    tx: Transaction, peer_id: PeerId, draft: SynchronizeableDraft | None, thread_id: int = 0
+) -> None:
+    """Keep a chat's draft here (an empty one clears it) and, for the chat itself, queue
+    sharing it with the account's other devices. Only the newest draft is sent."""
+    if draft is not None and draft.is_empty:
+        draft = None
+    state = tx.get_chat_interface_state(peer_id, thread_id) or ChatInterfaceState()
+    if state.draft == draft:
+        return
+    tx.set_chat_interface_state(peer_id, replace(state, draft=draft), thread_id)
+    if thread_id != 0 or peer_id.namespace == PeerNamespace.SECRET_CHAT:
+        return  # a topic's draft, and a secret chat's, stay on this device
+    contents: dict[str, Any] = {"text": "", "reply_to": None}
+    if draft is not None:
+        contents = {"text": draft.text, "reply_to": draft.reply_to_id}
+    for entry in tx.get_operation_log_entries(peer_id, DRAFT_TAG):
+        tx.update_operation_log_entry(peer_id, DRAFT_TAG, entry.tag_local_index, contents)
+        return
+    tx.add_operation_log_entry(peer_id, DRAFT_TAG, contents)
 
 
 def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
@@ -399,7 +434,12 @@ class Outbound:
             saved: AffectedMessages = await self._call(
                 SetNotifySettings(peer, contents["muted_until"])
             )
-            gap = await self._read(lambda tx: _muted(tx, entry, saved))
+            gap = await self._read(lambda tx: _kept_unless_changed(tx, entry, saved))
+        elif entry.tag == DRAFT_TAG:
+            drafted: AffectedMessages = await self._call(
+                SaveDraft(peer, contents["text"], contents["reply_to"])
+            )
+            gap = await self._read(lambda tx: _kept_unless_changed(tx, entry, drafted))
         elif entry.tag == EDIT_TAG:
             edited: SentMessage = await self._call(
                 EditMessage(peer, contents["id"], contents["text"])
@@ -440,6 +480,7 @@ def _tag_name(tag: int) -> str:
         SEND_TAG: "sendMessage",
         READ_TAG: "readHistory",
         SETTINGS_TAG: "setNotifySettings",
+        DRAFT_TAG: "saveDraft",
         EDIT_TAG: "editMessage",
         DELETE_TAG: "deleteMessages",
     }[tag]
@@ -451,11 +492,17 @@ def _on_qts(peer_id: PeerId, tag: int) -> bool:
     return peer_id.namespace == PeerNamespace.SECRET_CHAT and tag == SEND_TAG
 
 
+def _on_channel_pts(peer_id: PeerId, tag: int) -> bool:
+    """Whether a change of this kind to this chat moves the channel's own pts: its
+    messages and reads do; a mute or a draft is the account's, on the account's pts."""
+    return peer_id.namespace == PeerNamespace.CHANNEL and tag not in _ACCOUNT_TAGS
+
+
 def _stored_point(tx: Transaction, peer_id: PeerId, tag: int = SEND_TAG) -> int | None:
     """Where the counter a change of kind ``tag`` to a chat moves stands: the channel's
-    own pts, the account's qts (``_on_qts``), else the account's pts (``None``: not
-    synced)."""
-    if peer_id.namespace == PeerNamespace.CHANNEL:
+    own pts (``_on_channel_pts``), the account's qts (``_on_qts``), else the account's
+    pts (``None``: not synced)."""
+    if _on_channel_pts(peer_id, tag):
         state = tx.get_peer_chat_state(peer_id)
         return None if state is None else state.pts
     cursor = tx.get_state()
@@ -465,7 +512,7 @@ def _stored_point(tx: Transaction, peer_id: PeerId, tag: int = SEND_TAG) -> int 
 
 
 def _move_point(tx: Transaction, peer_id: PeerId, point: int, tag: int) -> None:
-    if peer_id.namespace == PeerNamespace.CHANNEL:
+    if _on_channel_pts(peer_id, tag):
         tx.set_peer_chat_state(peer_id, ChannelState(point))
         return
     cursor = tx.get_state()
@@ -551,13 +598,15 @@ def _deleted(tx: Transaction, entry: PeerOperationLogEntry, affected: AffectedMe
     return _done(tx, entry, affected.pts, affected.pts_count)
 
 
-def _muted(tx: Transaction, entry: PeerOperationLogEntry, saved: AffectedMessages) -> bool:
-    """The server has the mute ``entry`` held when it was sent. If the chat was muted
-    again here meanwhile (the entry now holds another choice), the entry stays, to send
-    that one; only the counter moves."""
-    for current in tx.get_operation_log_entries(entry.peer_id, SETTINGS_TAG):
+def _kept_unless_changed(
+    tx: Transaction, entry: PeerOperationLogEntry, saved: AffectedMessages
+) -> bool:
+    """The server has the mute or draft ``entry`` held when it was sent. If it was
+    changed again here meanwhile (the entry now holds another choice), the entry stays,
+    to send that one; only the counter moves."""
+    for current in tx.get_operation_log_entries(entry.peer_id, entry.tag):
         if current.tag_local_index == entry.tag_local_index and current.contents != entry.contents:
-            return _apply_pts(tx, entry.peer_id, saved.pts, saved.pts_count, SETTINGS_TAG)
+            return _apply_pts(tx, entry.peer_id, saved.pts, saved.pts_count, entry.tag)
     return _done(tx, entry, saved.pts, saved.pts_count)
 
 

@@ -15,6 +15,7 @@ from typing import assert_never
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
+    ChatInterfaceState,
     ChatListHole,
     ChatListInclusion,
     MessageHistoryHoleSpace,
@@ -23,10 +24,11 @@ from postbox import (
     PeerId,
     PeerNotificationSettings,
     StoreMessage,
+    SynchronizeableDraft,
     Transaction,
 )
 from sync.engine.convert import CLOUD
-from sync.engine.log_tags import SETTINGS_TAG
+from sync.engine.log_tags import DRAFT_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
@@ -39,6 +41,7 @@ from sync.engine.mutable_state import (
     ReadOutbox,
     ResetChannel,
     ResetHistories,
+    SetDraft,
     SetMuted,
     UpdateChannelState,
     optimized,
@@ -46,7 +49,13 @@ from sync.engine.mutable_state import (
 from sync.engine.read_states import request_validation, validate_after_deletion
 from sync.engine.tag_summaries import validate_all_summaries, validate_summaries_after_deletion
 
-__all__ = ["ensure_listed", "replace_range", "replay_final_state"]
+__all__ = [
+    "ensure_listed",
+    "replace_range",
+    "replay_final_state",
+    "set_draft_from_server",
+    "set_muted_from_server",
+]
 
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
 
@@ -156,6 +165,8 @@ def apply_operation(
                 _request_validation(tx, peer_id, validating)
         case SetMuted(peer_id=peer_id):
             set_muted_from_server(tx, peer_id, operation.muted_until)
+        case SetDraft(peer_id=peer_id):
+            set_draft_from_server(tx, peer_id, operation.draft)
         case MergePeers():
             tx.update_peers(operation.peers)
         case MergePresences():
@@ -180,6 +191,18 @@ def set_muted_from_server(tx: Transaction, peer_id: PeerId, muted_until: int) ->
         tx.update_notification_settings(
             peer_id, dataclasses.replace(settings, muted_until=muted_until)
         )
+
+
+def set_draft_from_server(
+    tx: Transaction, peer_id: PeerId, draft: SynchronizeableDraft | None
+) -> None:
+    """Take the server's draft of a chat, unless one saved here waits to be sent (that
+    one stands, as with a mute). The rest of the chat's interface state stays."""
+    if tx.get_operation_log_entries(peer_id, DRAFT_TAG):
+        return
+    state = tx.get_chat_interface_state(peer_id) or ChatInterfaceState()
+    if state.draft != draft:
+        tx.set_chat_interface_state(peer_id, dataclasses.replace(state, draft=draft))
 
 
 def _delete_messages(tx: Transaction, operation: DeleteMessages, validating: set[PeerId]) -> None:

@@ -31,6 +31,7 @@ from postbox import (
 )
 from sync.engine.convert import (
     CLOUD,
+    draft_from_wire,
     message_from_wire,
     peer_from_wire,
     read_state_from_dialog,
@@ -44,7 +45,7 @@ from sync.engine.log_tags import (
 )
 from sync.engine.read_states import VALIDATE_AT_ONCE
 from sync.engine.recent import RecentChanges
-from sync.engine.replay import replace_range, set_muted_from_server
+from sync.engine.replay import replace_range, set_draft_from_server, set_muted_from_server
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Backoff, Timeouts
 from sync.notifier import ChangeNotifier
@@ -265,6 +266,7 @@ def _apply_settings(tx: Transaction, peer_id: PeerId, dialog: Dialog) -> None:
     if inclusion is not None and inclusion.group_id != group:
         tx.update_chat_list_inclusion(peer_id, ChatListInclusion(group))
     set_muted_from_server(tx, peer_id, dialog.muted_until)
+    set_draft_from_server(tx, peer_id, draft_from_wire(dialog.draft))
 
 
 def _forget_history(tx: Transaction, peer_id: PeerId) -> None:

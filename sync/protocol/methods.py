@@ -92,6 +92,7 @@ __all__ = [
     "SendMessage",
     "SentMessage",
     "SentMessages",
+    "SaveDraft",
     "SetNotifySettings",
     "encode_error",
     "encode_push",
@@ -250,6 +251,15 @@ class SetNotifySettings(WireRecord, frozen=True):
     muted_until: Counter
 
 
+class SaveDraft(WireRecord, frozen=True):
+    """Keep a chat's draft for the account's other devices; an empty text with no reply
+    clears it."""
+
+    peer: PeerRef
+    text: Text
+    reply_to: MessageRef | None = None
+
+
 # -- results ----------------------------------------------------------------------
 
 
@@ -371,6 +381,7 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),
         Method("readHistory", ReadHistory, _record(AffectedMessages)),
         Method("setNotifySettings", SetNotifySettings, _record(AffectedMessages)),
+        Method("saveDraft", SaveDraft, _record(AffectedMessages)),
         Method("getAuthorizations", GetAuthorizations, _record(Authorizations)),
         Method("resetAuthorization", ResetAuthorization, _record(Authorizations)),
         Method("getAllStickers", GetAllStickers, ANY_ALL_STICKERS),

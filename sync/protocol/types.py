@@ -46,6 +46,7 @@ __all__ = [
     "ChannelDifferenceTooLong",
     "ChannelPts",
     "Dialog",
+    "DraftMessage",
     "Difference",
     "DifferenceEmpty",
     "DifferenceSlice",
@@ -66,6 +67,7 @@ __all__ = [
     "UpdateChannelTooLong",
     "UpdateDeleteChannelMessages",
     "UpdateDeleteMessages",
+    "UpdateDraftMessage",
     "UpdateEditChannelMessage",
     "UpdateEditMessage",
     "UpdateNewChannelMessage",
@@ -245,6 +247,14 @@ class ChannelPts(WireRecord, frozen=True):
     pts: Counter
 
 
+class DraftMessage(WireRecord, frozen=True):
+    """A chat's draft as the account's devices share it: ``date`` is when it was saved."""
+
+    text: Text
+    date: Counter
+    reply_to: MessageRef | None = None
+
+
 class Dialog(WireRecord, frozen=True):
     """One chat-list entry. ``pts`` is the channel's own pts (channels only)."""
 
@@ -257,6 +267,7 @@ class Dialog(WireRecord, frozen=True):
     folder: Annotated[int, Meta(ge=0, le=1)] = 0
     muted_until: Counter = 0
     pts: Counter | None = None
+    draft: DraftMessage | None = None
 
 
 # -- updates ----------------------------------------------------------------------
@@ -297,6 +308,16 @@ class UpdateNotifySettings(TaggedRecord, frozen=True, tag="notifySettings"):
 
     peer: PeerRef
     muted_until: Counter
+    pts: Counter
+    pts_count: Counter
+
+
+class UpdateDraftMessage(TaggedRecord, frozen=True, tag="draftMessage"):
+    """The account saved a chat's draft on some device (``None``: cleared). It takes the
+    account's pts, as mute does here, so a device that was away gets it in its difference."""
+
+    peer: PeerRef
+    draft: DraftMessage | None
     pts: Counter
     pts_count: Counter
 
@@ -370,6 +391,7 @@ AnyUpdate = (
     | UpdateReadHistoryInbox
     | UpdateReadHistoryOutbox
     | UpdateNotifySettings
+    | UpdateDraftMessage
     | UpdateNewChannelMessage
     | UpdateEditChannelMessage
     | UpdateDeleteChannelMessages

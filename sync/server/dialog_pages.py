@@ -26,7 +26,16 @@ def _dialog(store: ServerStore, row: Sequence[Any]) -> Dialog:
     peer, top_id, _date, read_inbox, read_outbox, pinned, folder, muted, pts = row
     unread = store.unread_count(peer, read_inbox)
     return Dialog(
-        peer, top_id, read_inbox, read_outbox, unread, pinned is not None, folder, muted, pts
+        peer,
+        top_id,
+        read_inbox,
+        read_outbox,
+        unread,
+        pinned is not None,
+        folder,
+        muted,
+        pts,
+        store.draft(peer),
     )
 
 

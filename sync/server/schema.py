@@ -59,6 +59,9 @@ SCHEMA = (
         folder INTEGER NOT NULL, muted_until INTEGER NOT NULL,
         pts INTEGER, next_id INTEGER, log_start INTEGER, event_date INTEGER NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS dialogs_by_top ON dialogs (top_date, top_id, peer)",
+    """CREATE TABLE IF NOT EXISTS drafts (
+        peer INTEGER PRIMARY KEY, text TEXT NOT NULL, reply_to INTEGER,
+        date INTEGER NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS messages (
         peer INTEGER NOT NULL, id INTEGER NOT NULL, date INTEGER NOT NULL, out INTEGER NOT NULL,
         author INTEGER, text TEXT NOT NULL, media BLOB, reply_to INTEGER, edit_date INTEGER,

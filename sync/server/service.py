@@ -44,12 +44,14 @@ from sync.protocol import (
     ReadHistory,
     Request,
     ResetAuthorization,
+    SaveDraft,
     SendMessage,
     SentMessage,
     SentMessages,
     SetNotifySettings,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
+    UpdateDraftMessage,
     UpdateNewEncryptedMessage,
     UpdateNotifySettings,
     UpdateReadChannelInbox,
@@ -93,6 +95,7 @@ _PtsChange = (
     | UpdateReadHistoryInbox
     | UpdateReadChannelInbox
     | UpdateNotifySettings
+    | UpdateDraftMessage
 )
 #: How long an account with a session is said to be online for.
 ONLINE_FOR = 86_400
@@ -153,6 +156,7 @@ class Service:
             DeleteMessages: self._delete_messages,
             ReadHistory: self._read_history,
             SetNotifySettings: self._set_notify_settings,
+            SaveDraft: self._save_draft,
             GetAuthorizations: self._get_authorizations,
             ResetAuthorization: self._reset_authorization,
             GetAllStickers: lambda s, p: self.box(s).stickers.all_stickers(p.hash),
@@ -413,6 +417,11 @@ class Service:
     def _set_notify_settings(self, session: Session, params: SetNotifySettings) -> AffectedMessages:
         store = self.box(session)
         update = store.set_notify_settings(params.peer, params.muted_until)
+        return self._affected(session, store, None, update)
+
+    def _save_draft(self, session: Session, params: SaveDraft) -> AffectedMessages:
+        store = self.box(session)
+        update = store.save_draft(params.peer, params.text, params.reply_to)
         return self._affected(session, store, None, update)
 
     def _affected(

@@ -31,6 +31,7 @@ from sync.protocol import (
     AnyUpdate,
     Dialog,
     Dialogs,
+    DraftMessage,
     ErrorCode,
     ForwardHeader,
     FullPeer,
@@ -50,6 +51,7 @@ from sync.protocol import (
     State,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
+    UpdateDraftMessage,
     UpdateEditChannelMessage,
     UpdateEditMessage,
     UpdateNewChannelMessage,
@@ -710,6 +712,40 @@ class ServerStore:
                 "UPDATE dialogs SET muted_until = ? WHERE peer = ?", (muted_until, peer_id)
             )
             update = UpdateNotifySettings(peer_id, muted_until, self.logs.next_pts(None, 1), 1)
+            self.logs.append(None, update, date)
+        return update
+
+    def draft(self, peer_id: int) -> DraftMessage | None:
+        row = self._db.one("SELECT text, reply_to, date FROM drafts WHERE peer = ?", (peer_id,))
+        if row is None:
+            return None
+        text, reply_to, date = row
+        return DraftMessage(text, date, reply_to)
+
+    def save_draft(
+        self, peer_id: int, text: str, reply_to: int | None
+    ) -> UpdateDraftMessage | None:
+        """The account saved a chat's draft (an empty text with no reply clears it);
+        ``None`` if that changes nothing."""
+        self._require_dialog(peer_id)
+        current = self.draft(peer_id)
+        empty = not text.strip() and reply_to is None
+        if current is None and empty:
+            return None
+        if current is not None and (current.text, current.reply_to) == (text, reply_to):
+            return None
+        date = self.now()
+        draft = None if empty else DraftMessage(text, date, reply_to)
+        with self.transaction():
+            if draft is None:
+                self._db.execute("DELETE FROM drafts WHERE peer = ?", (peer_id,))
+            else:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO drafts (peer, text, reply_to, date)"
+                    " VALUES (?, ?, ?, ?)",
+                    (peer_id, text, reply_to, date),
+                )
+            update = UpdateDraftMessage(peer_id, draft, self.logs.next_pts(None, 1), 1)
             self.logs.append(None, update, date)
         return update
 

@@ -16,6 +16,8 @@ them per category:
   screen names (a listed chat, an author of a stored message) is stored;
 * ``presences``: every stored presence is the server's;
 * ``notification_settings``: every listed chat is muted until the server's date;
+* ``drafts``: every listed chat's draft (text and the message it replies to) is the
+  server's (a secret chat's draft stays on its device);
 * ``contacts``: every peer the client calls a contact is one, and every peer whose
   profile it loaded (so it knows) is one exactly when the server says so;
 * ``cursor``: pts, qts and seq, and every loaded channel's pts;

@@ -9,6 +9,7 @@ from postbox import (
     MessageNamespace,
     PeerGroupId,
     PeerId,
+    PeerNamespace,
     PeerReadState,
 )
 from sync.protocol import Dialog
@@ -19,6 +20,7 @@ from sync.verify.server_side import ServerDialogs
 __all__ = [
     "ServerChat",
     "compare_chat_list",
+    "compare_drafts",
     "compare_notification_settings",
     "compare_read_state",
     "in_chat_list_hole",
@@ -191,3 +193,14 @@ def compare_notification_settings(report: Report, chat: LocalChat, dialog: Dialo
             int(chat.peer_id),
             f"muted until {muted} != server {dialog.muted_until}",
         )
+
+
+def compare_drafts(report: Report, chat: LocalChat, dialog: Dialog) -> None:
+    """A listed chat's draft (text and reply) is the server's; its date is the saving
+    device's, so it is not compared. A secret chat's draft stays on its device."""
+    if chat.position is None or chat.peer_id.namespace == PeerNamespace.SECRET_CHAT:
+        return
+    mine = None if chat.draft is None else (chat.draft.text, chat.draft.reply_to_id)
+    theirs = None if dialog.draft is None else (dialog.draft.text, dialog.draft.reply_to)
+    if mine != theirs:
+        report.add(Category.DRAFTS, int(chat.peer_id), f"draft {mine!r} != server {theirs!r}")

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from postbox import MessageFlags, PeerId
-from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG, SETTINGS_TAG
+from sync.engine.log_tags import (
+    DELETE_TAG,
+    DRAFT_TAG,
+    EDIT_TAG,
+    READ_TAG,
+    SEND_TAG,
+    SETTINGS_TAG,
+)
 from sync.protocol import MediaKind, State
 from sync.verify.expected import expected_message, stored_message
 from sync.verify.local_side import LocalChat, LocalState
@@ -20,6 +27,7 @@ _OPERATION_NAMES = {
     EDIT_TAG: "edit",
     DELETE_TAG: "delete",
     SETTINGS_TAG: "mute",
+    DRAFT_TAG: "draft",
 }
 
 

@@ -24,9 +24,17 @@ from postbox import (
     PeerPresence,
     PeerReadState,
     StateCursor,
+    SynchronizeableDraft,
     Transaction,
 )
-from sync.engine.log_tags import DELETE_TAG, EDIT_TAG, READ_TAG, SEND_TAG, SETTINGS_TAG
+from sync.engine.log_tags import (
+    DELETE_TAG,
+    DRAFT_TAG,
+    EDIT_TAG,
+    READ_TAG,
+    SEND_TAG,
+    SETTINGS_TAG,
+)
 from sync.protocol import MediaKind
 from sync.verify.expected import MEDIA_TAGS
 
@@ -37,14 +45,14 @@ CLOUD = int(MessageNamespace.CLOUD)
 GROUPS = (PeerGroupId.ROOT, PeerGroupId.ARCHIVE)
 #: Each shared-media kind with the postbox tag its summary is stored under.
 TAGGED_KINDS: tuple[tuple[MediaKind, int], ...] = tuple(MEDIA_TAGS.items())
-_OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG, SETTINGS_TAG)
+_OUTBOUND_TAGS = (SEND_TAG, READ_TAG, EDIT_TAG, DELETE_TAG, SETTINGS_TAG, DRAFT_TAG)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
 
 
 @dataclass(frozen=True, slots=True)
 class LocalChat:
     """One chat as stored: its cloud history and holes, pending messages, read state,
-    chat-list position, channel pts, mute and shared-media summaries."""
+    chat-list position, channel pts, mute, draft and shared-media summaries."""
 
     peer_id: PeerId
     messages: tuple[Message, ...]
@@ -55,6 +63,7 @@ class LocalChat:
     channel: ChannelState | None
     muted_until: int | None
     tag_summaries: tuple[tuple[MediaKind, MessageHistoryTagSummary], ...]
+    draft: SynchronizeableDraft | None = None
 
     def in_hole(self, id_: int) -> bool:
         return any(id_ in hole for hole in self.holes)
@@ -146,6 +155,7 @@ def read_local(tx: Transaction, server_peers: Iterable[int]) -> LocalState:
 def _read_chat(tx: Transaction, peer_id: PeerId) -> LocalChat:
     read_state = tx.get_read_state(peer_id)
     settings = tx.get_notification_settings(peer_id)
+    interface = tx.get_chat_interface_state(peer_id)
     summaries = []
     for kind, tag in TAGGED_KINDS:
         summary = tx.get_tag_summary(peer_id, tag, CLOUD)
@@ -161,4 +171,5 @@ def _read_chat(tx: Transaction, peer_id: PeerId) -> LocalChat:
         channel=tx.get_peer_chat_state(peer_id),
         muted_until=None if settings is None else settings.muted_until,
         tag_summaries=tuple(summaries),
+        draft=None if interface is None else interface.draft,
     )

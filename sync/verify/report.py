@@ -19,6 +19,7 @@ class Category(enum.StrEnum):
     PEERS = "peers"
     PRESENCES = "presences"
     NOTIFICATION_SETTINGS = "notification_settings"
+    DRAFTS = "drafts"
     CONTACTS = "contacts"
     CURSOR = "cursor"
     TAG_SUMMARIES = "tag_summaries"

@@ -10,6 +10,7 @@ from sync.protocol import GetState, State
 from sync.verify import server_side
 from sync.verify.compare_chats import (
     compare_chat_list,
+    compare_drafts,
     compare_notification_settings,
     compare_read_state,
     server_chats,
@@ -95,6 +96,7 @@ async def verify(postbox: Postbox, call: Call, *, cursor: bool = True) -> Report
         compare_read_state(report, chat, dialog)
         if dialog is not None:
             compare_notification_settings(report, chat, dialog)
+            compare_drafts(report, chat, dialog)
         compare_tag_summaries(report, chat, tag_counts)
     compare_peers(report, local, peer_records, _required_peers(local))
     compare_presences(report, local, presences)

@@ -255,3 +255,40 @@ def test_a_mute_on_one_device_reaches_the_other(server, tmp_path, capsys) -> Non
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
         for db in ("b1.db", "b2.db"):
             verify_agrees(server, tmp_path / db, friend_token, capsys)
+
+
+def test_a_draft_typed_on_one_device_is_waiting_on_the_other(server, tmp_path, capsys) -> None:
+    me, friend, group = contact_in_a_group(server)
+    friend_token = token_of(server, friend)
+
+    def draft(account: Account, peer: int) -> tuple[str, int | None] | None:
+        state = account.postbox.run(lambda tx: tx.get_chat_interface_state(PeerId(peer)))
+        if state is None or state.draft is None:
+            return None
+        return state.draft.text, state.draft.reply_to_id
+
+    with (
+        synced(server, tmp_path / "b1.db", friend_token, me) as phone,
+        synced(server, tmp_path / "b2.db", friend_token, me) as laptop,
+    ):
+        phone.save_draft(PeerId(group), "bring the maps").result()
+        phone.save_draft(PeerId(me), "see you at 5", reply_to=None).result()
+        wait_until(laptop, lambda: draft(laptop, group) == ("bring the maps", None))
+        wait_until(laptop, lambda: draft(laptop, me) == ("see you at 5", None))
+        # Changed on the laptop, cleared on the phone: the newest word stands everywhere.
+        laptop.save_draft(PeerId(group), "bring the maps and a torch").result()
+        wait_until(phone, lambda: draft(phone, group) == ("bring the maps and a torch", None))
+        phone.save_draft(PeerId(me), "").result()
+        wait_until(laptop, lambda: draft(laptop, me) is None)
+        for account in (phone, laptop):
+            assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
+        for db in ("b1.db", "b2.db"):
+            verify_agrees(server, tmp_path / db, friend_token, capsys)
+    # A device that was away gets the drafts saved meanwhile from its difference.
+    with synced(server, tmp_path / "b1.db", friend_token, me) as phone:
+        phone.save_draft(PeerId(group), "").result()
+        assert phone.worker.call(lambda engine: engine.wait_idle(timeout=30))
+    with synced(server, tmp_path / "b2.db", friend_token, me) as laptop:
+        wait_until(laptop, lambda: draft(laptop, group) is None)
+        assert laptop.worker.call(lambda engine: engine.wait_idle(timeout=30))
+        verify_agrees(server, tmp_path / "b2.db", friend_token, capsys)

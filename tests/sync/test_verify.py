@@ -18,6 +18,7 @@ import pytest
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
+    ChatInterfaceState,
     ChatListHole,
     ChatListInclusion,
     ForwardInfo,
@@ -32,7 +33,9 @@ from postbox import (
     PeerPresence,
     Postbox,
     PresenceStatus,
+    ScrollPosition,
     StateCursor,
+    SynchronizeableDraft,
     Transaction,
 )
 from sync.connection import ServerConnection
@@ -402,6 +405,21 @@ def test_a_wrong_mute(server: EmbeddedServer, db: Path) -> None:
         f"notification_settings peer {dialog.peer}: muted until {dialog.muted_until + 3600}"
         f" != server {dialog.muted_until}"
     ]
+
+
+def test_a_draft_the_server_does_not_have_and_one_it_lost(server: EmbeddedServer, db: Path) -> None:
+    first, second = (PeerId(d.peer) for d in root_unpinned(server)[:2])
+    typed = ChatInterfaceState(SynchronizeableDraft("never sent to the server", None, 1))
+    tamper(db, lambda tx: tx.set_chat_interface_state(first, typed))
+    report = check(server, db)
+    assert [str(d) for d in report.divergences] == [
+        f"drafts peer {int(first)}: draft ('never sent to the server', None) != server None"
+    ]
+    # Only the scroll position kept: no draft, and none on the server either.
+    scrolled = ChatInterfaceState(scroll=ScrollPosition(3, 0))
+    tamper(db, lambda tx: tx.set_chat_interface_state(first, scrolled))
+    tamper(db, lambda tx: tx.set_chat_interface_state(second, scrolled))
+    assert check(server, db).ok
 
 
 def test_contacts_the_client_claims(server: EmbeddedServer, db: Path) -> None:
