@@ -709,3 +709,32 @@ def test_tinting_a_selected_row_leaves_the_shared_accent_colour_alone(qtbot, win
     window.chat_pane.selection.toggle(row_of(window, 400))
     window.history.viewport().repaint()  # paints the tinted row
     assert qcolor(current_theme().accent).alpha() == 255
+
+
+def test_the_reply_edit_and_selection_bars_keep_the_chat_at_the_bottom(
+    qtbot, account, window
+) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    pane, history = window.chat_pane, window.history
+    bar = history.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and history.at_bottom())
+
+    def bar_changes_height(open_or_close) -> None:
+        height = history.viewport().height()
+        open_or_close()
+        qtbot.waitUntil(lambda: history.viewport().height() != height)
+        assert bar.value() == bar.maximum()
+
+    for open_bar, close_bar in (
+        (lambda: pane.start_reply(row_of(window, 399)), pane.cancel_reply),
+        (lambda: pane.start_edit(row_of(window, 400)), pane.cancel_edit),
+        (lambda: pane.selection.toggle(row_of(window, 398)), pane.selection.clear),
+    ):
+        bar_changes_height(open_bar)
+        bar_changes_height(close_bar)
+    # Still at the bottom, so a message arriving now slides into sight.
+    account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text="on my way")]))
+    qtbot.waitUntil(lambda: 401 in shown_ids(window))
+    qtbot.waitUntil(lambda: not history.animator.running, timeout=2_000)
+    assert bar.value() == bar.maximum()
