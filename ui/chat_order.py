@@ -1,84 +1,77 @@
-"""The chat list holds its order while the pointer is over it.
+"""The chat list keeps its rows in place while the pointer rests over it.
 
 A chat moves to the top when a message arrives, so in a busy account the row under the
-pointer can change between aiming and clicking, and the click opens another chat. While
-the pointer is over the list, ``held_order`` keeps every row from the top down to the
-last one in view where it is, refreshing only what each shows (preview, time, badge);
-chats below the view follow the newest order. The newest snapshot is kept back and shown
-when the pointer leaves, or after ``HOLD_MS`` without the pointer moving or the wheel
-turning.
+pointer can change between reading a preview and clicking, and the click opens another
+chat. While the pointer is over the list, the list shows ``held_order``: every row it
+shows keeps its place, with its newest content (preview, time, badge); rows the newest
+snapshot adds after the last one shown (the window growing at its end) come in below
+them, and a loading row gone from the bottom leaves. Everything else (a chat moving up,
+a new chat, a chat gone) waits until the pointer leaves, and ``HeldOrder.changed``
+counts the chats waiting, for the hint that says so. Pure Python: tested without Qt.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
-
-from PySide6.QtCore import QEvent, QObject, QPoint, QTimer, Signal
-from PySide6.QtWidgets import QListView
+from dataclasses import dataclass
 
 from ui.rows import ChatRow
 
-__all__ = ["HOLD_MS", "ChatOrderHold", "held_order"]
-
-#: How long a still pointer holds the order.
-HOLD_MS = 5_000
-#: What counts as the pointer being used over the list: each starts the hold time anew.
-_ACTIVITY = frozenset(
-    {QEvent.Type.Enter, QEvent.Type.MouseMove, QEvent.Type.HoverMove, QEvent.Type.Wheel}
-)
+__all__ = ["HeldOrder", "changed_text", "held_order"]
 
 
-def held_order(shown: Sequence[ChatRow], newest: Sequence[ChatRow], in_view: int) -> list[ChatRow]:
-    """``newest``, except that ``shown[: in_view + 1]`` keep their places, each with its
-    newest content. A held chat the newest rows no longer have stays as it was until the
-    hold ends; a held "loading" row whose hole is gone leaves at once (its chats follow)."""
-    by_key = {row.key: row for row in newest}
-    held: list[ChatRow] = []
-    for row in shown[: in_view + 1]:
-        latest = by_key.get(row.key)
-        if latest is not None:
-            held.append(latest)
-        elif not row.is_hole:
-            held.append(row)
-    kept = {row.key for row in held}
-    return held + [row for row in newest if row.key not in kept]
+@dataclass(frozen=True, slots=True)
+class HeldOrder:
+    """The rows to show while the order is held, and how many chats would move, come
+    or go if the list caught up with the newest order."""
+
+    rows: tuple[ChatRow, ...]
+    changed: int
 
 
-class ChatOrderHold(QObject):
-    """Watches the pointer over ``view`` (a chat list): ``holding`` while it is there and
-    has moved within ``hold_ms``; ``released`` when that ends."""
+def held_order(shown: Sequence[ChatRow], newest: Sequence[ChatRow]) -> HeldOrder:
+    """``shown`` in its order with each row's newest content, then the rows of
+    ``newest`` that follow the last shown one there. A shown chat ``newest`` lacks
+    stays as it was; a shown loading row it lacks leaves only from the bottom, where
+    no row moves up to fill its place."""
+    position = {row.key: at for at, row in enumerate(newest)}
+    #: Each held row, and where the newest rows have it (``None``: not at all).
+    held: list[tuple[ChatRow, int | None]] = []
+    for row in shown:
+        at = position.get(row.key)
+        held.append((row if at is None else newest[at], at))
+    while held and held[-1][1] is None and held[-1][0].is_hole:
+        held.pop()
+    kept = [at for _row, at in held if at is not None]
+    last = max(kept, default=-1)
+    held_keys = {row.key for row, _at in held}
+    # Chats that would come in above the last held one...
+    waiting = [row for row in newest[: last + 1] if row.key not in held_keys]
+    # ...move (the held chats outside the longest run that keeps the newest order)...
+    chats = [at for row, at in held if at is not None and not row.is_hole]
+    moved = len(chats) - _longest_rising(chats)
+    # ...or leave from above the last one kept. A chat gone from below it was pushed
+    # past the window's end by one coming in above, already counted.
+    last_kept = max((n for n, (_row, at) in enumerate(held) if at is not None), default=-1)
+    left = [row for row, at in held[:last_kept] if at is None]
+    changed = moved + sum(not row.is_hole for row in (*waiting, *left))
+    return HeldOrder((*(row for row, _at in held), *newest[last + 1 :]), changed)
 
-    released = Signal()
 
-    def __init__(self, view: QListView, *, hold_ms: int = HOLD_MS) -> None:
-        super().__init__(view)
-        self._view = view
-        self.holding = False
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(hold_ms)
-        self._timer.timeout.connect(self.release)
-        view.viewport().setMouseTracking(True)
-        view.viewport().installEventFilter(self)
+def _longest_rising(values: Sequence[int]) -> int:
+    """The length of the longest strictly increasing subsequence of ``values``: the
+    held chats that keep their order relative to each other; the rest moved."""
+    tails: list[int] = []
+    for value in values:
+        at = bisect.bisect_left(tails, value)
+        if at == len(tails):
+            tails.append(value)
+        else:
+            tails[at] = value
+    return len(tails)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
-        kind = event.type()
-        if kind in _ACTIVITY:
-            self.holding = True
-            self._timer.start()
-        elif kind == QEvent.Type.Leave:
-            self.release()
-        return False
 
-    def release(self) -> None:
-        self._timer.stop()
-        if self.holding:
-            self.holding = False
-            self.released.emit()
-
-    def last_row_in_view(self) -> int:
-        """The model row at the bottom of the viewport (the last row, if it ends above)."""
-        viewport = self._view.viewport().rect()
-        index = self._view.indexAt(QPoint(1, viewport.bottom()))
-        rows = self._view.model().rowCount()
-        return index.row() if index.isValid() else rows - 1
+def changed_text(changed: int) -> str:
+    """The hint over a held list: "1 chat changed", "3 chats changed"."""
+    return f"{changed} chat{'' if changed == 1 else 's'} changed"

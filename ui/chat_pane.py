@@ -12,12 +12,13 @@ marked read.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -48,6 +49,8 @@ from postbox import (
 )
 from ui.account_port import AccountLike
 from ui.delegates import HistoryDelegate
+from ui.delete_dialog import DeleteDialog
+from ui.delete_question import delete_question
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
@@ -125,6 +128,8 @@ class ChatPane(QWidget):
         self._unread_pending = False
         self._profiles_asked: set[PeerId] = set()
         self.window_moves = 0
+        #: The confirmation before a delete, while it is open.
+        self.delete_dialog: DeleteDialog | None = None
         self._build()
 
     # -- widgets ------------------------------------------------------------------------
@@ -188,8 +193,9 @@ class ChatPane(QWidget):
         self.sticker_button = StickerButton(self.account.postbox)
         self.sticker_button.sticker_chosen.connect(self.send_sticker)
         # Messages chosen with "Select" or Ctrl+click, and what can be done with them.
-        self.selection = SelectionBar(self.account, self.history, lambda: self.peer_id)
+        self.selection = SelectionBar(self.history, lambda: self.peer_id)
         self.selection.forward_requested.connect(self.forward_requested)
+        self.selection.delete_requested.connect(self.ask_delete)
         compose_column = QVBoxLayout(compose)
         compose_column.setContentsMargins(10, 6, 10, 8)
         compose_column.addWidget(self.selection)
@@ -679,11 +685,7 @@ class ChatPane(QWidget):
             if not sent:
                 menu.addAction("Cancel sending", lambda: self.delete(row, for_everyone=False))
             else:
-                menu.addAction("Delete for me", lambda: self.delete(row, for_everyone=False))
-                if row.outgoing or kind == "user":
-                    menu.addAction(
-                        "Delete for everyone", lambda: self.delete(row, for_everyone=True)
-                    )
+                menu.addAction("Delete", lambda: self.ask_delete([row]))
         return menu
 
     # -- selecting text -------------------------------------------------------------------
@@ -707,14 +709,51 @@ class ChatPane(QWidget):
             overlay.hide()
             overlay.deleteLater()
 
+    @Slot(object)
+    def ask_delete(self, rows: Sequence[MessageRow]) -> DeleteDialog | None:
+        """Ask before deleting ``rows`` (messages of the open chat), as Telegram Desktop
+        does; they go when the reader answers Delete. Returns the dialog (not blocking)."""
+        if not rows or self.peer_id is None:
+            return None
+        if self.delete_dialog is not None:
+            self.delete_dialog.reject()
+        question = delete_question(
+            len(rows),
+            peer_kind(int(self.peer_id)),
+            self.title.text(),
+            all_ours=all(row.outgoing for row in rows),
+        )
+        dialog = DeleteDialog(question, rows, self)
+        dialog.finished.connect(self._delete_answered)
+        self.delete_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @Slot(int)
+    def _delete_answered(self, result: int) -> None:
+        dialog, self.delete_dialog = self.delete_dialog, None
+        if dialog is None:
+            return
+        dialog.deleteLater()
+        if result == QDialog.DialogCode.Accepted.value:
+            self.delete_rows(dialog.rows, for_everyone=dialog.for_everyone)
+
     def delete(self, row: MessageRow, *, for_everyone: bool) -> None:
-        if self.editing is not None and self.editing.key == row.key:
+        self.delete_rows([row], for_everyone=for_everyone)
+
+    def delete_rows(self, rows: Sequence[MessageRow], *, for_everyone: bool) -> None:
+        """Delete messages of one chat now (asked already, or a send cancelled)."""
+        if not rows:
+            return
+        keys = {row.key for row in rows}
+        if self.editing is not None and self.editing.key in keys:
             self.cancel_edit()
-        if self.replying is not None and self.replying.key == row.key:
+        if self.replying is not None and self.replying.key in keys:
             self.cancel_reply()
-        peer = PeerId(row.peer_id)
-        message = MessageId(peer, row.namespace, row.id)
-        self.account.delete_messages(peer, [message], for_everyone=for_everyone)
+        self.selection.drop(keys)
+        peer = PeerId(rows[0].peer_id)
+        ids = [MessageId(peer, row.namespace, row.id) for row in rows]
+        self.account.delete_messages(peer, ids, for_everyone=for_everyone)
 
     def close_feed(self) -> None:
         self.sticker_button.close_picker()

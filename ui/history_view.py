@@ -187,15 +187,18 @@ class HistoryListView(QListView):
             self.pushed_past_edge.emit()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
-        """A new width wraps the bubbles anew: lay the rows out again at once, keeping
-        the reader's place (or the bottom)."""
-        if event.size().width() == event.oldSize().width() or not self.history_model.rows:
+        """Keep the reader's place, or the bottom, through a new size: a new width wraps
+        the bubbles anew (the rows are laid out again at once); a new height comes from
+        a bar opening or closing above the compose box, and a reader at the bottom must
+        not find the newest messages pushed below the fold."""
+        if event.size() == event.oldSize() or not self.history_model.rows:
             super().resizeEvent(event)
             return
         stick_to_bottom = self.at_bottom()
         anchor = self.top_row()
         super().resizeEvent(event)
-        self.doItemsLayout()
+        if event.size().width() != event.oldSize().width():
+            self.doItemsLayout()
         self._restore(None if stick_to_bottom else anchor, stick_to_bottom)
 
     @Slot(int, int)

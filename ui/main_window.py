@@ -51,7 +51,8 @@ from postbox import (
     ViewUpdateType,
 )
 from ui.account_port import AccountLike
-from ui.chat_order import ChatOrderHold, held_order
+from ui.chat_list_hold import ChatOrderHold
+from ui.chat_order import held_order
 from ui.chat_pane import ChatPane
 from ui.delegates import ChatListDelegate
 from ui.devices import DevicesDialog
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         self.chat_list.verticalScrollBar().valueChanged.connect(self._chat_list_scrolled)
         self.order_hold = ChatOrderHold(self.chat_list)
         self.order_hold.released.connect(self._show_held_back)
+        self.order_hold.catch_up_requested.connect(self._show_held_back)
         #: The newest snapshot's rows while the order is held, to show when it ends.
         self._held_back: tuple[Sequence[ChatRow], ViewUpdateType] | None = None
         self.search_button = QPushButton("Search   Ctrl+K")
@@ -291,17 +293,23 @@ class MainWindow(QMainWindow):
         update = effective_update(combined.update_types.get(self._chat_key, ()), view.update_type)
         self.show_chat_rows(rows, update)
 
-    def show_chat_rows(self, rows: Sequence[ChatRow], update: ViewUpdateType) -> None:
+    def show_chat_rows(
+        self, rows: Sequence[ChatRow], update: ViewUpdateType, *, catch_up: bool = False
+    ) -> None:
         """Show a snapshot's chat rows. Rows it moves move the list's selection with them:
         that is not the user choosing a chat, so it opens none. Scrolled down, the list
         keeps the rows in view where they are while chats move to the top above them;
-        at the top, it shows the newest. While the pointer is over the list, the rows
-        down to the last in view keep their order (``held_order``)."""
-        if self.order_hold.holding:
+        at the top, it shows the newest. While the pointer is over the list, its rows
+        keep their places (``held_order``) and a hint counts the chats that wait, unless
+        this is the list catching up (``catch_up``)."""
+        changed = 0
+        if self.order_hold.holding and not catch_up:
             self._held_back = (rows, update)
-            rows = held_order(self.chat_model.rows, rows, self.order_hold.last_row_in_view())
+            held = held_order(self.chat_model.rows, rows)
+            rows, changed = held.rows, held.changed
         else:
             self._held_back = None
+        self.order_hold.show_changed(changed)
         anchors = self._chat_list_anchors()
         self._applying_snapshot = True
         try:
@@ -316,7 +324,7 @@ class MainWindow(QMainWindow):
     def _show_held_back(self) -> None:
         held_back, self._held_back = self._held_back, None
         if held_back is not None:
-            self.show_chat_rows(*held_back)
+            self.show_chat_rows(*held_back, catch_up=True)
 
     def _chat_list_anchors(self) -> list[tuple[object, int]]:
         """The rows in view and their offsets from the top, if the list is scrolled."""

@@ -8,7 +8,7 @@ as a read-only text widget, so the mouse can select part of it and Ctrl+C copy i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QTextCursor
@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 )
 
 from postbox import MessageId, MessageNamespace, PeerId
-from ui.account_port import AccountLike
 from ui.delegates import HistoryDelegate
 from ui.history_view import HistoryListView
 from ui.rows import MessageRow, peer_kind
@@ -39,15 +38,16 @@ class SelectionBar(QWidget):
 
     #: The selected messages (a list of ``MessageId``, oldest first) are to be forwarded.
     forward_requested = Signal(object)
+    #: The selected messages (a list of ``MessageRow``, oldest first) are to be deleted,
+    #: once the reader confirms.
+    delete_requested = Signal(object)
 
     def __init__(
         self,
-        account: AccountLike,
         history: HistoryListView,
         open_peer: Callable[[], PeerId | None],
     ) -> None:
         super().__init__()
-        self._account = account
         self._history = history
         self._open_peer = open_peer
         #: The selected messages, by row key.
@@ -84,6 +84,12 @@ class SelectionBar(QWidget):
             self.selected.clear()
             self._changed()
 
+    def drop(self, keys: Iterable[object]) -> None:
+        """Take the messages of ``keys`` out of the selection (they were deleted)."""
+        dropped = [key for key in keys if self.selected.pop(key, None) is not None]
+        if dropped:
+            self._changed()
+
     def _changed(self) -> None:
         self._history.selected_keys.clear()
         self._history.selected_keys.update(self.selected)
@@ -118,14 +124,10 @@ class SelectionBar(QWidget):
         self.clear()
 
     def delete(self) -> None:
-        """Delete the selected messages: for everyone if all are ours, else for me."""
+        """Ask to delete the selected messages; the selection stays until they go."""
         rows = self._in_order()
-        peer = self._open_peer()
-        if not rows or peer is None:
-            return
-        ids = [MessageId(peer, row.namespace, row.id) for row in rows]
-        self._account.delete_messages(peer, ids, for_everyone=all(r.outgoing for r in rows))
-        self.clear()
+        if rows and self._open_peer() is not None:
+            self.delete_requested.emit(rows)
 
 
 def text_overlay(

@@ -1,19 +1,9 @@
-"""The chat list holds its order while the pointer is over it, so a click opens the chat
-that was aimed at; the newest order comes back when the pointer leaves or rests."""
+"""While the pointer rests over the chat list its rows keep their places, and what
+waits is counted; the order itself, without Qt."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import pytest
-from PySide6.QtCore import QEvent, QPointF
-from PySide6.QtGui import QEnterEvent
-from PySide6.QtWidgets import QApplication, QListView, QWidget
-
-from postbox import ViewUpdateType
-from tests.ui.conftest import loaded
-from ui.chat_order import ChatOrderHold, held_order
-from ui.models import ChatListModel
+from ui.chat_order import changed_text, held_order
 from ui.rows import ChatRow
 
 
@@ -35,146 +25,89 @@ def chat(peer: int, preview: str = "", *, hole: bool = False) -> ChatRow:
     )
 
 
-def keys(rows: list[ChatRow]) -> list[object]:
+def keys(rows) -> list[object]:
     return [row.key for row in rows]
 
 
-# -- the order, pure -----------------------------------------------------------------
-
-
-def test_rows_in_view_keep_their_places_with_their_newest_content() -> None:
+def test_every_shown_row_keeps_its_place_with_its_newest_content() -> None:
     shown = [chat(1), chat(2), chat(3), chat(4), chat(5)]
     newest = [chat(4, "new"), chat(1), chat(2), chat(3), chat(5)]
-    held = held_order(shown, newest, in_view=2)
-    # 1..3 are in view and stay; 4 moved to the top, but below the view it is newest.
-    assert keys(held) == [1, 2, 3, 4, 5]
-    held = held_order(shown, newest, in_view=4)
-    assert keys(held) == [1, 2, 3, 4, 5]
-    assert held[3].preview == "new"
+    held = held_order(shown, newest)
+    assert keys(held.rows) == [1, 2, 3, 4, 5]
+    assert held.rows[3].preview == "new"
+    assert held.changed == 1
 
 
-def test_chats_below_the_view_follow_the_newest_order() -> None:
-    shown = [chat(1), chat(2), chat(3), chat(4), chat(5)]
-    newest = [chat(5), chat(1), chat(4), chat(2), chat(3)]
-    assert keys(held_order(shown, newest, in_view=1)) == [1, 2, 5, 4, 3]
+def test_rows_far_below_stay_too() -> None:
+    # Before, only the rows down to the last in view were held; those below followed
+    # the newest order, and scrolling down met them moved.
+    shown = [chat(n) for n in range(1, 9)]
+    newest = [chat(8), chat(1), chat(2), chat(3), chat(4), chat(7), chat(5), chat(6)]
+    held = held_order(shown, newest)
+    assert keys(held.rows) == list(range(1, 9))
+    assert held.changed == 2
 
 
-def test_a_chat_gone_from_the_newest_rows_stays_until_the_hold_ends() -> None:
-    shown = [chat(1), chat(2), chat(3)]
-    assert keys(held_order(shown, [chat(1), chat(3)], in_view=2)) == [1, 2, 3]
-
-
-def test_a_new_chat_comes_in_below_the_view() -> None:
+def test_a_new_chat_at_the_top_waits_and_is_counted() -> None:
     shown = [chat(1), chat(2), chat(3)]
     newest = [chat(9, "hi"), chat(1), chat(2), chat(3)]
-    assert keys(held_order(shown, newest, in_view=1)) == [1, 2, 9, 3]
+    held = held_order(shown, newest)
+    assert keys(held.rows) == [1, 2, 3]
+    assert held.changed == 1
 
 
-def test_a_loading_row_whose_hole_is_filled_leaves_at_once() -> None:
+def test_a_chat_pushed_past_the_windows_end_stays_and_is_not_counted_again() -> None:
+    shown = [chat(1), chat(2), chat(3)]
+    newest = [chat(9), chat(1), chat(2)]  # a window of three: 3 fell out below
+    held = held_order(shown, newest)
+    assert keys(held.rows) == [1, 2, 3]
+    assert held.changed == 1
+
+
+def test_a_chat_gone_from_the_middle_stays_until_the_list_catches_up() -> None:
+    shown = [chat(1), chat(2), chat(3)]
+    held = held_order(shown, [chat(1), chat(3)])
+    assert keys(held.rows) == [1, 2, 3]
+    assert held.changed == 1
+
+
+def test_the_window_growing_at_its_end_comes_in_below() -> None:
     shown = [chat(1), chat(2), chat(0, hole=True)]
-    newest = [chat(1), chat(2), chat(3), chat(4)]
-    assert keys(held_order(shown, newest, in_view=2)) == [1, 2, 3, 4]
+    newest = [chat(1), chat(2), chat(3), chat(4), chat(5, hole=True)]
+    held = held_order(shown, newest)
+    # The loading row at the bottom leaves (nothing moves up into its place).
+    assert keys(held.rows) == [1, 2, 3, 4, ("hole", 5)]
+    assert held.changed == 0
+
+
+def test_a_loading_row_above_other_rows_stays_until_the_list_catches_up() -> None:
+    shown = [chat(0, hole=True), chat(1), chat(2)]
+    newest = [chat(3), chat(4), chat(1), chat(2)]
+    held = held_order(shown, newest)
+    assert keys(held.rows) == [("hole", 0), 1, 2]
+    assert held.changed == 2
+
+
+def test_only_new_content_changes_nothing() -> None:
+    shown = [chat(1), chat(2)]
+    held = held_order(shown, [chat(1, "typing"), chat(2, "read")])
+    assert [row.preview for row in held.rows] == ["typing", "read"]
+    assert held.changed == 0
 
 
 def test_nothing_shown_yet_gives_the_newest_rows() -> None:
     newest = [chat(2), chat(1)]
-    assert held_order([], newest, in_view=-1) == newest
+    held = held_order([], newest)
+    assert list(held.rows) == newest
+    assert held.changed == 0
 
 
-# -- the pointer ---------------------------------------------------------------------
+def test_a_list_that_was_only_loading_takes_the_newest_rows() -> None:
+    newest = [chat(2), chat(1), chat(7, hole=True)]
+    held = held_order([chat(0, hole=True)], newest)
+    assert list(held.rows) == newest
 
 
-def enter(widget: QWidget) -> None:
-    at = QPointF(5, 5)
-    QApplication.sendEvent(widget, QEnterEvent(at, at, at))
-
-
-def leave(widget: QWidget) -> None:
-    QApplication.sendEvent(widget, QEvent(QEvent.Type.Leave))
-
-
-@pytest.fixture
-def chat_list(qtbot) -> QListView:
-    view = QListView()
-    model = ChatListModel()
-    model.apply([chat(n) for n in range(1, 6)], ViewUpdateType.INITIAL)
-    view.setModel(model)
-    qtbot.addWidget(view)
-    view.resize(300, 400)
-    view.show()
-    return view
-
-
-def test_the_pointer_entering_holds_and_leaving_releases(qtbot, chat_list) -> None:
-    hold = ChatOrderHold(chat_list)
-    assert not hold.holding
-    enter(chat_list.viewport())
-    assert hold.holding
-    with qtbot.waitSignal(hold.released, timeout=1_000):
-        leave(chat_list.viewport())
-    assert not hold.holding
-
-
-def test_a_pointer_at_rest_releases_after_the_hold_time(qtbot, chat_list) -> None:
-    hold = ChatOrderHold(chat_list, hold_ms=30)
-    enter(chat_list.viewport())
-    assert hold.holding
-    with qtbot.waitSignal(hold.released, timeout=5_000):
-        pass
-    assert not hold.holding
-
-
-def test_the_last_row_in_view_is_the_last_row_when_all_fit(chat_list) -> None:
-    hold = ChatOrderHold(chat_list)
-    assert hold.last_row_in_view() == 4
-    chat_list.resize(300, chat_list.sizeHintForRow(0) * 2 + 4)
-    assert hold.last_row_in_view() < 4
-
-
-# -- the window, against the real server -----------------------------------------------
-
-
-@pytest.mark.gui
-def test_a_chat_moving_up_under_the_pointer_waits_until_it_leaves(qtbot, window) -> None:
-    main, _server = window
-    main.resize(900, 500)
-    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
-    rows: list[ChatRow] = list(main.chat_model.rows)
-    in_view = main.order_hold.last_row_in_view()
-    assert 0 < in_view < len(rows) - 1
-    aimed = rows[2]
-    enter(main.chat_list.viewport())
-    # A message arrives in the last chat in view: the newest order puts it on top.
-    bumped = dataclasses.replace(rows[in_view], preview="just now")
-    moved = [bumped, *rows[:in_view], *rows[in_view + 1 :]]
-    main.show_chat_rows(moved, ViewUpdateType.GENERIC)
-    shown: list[ChatRow] = list(main.chat_model.rows)
-    assert keys(shown) == keys(rows)
-    assert shown[in_view].preview == "just now"
-    assert main.chat_model.rows[2] is aimed or main.chat_model.rows[2].key == aimed.key
-    # The pointer leaves: the chat goes to the top, as it would have.
-    leave(main.chat_list.viewport())
-    assert keys(list(main.chat_model.rows)) == keys(moved)
-
-
-@pytest.mark.gui
-def test_a_click_while_traffic_moves_chats_opens_the_chat_aimed_at(qtbot, window) -> None:
-    main, server = window
-    main.resize(900, 500)
-    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
-    enter(main.chat_list.viewport())
-    in_view = main.order_hold.last_row_in_view()
-    before = keys(list(main.chat_model.rows))[: in_view + 1]
-    previews = [row.preview for row in main.chat_model.rows[: in_view + 1]]
-    server.call(lambda s: s.service.generate(60, "message"))
-    qtbot.waitUntil(
-        lambda: [row.preview for row in main.chat_model.rows[: in_view + 1]] != previews,
-        timeout=20_000,
-    )
-    assert keys(list(main.chat_model.rows))[: in_view + 1] == before
-    aimed = main.chat_model.rows[in_view]
-    assert isinstance(aimed, ChatRow)
-    main.chat_list.setCurrentIndex(main.chat_model.index(in_view, 0))
-    assert main.chat_pane.peer_id is not None and int(main.chat_pane.peer_id) == aimed.peer_id
-    leave(main.chat_list.viewport())
-    assert main.chat_pane.peer_id is not None and int(main.chat_pane.peer_id) == aimed.peer_id
+def test_the_hint_counts_in_words() -> None:
+    assert changed_text(1) == "1 chat changed"
+    assert changed_text(3) == "3 chats changed"

@@ -468,12 +468,9 @@ def test_a_message_menu_offers_what_fits_the_message(qtbot, window) -> None:
     qtbot.waitUntil(lambda: 400 in shown_ids(window))
     own, theirs = row_of(window, 400), row_of(window, 399)
     assert menu_texts(window, own) == [
-        "Reply", "Copy text", "Edit", "Forward…", "Select", "Delete for me",
-        "Delete for everyone",
+        "Reply", "Copy text", "Edit", "Forward…", "Select", "Delete"
     ]  # fmt: skip
-    assert menu_texts(window, theirs) == [
-        "Reply", "Copy text", "Forward…", "Select", "Delete for me", "Delete for everyone"
-    ]  # fmt: skip
+    assert menu_texts(window, theirs) == ["Reply", "Copy text", "Forward…", "Select", "Delete"]
     window.chat_pane.message_menu(own).actions()[1].trigger()  # Copy text
     assert QApplication.clipboard().text() == "see you at noon"
 
@@ -528,14 +525,70 @@ def test_a_click_on_a_reply_jumps_to_the_message_it_answers(qtbot, account, wind
     assert history.highlight.get(("message", 0, 5), 0) > 0
 
 
+def delete_log(window, peer: PeerId) -> list[tuple[tuple[int, ...], bool]]:
+    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(peer, 6))
+    return [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries]
+
+
+def test_delete_asks_first_and_cancel_deletes_nothing(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    pane = window.chat_pane
+    actions = {a.text(): a for a in pane.message_menu(row_of(window, 399)).actions()}
+    actions["Delete"].trigger()
+    # Before, the message went at once, with no way back.
+    dialog = pane.delete_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.heading.text() == "Delete message?"
+    assert dialog.revoke is not None and dialog.revoke.text() == "Also delete for Bob"
+    assert dialog.revoke.isChecked()
+    assert dialog.delete_button.isDefault() and dialog.delete_button.objectName() == "destructive"
+    qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+    assert pane.delete_dialog is None and not dialog.isVisible()
+    assert 399 in shown_ids(window)
+    assert delete_log(window, BOB) == []
+
+
 def test_delete_for_everyone_takes_the_message_out_of_the_view(qtbot, window) -> None:
     window.open_chat(BOB, "Bob Stone")
     qtbot.waitUntil(lambda: 400 in shown_ids(window))
     actions = {a.text(): a for a in window.chat_pane.message_menu(row_of(window, 400)).actions()}
-    actions["Delete for everyone"].trigger()
+    actions["Delete"].trigger()
+    dialog = window.chat_pane.delete_dialog
+    assert dialog is not None
+    qtbot.mouseClick(dialog.delete_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: 400 not in shown_ids(window))
-    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(BOB, 6))
-    assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [((400,), True)]
+    assert delete_log(window, BOB) == [((400,), True)]
+
+
+def test_enter_deletes_for_me_when_the_box_is_unticked(qtbot, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 399 in shown_ids(window))
+    dialog = window.chat_pane.ask_delete([row_of(window, 399)])
+    assert dialog is not None and dialog.revoke is not None
+    dialog.revoke.setChecked(False)
+    qtbot.keyClick(dialog, Qt.Key.Key_Return)  # Delete is the default button
+    qtbot.waitUntil(lambda: 399 not in shown_ids(window))
+    assert delete_log(window, BOB) == [((399,), False)]
+
+
+def test_in_a_group_only_the_accounts_own_messages_offer_delete_for_everyone(
+    qtbot, account, window
+) -> None:
+    account.postbox.run(lambda tx: tx.add_messages([outgoing(CLUB, 4, "I'll bring it")]))
+    window.open_chat(CLUB, "Chess Club")
+    qtbot.waitUntil(lambda: 4 in shown_ids(window))
+    pane = window.chat_pane
+    theirs = pane.ask_delete([row_of(window, 2), row_of(window, 4)])
+    assert theirs is not None and theirs.heading.text() == "Delete 2 messages?"
+    assert theirs.revoke is None and theirs.note.text().endswith("deleted for you only.")
+    theirs.reject()
+    ours = pane.ask_delete([row_of(window, 4)])
+    assert ours is not None and ours.revoke is not None
+    assert ours.revoke.text() == "Delete for everyone"
+    ours.accept()
+    qtbot.waitUntil(lambda: 4 not in shown_ids(window))
+    assert delete_log(window, CLUB) == [((4,), True)]
 
 
 def test_a_wheel_turned_on_at_the_top_of_the_window_moves_it_on(qtbot, window) -> None:
@@ -607,13 +660,19 @@ def test_selected_messages_are_copied_or_deleted_together(qtbot, window) -> None
     pane.selection.copy_button.click()
     assert QApplication.clipboard().text() == f"{row_of(window, 399).text}\n\nsee you at noon"
     pane.selection.delete_button.click()
+    dialog = pane.delete_dialog
+    assert dialog is not None and dialog.heading.text() == "Delete 2 messages?"
+    dialog.reject()  # Cancel: nothing goes, the selection stays
+    assert pane.selection.selected and delete_log(window, BOB) == []
+    pane.selection.delete_button.click()
+    dialog = pane.delete_dialog
+    assert dialog is not None and dialog.revoke is not None
+    dialog.revoke.setChecked(False)
+    qtbot.mouseClick(dialog.delete_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: 399 not in shown_ids(window) and 400 not in shown_ids(window))
     assert not pane.selection.selected and not pane.selection.isVisible()
-    # Not all were ours: deleted for this account only.
-    entries = window.account.postbox.run(lambda tx: tx.get_operation_log_entries(BOB, 6))
-    assert [(tuple(e.contents["ids"]), e.contents["revoke"]) for e in entries] == [
-        ((399, 400), False)
-    ]
+    # "Also delete for Bob" unticked: deleted for this account only.
+    assert delete_log(window, BOB) == [((399, 400), False)]
 
 
 def test_a_double_click_lets_the_mouse_select_a_messages_text(qtbot, window) -> None:
@@ -709,3 +768,32 @@ def test_tinting_a_selected_row_leaves_the_shared_accent_colour_alone(qtbot, win
     window.chat_pane.selection.toggle(row_of(window, 400))
     window.history.viewport().repaint()  # paints the tinted row
     assert qcolor(current_theme().accent).alpha() == 255
+
+
+def test_the_reply_edit_and_selection_bars_keep_the_chat_at_the_bottom(
+    qtbot, account, window
+) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    pane, history = window.chat_pane, window.history
+    bar = history.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and history.at_bottom())
+
+    def bar_changes_height(open_or_close) -> None:
+        height = history.viewport().height()
+        open_or_close()
+        qtbot.waitUntil(lambda: history.viewport().height() != height)
+        assert bar.value() == bar.maximum()
+
+    for open_bar, close_bar in (
+        (lambda: pane.start_reply(row_of(window, 399)), pane.cancel_reply),
+        (lambda: pane.start_edit(row_of(window, 400)), pane.cancel_edit),
+        (lambda: pane.selection.toggle(row_of(window, 398)), pane.selection.clear),
+    ):
+        bar_changes_height(open_bar)
+        bar_changes_height(close_bar)
+    # Still at the bottom, so a message arriving now slides into sight.
+    account.postbox.run(lambda tx: tx.add_messages([incoming(BOB, 401, text="on my way")]))
+    qtbot.waitUntil(lambda: 401 in shown_ids(window))
+    qtbot.waitUntil(lambda: not history.animator.running, timeout=2_000)
+    assert bar.value() == bar.maximum()

@@ -101,3 +101,28 @@ def test_a_new_width_lays_the_rows_out_again_without_overlaps(qtbot, view, width
         tops.append((rect.top(), rect.bottom()))
     assert all(above[1] < below[0] for above, below in zip(tops, tops[1:], strict=False))
     assert view.top_row() is not None and view.top_row()[0] == before[0]
+
+
+def test_a_shorter_viewport_keeps_a_reader_at_the_bottom_there(qtbot, view) -> None:
+    # A bar opening above the compose box takes height from the history: before, the
+    # newest messages went below the fold, and live ones then stayed there.
+    view.resize(480, 250)
+    qtbot.waitUntil(lambda: view.viewport().height() < 250)
+    assert view.at_bottom()
+    view.show_rows(rows(range(100, 161)), ViewUpdateType.GENERIC)
+    qtbot.waitUntil(lambda: not view.animator.running, timeout=2_000)
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum()
+    view.resize(480, 360)
+    qtbot.waitUntil(lambda: view.viewport().height() > 300)
+    assert bar.value() == bar.maximum()
+
+
+def test_a_shorter_viewport_keeps_the_top_message_of_someone_reading_history(view) -> None:
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    before = view.top_row()
+    view.resize(480, 250)
+    assert view.top_row() == before and not view.at_bottom()
+    view.resize(480, 360)
+    assert view.top_row() == before
