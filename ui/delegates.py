@@ -157,9 +157,20 @@ class ChatListDelegate(QStyledItemDelegate):
             painter.setPen(accent if selected and not row.muted else QColor("white"))
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         painter.setFont(option.font)
-        painter.setPen(muted_color)
-        preview = ("You: " if row.outgoing else "") + row.preview
         width = right - left - badge_width - 8
+        if row.draft:
+            # Telegram's look: "Draft:" in red, then the text typed, instead of the preview.
+            label = "Draft: "
+            painter.setPen(QColor("white") if selected else qcolor(theme.warning))
+            painter.drawText(
+                QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, label
+            )
+            shift = option.fontMetrics.horizontalAdvance(label)
+            left, width = left + shift, width - shift
+            preview = row.draft
+        else:
+            preview = ("You: " if row.outgoing else "") + row.preview
+        painter.setPen(muted_color)
         preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
         painter.restore()

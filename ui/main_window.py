@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListView,
     QMainWindow,
     QMenu,
@@ -54,6 +53,7 @@ from ui.account_port import AccountLike
 from ui.chat_list_hold import ChatOrderHold
 from ui.chat_order import held_order
 from ui.chat_pane import ChatPane
+from ui.compose_box import ComposeBox
 from ui.delegates import ChatListDelegate
 from ui.devices import DevicesDialog
 from ui.feed import SnapshotFeed
@@ -234,7 +234,7 @@ class MainWindow(QMainWindow):
         return self.chat_pane.history.history_model
 
     @property
-    def compose(self) -> QLineEdit:
+    def compose(self) -> ComposeBox:
         return self.chat_pane.compose
 
     @property

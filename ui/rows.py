@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import compress
 
 from postbox import (
+    ChatInterfaceState,
     ChatListEntry,
     ChatListHoleEntry,
     ChatListMessageEntry,
@@ -62,6 +63,7 @@ __all__ = [
     "peer_kind",
     "peer_subtitle",
     "presence_text",
+    "draft_line",
     "preview_text",
     "pack_tabs",
     "sticker_cells",
@@ -147,6 +149,8 @@ class ChatRow:
     is_hole: bool = False
     #: A secret chat: drawn with a lock, its name in green, as Telegram does.
     secret: bool = False
+    #: What the reader left typed in the chat: shown as "Draft: ..." over the preview.
+    draft: str = ""
 
 
 class ChatRowCache:
@@ -223,9 +227,17 @@ def chat_list_rows_of(
                 and presence.timestamp > now,
                 outgoing=message is not None and not message.incoming,
                 secret=peer_id.namespace == PeerNamespace.SECRET_CHAT,
+                draft=draft_line(entry.interface_state),
             )
         )
     return rows
+
+
+def draft_line(state: ChatInterfaceState | None) -> str:
+    """A chat's draft on one line, as the chat list shows it ("" for none)."""
+    if state is None or state.draft is None:
+        return ""
+    return " ".join(state.draft.text.split()) or ("Reply" if state.draft.reply_to_id else "")
 
 
 class DeliveryState:

@@ -1,0 +1,98 @@
+"""The compose box: a text field that grows with its text up to a few lines, sends on
+Enter and starts a new line on Shift+Enter, and counts characters near the limit."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QResizeEvent, QTextCursor
+from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QSizePolicy
+
+from ui.chat_interface import length_hint
+from ui.theme import current_theme
+
+__all__ = ["MAX_LINES", "ComposeBox"]
+
+#: The most lines the box grows to; past them its text scrolls.
+MAX_LINES = 8
+
+
+class ComposeBox(QPlainTextEdit):
+    #: Enter was pressed (without Shift): send what is typed.
+    submitted = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("composeBox")
+        self.setTabChangesFocus(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        #: The characters count, shown next to the send button near the limit.
+        self.counter = QLabel()
+        self.counter.setObjectName("caption")
+        self.counter.hide()
+        self.textChanged.connect(self._on_text_changed)
+        self._fit_height()
+
+    # The rest of the pane speaks of the box as of a one-line field.
+    def text(self) -> str:
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:  # noqa: N802 - as QLineEdit's
+        if text == self.toPlainText():
+            return
+        self.setPlainText(text)
+        self.moveCursor(QTextCursor.MoveOperation.End)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+    def visible_lines(self) -> int:
+        """The lines the text takes at the box's width (wrapped lines count)."""
+        lines = 0
+        block = self.document().firstBlock()
+        while block.isValid():
+            layout = block.layout()
+            lines += max(1, layout.lineCount() if layout is not None else 1)
+            block = block.next()
+        return max(1, lines)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt
+        hint = super().sizeHint()
+        return QSize(hint.width(), self._height_for(self.visible_lines()))
+
+    def _height_for(self, lines: int) -> int:
+        margins = self.contentsMargins()
+        document = int(self.document().documentMargin() * 2)
+        text = min(lines, MAX_LINES) * self.fontMetrics().lineSpacing()
+        return text + document + margins.top() + margins.bottom()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
+        super().resizeEvent(event)
+        self._fit_height()  # a narrower box wraps into more lines
+
+    def _fit_height(self) -> None:
+        height = self._height_for(self.visible_lines())
+        if self.height() != height:
+            self.setFixedHeight(height)
+
+    @Slot()
+    def _on_text_changed(self) -> None:
+        self._fit_height()
+        hint = length_hint(self.toPlainText())
+        if hint is None:
+            self.counter.hide()
+            return
+        text, over = hint
+        self.counter.setText(text)
+        self.counter.setProperty("over", over)
+        self.counter.setStyleSheet(f"color: {current_theme().warning};" if over else "")
+        self.counter.show()
