@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QKeyEvent, QPaintEvent, QWheelEvent
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
+
+from ui.compose_box import ComposeBox
 
 __all__ = ["InputProbe", "InputTimes"]
 
@@ -72,7 +74,7 @@ class InputProbe:
 
     def __init__(
         self,
-        compose: QLineEdit,
+        compose: ComposeBox,
         history: QAbstractItemView,
         chat_list: QAbstractItemView,
         *,
