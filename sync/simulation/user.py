@@ -1,11 +1,11 @@
 """The simulated user: opens chats, scrolls, sends, edits, forwards, deletes, reads,
-mutes, and deletes elsewhere.
+mutes, types drafts, and deletes or types a draft elsewhere.
 
 Each ``act`` does one thing through the client's real paths: history windows through
 ``postbox.combined_view`` (scrolling moves the window's anchor, often into a hole),
 sends, edits, forwards, deletions ("unsend") and reads through the outbound queue (``enqueue_*``,
-as ``client.account`` does). "delete" is done from another device of the account (a
-second server session); the client learns it by push.
+as ``client.account`` does). "delete" and "draft elsewhere" are done from another device
+of the account (a second server session); the client learns them by push.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from postbox import (
     PeerNotificationSettings,
     Postbox,
     Subscription,
+    SynchronizeableDraft,
     Transaction,
 )
 from sync.engine import (
     enqueue_delete,
+    enqueue_draft,
     enqueue_edit,
     enqueue_forward,
     enqueue_mute,
@@ -35,7 +37,7 @@ from sync.engine import (
     enqueue_send,
 )
 from sync.engine.convert import CLOUD
-from sync.protocol import DeleteMessages, ProtocolError, Request
+from sync.protocol import DeleteMessages, ProtocolError, Request, SaveDraft, WireRecord
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
 from sync.simulation.world import SimServer
@@ -47,7 +49,7 @@ MUTED_FOREVER = PeerNotificationSettings.MUTED_FOREVER
 WINDOW = 20
 _ACTIONS = (
     "open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "unsend",
-    "forward", "close", "mute",
+    "forward", "close", "mute", "draft", "draft elsewhere",
 )  # fmt: skip
 
 
@@ -156,10 +158,27 @@ class SimulatedUser:
         elif action == "mute":
             until = rng.choice((0, MUTED_FOREVER, now + 3600))
             postbox.transaction(lambda tx: enqueue_mute(tx, peer, until))
+        elif action == "draft":
+            draft = self._draft(rng, top, now)
+            postbox.transaction(lambda tx: enqueue_draft(tx, peer, draft))
+        elif action == "draft elsewhere" and peer.namespace != PeerNamespace.SECRET_CHAT:
+            draft = self._draft(rng, top, now)
+            text = "" if draft is None else draft.text
+            reply_to = None if draft is None else draft.reply_to_id
+            self._elsewhere(server, account, "saveDraft", SaveDraft(int(peer), text, reply_to))
         elif action == "delete" and peer.namespace != PeerNamespace.CHANNEL:
             own_ids = [m.id for m in store.recent_messages(int(peer), 10) if m.out]
             if own_ids:
-                self._delete_elsewhere(server, account, peer, rng.choice(own_ids))
+                deletion = DeleteMessages(int(peer), (rng.choice(own_ids),))
+                self._elsewhere(server, account, "deleteMessages", deletion)
+
+    @staticmethod
+    def _draft(rng: random.Random, top: int, now: int) -> SynchronizeableDraft | None:
+        """Something typed and left (a third of the time the draft is cleared)."""
+        if rng.random() < 1 / 3:
+            return None
+        reply_to = rng.randint(1, top) if top and rng.random() < 0.3 else None
+        return SynchronizeableDraft(f"draft {rng.getrandbits(24):06x}", reply_to, now)
 
     def _show(self, postbox: Postbox, peer: PeerId, anchor: HistoryAnchor) -> None:
         previous = self.open.pop(peer, None)
@@ -167,9 +186,8 @@ class SimulatedUser:
             previous.dispose()
         self.open[peer] = postbox.combined_view([MessageHistoryViewKey(peer, anchor, WINDOW)])
 
-    def _delete_elsewhere(
-        self, server: SimServer, account: int, peer: PeerId, message_id: int
-    ) -> None:
+    def _elsewhere(self, server: SimServer, account: int, method: str, params: WireRecord) -> None:
+        """Call ``method`` from the account's other device."""
         if self._other_device is None or self._server_seen is not server:
             faults = FaultInjector.for_connection(server.config.faults, 0, 0)
             self._other_device = Session(
@@ -180,11 +198,10 @@ class SimulatedUser:
                 account=account,
             )
             self._server_seen = server
-        request = Request(0, "deleteMessages", DeleteMessages(int(peer), (message_id,)))
         try:
-            server.service.handle(self._other_device, request)
+            server.service.handle(self._other_device, Request(0, method, params))
         except ProtocolError as error:
-            self._trace(f"user delete refused: {error}")
+            self._trace(f"user {method} elsewhere refused: {error}")
 
 
 def _own_messages(tx: Transaction, peer: PeerId) -> list[MessageId]:

@@ -42,6 +42,7 @@ from sync.protocol import (
     MediaKind,
     ReadHistory,
     ResetAuthorization,
+    SaveDraft,
     SendMessage,
     SetNotifySettings,
     encode_request,
@@ -95,6 +96,7 @@ WRITE_METHODS = (
     "deleteMessages",
     "readHistory",
     "setNotifySettings",
+    "saveDraft",
     "resetAuthorization",
 )
 
@@ -279,6 +281,12 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
         "readHistory": st.builds(ReadHistory, chats, message_ids),
         "setNotifySettings": st.builds(
             SetNotifySettings, chats, st.sampled_from((0, 2**31 - 1, 1_800_000_000))
+        ),
+        "saveDraft": st.builds(
+            SaveDraft,
+            chats,
+            st.sampled_from(("", "a draft", "  ")),
+            _mostly(st.none(), message_ids, odds=3),
         ),
         "getAuthorizations": st.just(GetAuthorizations()),
         "resetAuthorization": st.builds(
