@@ -779,7 +779,11 @@ class ChatPane(QWidget):
             self._interface_restored = True
             restore = restore_of(view.state, unread=self._opened_unread)
             self._known_draft = restore.draft
-            self._show_draft(restore.draft)
+            # The state may come a moment after the chat opened: typing wins over it.
+            if remote_draft_applies(self.shown_draft(), ComposeDraft()):
+                self._show_draft(restore.draft)
+            else:
+                self._draft_timer.start()
             self._selection_to_restore = restore.selected_ids
             if restore.scroll is not None:
                 self._restore_scroll(restore.scroll)

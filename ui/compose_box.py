@@ -3,14 +3,14 @@ Enter and starts a new line on Shift+Enter, and counts characters near the limit
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal, Slot
-from PySide6.QtGui import QKeyEvent, QResizeEvent, QTextCursor
-from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QSizePolicy
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QResizeEvent, QShowEvent, QTextCursor
+from PySide6.QtWidgets import QApplication, QFrame, QLabel, QPlainTextEdit, QSizePolicy
 
 from ui.chat_interface import length_hint
 from ui.theme import current_theme
 
-__all__ = ["MAX_LINES", "ComposeBox"]
+__all__ = ["MAX_LINES", "ComposeBox", "TypingGoesToCompose"]
 
 #: The most lines the box grows to; past them its text scrolls.
 MAX_LINES = 8
@@ -26,7 +26,6 @@ class ComposeBox(QPlainTextEdit):
         self.setTabChangesFocus(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         #: The characters count, shown next to the send button near the limit.
@@ -70,19 +69,31 @@ class ComposeBox(QPlainTextEdit):
         return QSize(hint.width(), self._height_for(self.visible_lines()))
 
     def _height_for(self, lines: int) -> int:
+        # What the border and the style sheet's padding add above and below the text.
         margins = self.contentsMargins()
+        chrome = margins.top() + margins.bottom()
         document = int(self.document().documentMargin() * 2)
         text = min(lines, MAX_LINES) * self.fontMetrics().lineSpacing()
-        return text + document + margins.top() + margins.bottom()
+        return text + document + chrome
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
         super().resizeEvent(event)
         self._fit_height()  # a narrower box wraps into more lines
 
     def _fit_height(self) -> None:
-        height = self._height_for(self.visible_lines())
+        lines = self.visible_lines()
+        self.setVerticalScrollBarPolicy(
+            Qt.ScrollBarPolicy.ScrollBarAsNeeded
+            if lines > MAX_LINES
+            else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        )
+        height = self._height_for(lines)
         if self.height() != height:
             self.setFixedHeight(height)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt
+        super().showEvent(event)
+        self._fit_height()  # the style sheet's padding is known once shown
 
     @Slot()
     def _on_text_changed(self) -> None:
@@ -96,3 +107,31 @@ class ComposeBox(QPlainTextEdit):
         self.counter.setProperty("over", over)
         self.counter.setStyleSheet(f"color: {current_theme().warning};" if over else "")
         self.counter.show()
+
+
+class TypingGoesToCompose(QObject):
+    """Typing while the chat list or the history has the focus writes in the compose
+    box, as in Telegram Desktop, instead of jumping to a chat whose name starts with the
+    letter typed (a list view's own type-ahead)."""
+
+    def __init__(self, compose: ComposeBox) -> None:
+        super().__init__(compose)
+        self._compose = compose
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
+        if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
+            return False
+        shortcut = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+        text = event.text()
+        compose = self._compose
+        if (
+            not text
+            or not text.isprintable()
+            or event.modifiers() & (shortcut | Qt.KeyboardModifier.MetaModifier)
+            or not compose.isEnabled()
+            or not compose.isVisibleTo(compose.window())
+        ):
+            return False
+        compose.setFocus()
+        QApplication.sendEvent(compose, event)
+        return True

@@ -53,7 +53,7 @@ from ui.account_port import AccountLike
 from ui.chat_list_hold import ChatOrderHold
 from ui.chat_order import held_order
 from ui.chat_pane import ChatPane
-from ui.compose_box import ComposeBox
+from ui.compose_box import ComposeBox, TypingGoesToCompose
 from ui.delegates import ChatListDelegate
 from ui.devices import DevicesDialog
 from ui.feed import SnapshotFeed
@@ -177,6 +177,9 @@ class MainWindow(QMainWindow):
         self._status_timer.start()
 
         self.chat_pane = ChatPane(account, self.relay, clock=clock)
+        typing = TypingGoesToCompose(self.chat_pane.compose)
+        for view in (self.chat_list, self.chat_pane.history):
+            view.installEventFilter(typing)
         self.profile = ProfilePanel(account, self.relay, clock=clock)
         self.profile.hide()
         self.inspector = InspectorPanel(account, self.relay, self.peer_name, slow_motion)

@@ -375,7 +375,7 @@ TOUR = [
         " and only those whose window changed re-emit. The sync engine keeps the database"
         " in step with the demo's server. Five short steps make each idea happen on"
         " screen, against that server, and point at the inspector line that shows it."
-        " While the tour is open, the demo's own traffic pauses.",
+        " While a step runs, the demo's own traffic pauses so its event stands out.",
     ),
     TourStep(
         "A live insert, and the views that stay silent",

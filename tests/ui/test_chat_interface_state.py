@@ -148,3 +148,27 @@ def test_a_text_past_the_limit_is_counted_and_goes_as_several_messages(qtbot, wi
     parts = pending_texts(window, BOB)
     assert all(len(part) <= MAX_MESSAGE_LENGTH for part in parts)
     assert " ".join(parts).split() == ["word"] * 1_000
+
+
+def test_typing_before_the_saved_state_arrives_is_kept(qtbot, window) -> None:
+    """The saved state comes through the event loop, a moment after the chat opens (more
+    under load): what the reader typed meanwhile stays, and becomes the draft."""
+    pane = window.chat_pane
+    old = ChatInterfaceState(SynchronizeableDraft("an old draft", None, NOW))
+    window.account.postbox.run(lambda tx: tx.set_chat_interface_state(ALICE, old))
+    window.open_chat(ALICE)
+    pane.compose.setText("typed at once")  # before any snapshot is handed over
+    qtbot.waitUntil(lambda: pane._interface_restored)
+    assert pane.compose.text() == "typed at once"
+    qtbot.waitUntil(lambda: stored_draft(window, ALICE) == "typed at once", timeout=5_000)
+
+
+def test_typing_in_the_chat_list_writes_in_the_compose_box(qtbot, window) -> None:
+    """Not a jump to the chat whose name starts with the letter (Qt's type-ahead)."""
+    opened(qtbot, window, ALICE, 1_000)
+    window.chat_list.setFocus()
+    qtbot.waitUntil(window.chat_list.hasFocus)
+    qtbot.keyClicks(window.chat_list, "bonjour")
+    assert window.open_peer == ALICE  # not Bob Stone, whose name starts with b
+    assert window.chat_pane.compose.text() == "bonjour"
+    assert window.chat_pane.compose.hasFocus()
