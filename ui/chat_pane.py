@@ -725,8 +725,10 @@ class ChatPane(QWidget):
         """Keep the open chat's draft, if it changed since it was last kept."""
         self._draft_timer.stop()
         draft = self.shown_draft()
-        if self.peer_id is None or not self._interface_restored or draft == self._known_draft:
+        if self.peer_id is None or draft == self._known_draft:
             return
+        if not self._interface_restored and draft.is_empty:
+            return  # the saved draft is not known yet: an empty box must not wipe it
         self._known_draft = draft
         self.account.save_draft(self.peer_id, draft.text, reply_to=draft.reply_to_id)
 

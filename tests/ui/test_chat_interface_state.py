@@ -172,3 +172,17 @@ def test_typing_in_the_chat_list_writes_in_the_compose_box(qtbot, window) -> Non
     assert window.open_peer == ALICE  # not Bob Stone, whose name starts with b
     assert window.chat_pane.compose.text() == "bonjour"
     assert window.chat_pane.compose.hasFocus()
+
+
+def test_a_draft_typed_and_left_at_once_is_kept(qtbot, window) -> None:
+    """Typed and left before the chat's saved state came back (a busy app): kept."""
+    pane = window.chat_pane
+    window.open_chat(ALICE)
+    pane.compose.setText("quick note")
+    window.open_chat(BOB)  # no event handled in between
+    qtbot.waitUntil(lambda: stored_draft(window, ALICE) == "quick note")
+    # And leaving an untouched chat before its state came back wipes nothing.
+    window.open_chat(ALICE)
+    window.open_chat(BOB)
+    window.open_chat(ALICE)
+    qtbot.waitUntil(lambda: pane.compose.text() == "quick note")
