@@ -37,6 +37,7 @@ from sync.protocol import (
     GetState,
     GetStickerSet,
     MediaKind,
+    Peer,
     PeerKind,
     Peers,
     PresenceStatus,
@@ -105,6 +106,12 @@ Terminate = Callable[[int, int], None]
 
 def _no_boxes(user_id: int) -> ServerStore:
     raise StoreError(f"user {user_id} cannot log in on this server", ErrorCode.AUTH_FAILED)
+
+
+def _require_posting(peer: Peer) -> None:
+    """Refuse a message into a broadcast channel the account only reads."""
+    if not peer.can_post:
+        raise StoreError("only the channel's admins can post", ErrorCode.CHAT_WRITE_FORBIDDEN)
 
 
 class Service:
@@ -298,9 +305,7 @@ class Service:
             return SentMessage(message, pts, pts_count)
         if not params.text.strip() and not params.media:
             raise ProtocolError("the message is empty", ErrorCode.MESSAGE_EMPTY)
-        store.require_peer(params.peer)
-        if peer_kind(params.peer) is PeerKind.CHANNEL:
-            raise StoreError("only the channel's admins can post", ErrorCode.PEER_ID_INVALID)
+        _require_posting(store.require_peer(params.peer))
         if params.reply_to is not None and store.message(params.peer, params.reply_to) is None:
             raise StoreError(
                 f"no message {params.reply_to} to reply to", ErrorCode.MESSAGE_ID_INVALID
@@ -363,8 +368,7 @@ class Service:
                     f"messages of secret chats are not forwarded {role} them",
                     ErrorCode.PEER_ID_INVALID,
                 )
-        if peer_kind(params.to_peer) is PeerKind.CHANNEL:
-            raise StoreError("only the channel's admins can post", ErrorCode.PEER_ID_INVALID)
+        _require_posting(store.require_peer(params.to_peer))
         sources = []
         for message_id in params.ids:
             source = store.message(params.from_peer, message_id)
