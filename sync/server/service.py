@@ -34,6 +34,7 @@ from sync.protocol import (
     GetPeerDialogs,
     GetPeers,
     GetSavedGifs,
+    GetSentMessages,
     GetState,
     GetStickerSet,
     MediaKind,
@@ -48,6 +49,8 @@ from sync.protocol import (
     SaveDraft,
     SendMessage,
     SentMessage,
+    SentMessageId,
+    SentMessageIds,
     SentMessages,
     SetNotifySettings,
     UpdateDeleteChannelMessages,
@@ -158,6 +161,7 @@ class Service:
             GetPeers: self._get_peers,
             GetFullPeer: lambda s, p: self.box(s).full_peer(p.peer),
             SendMessage: self._send_message,
+            GetSentMessages: self._get_sent_messages,
             EditMessage: self._edit_message,
             ForwardMessages: self._forward_messages,
             DeleteMessages: self._delete_messages,
@@ -324,6 +328,15 @@ class Service:
         if isinstance(update, UpdateNewEncryptedMessage):
             return SentMessage(update.message, update.qts, 1)
         return SentMessage(update.message, update.pts, update.pts_count)
+
+    def _get_sent_messages(self, session: Session, params: GetSentMessages) -> SentMessageIds:
+        store = self.box(session)
+        found = []
+        for random_id in params.random_ids:
+            earlier = store.sent_before(random_id)
+            if earlier is not None:
+                found.append(SentMessageId(random_id, earlier[0].peer, earlier[0].id))
+        return SentMessageIds(tuple(found))
 
     def _edit_message(self, session: Session, params: EditMessage) -> SentMessage:
         store = self.box(session)

@@ -17,6 +17,7 @@ from sync.protocol import (
     GetFullPeer,
     GetHistory,
     GetPeers,
+    GetSentMessages,
     GetState,
     MediaKind,
     Peer,
@@ -24,6 +25,8 @@ from sync.protocol import (
     ProtocolError,
     ReadHistory,
     SendMessage,
+    SentMessageId,
+    SentMessageIds,
     ShortMessage,
     UpdateNewMessage,
     UpdatePeer,
@@ -178,6 +181,19 @@ def test_send_message_is_idempotent_by_random_id() -> None:
     with pytest.raises(ProtocolError) as raised:
         harness.call(SendMessage(busiest(harness, PeerKind.GROUP), "hello", random_id=77))
     assert raised.value.code is ErrorCode.INVALID_PARAMS
+
+
+def test_the_server_tells_which_sends_it_stored_and_changes_nothing() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    first = harness.call(SendMessage(peer, "hello", random_id=77))
+    pts, pushes = harness.store.state().pts, len(harness.pushes)
+    found = harness.call(GetSentMessages((78, 77, 77)))
+    assert found == SentMessageIds((SentMessageId(77, peer, first.message.id),) * 2)
+    harness.call(DeleteMessages(peer, (first.message.id,)))
+    assert harness.call(GetSentMessages((77,))).sent[0].id == first.message.id
+    assert harness.call(GetSentMessages(())) == SentMessageIds(())
+    assert harness.store.state().pts == pts + 1 and len(harness.pushes) == pushes + 1
 
 
 def test_a_send_is_pushed_to_the_other_sessions_in_the_short_form() -> None:
