@@ -52,6 +52,7 @@ from postbox import (
     MessageIndex,
     MessageNamespace,
     PeerId,
+    PeerView,
     PeerViewKey,
     ScrollPosition,
     UpdateKind,
@@ -63,7 +64,7 @@ from ui.compose_box import ComposeBox
 from ui.delegates import HistoryDelegate
 from ui.delete_dialog import DeleteDialog
 from ui.delete_question import delete_question
-from ui.failed_messages import FailureAction, failure_actions
+from ui.failed_messages import FailureAction, compose_state, failure_actions
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
@@ -244,6 +245,12 @@ class ChatPane(QWidget):
         compose_row.addWidget(self.sticker_button, 0, Qt.AlignmentFlag.AlignBottom)
         compose_row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         compose_column.addLayout(compose_row)
+        # In a broadcast channel the account only reads, in place of the compose box.
+        self.mute_button = QPushButton("Mute")
+        self.mute_button.setObjectName("mute")
+        self.mute_button.clicked.connect(self._toggle_mute)
+        self.mute_button.hide()
+        compose_column.addWidget(self.mute_button)
 
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
@@ -395,6 +402,7 @@ class ChatPane(QWidget):
         if peer.peer is not None:
             self.title.setText(peer.peer.name)
         self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
+        self._show_compose_or_mute(peer)
         failed_key = self._failed_key
         failed_changed = failed_key is not None and failed_key in combined.update_types
         if failed_changed and failed_key is not None:
@@ -936,6 +944,28 @@ class ChatPane(QWidget):
                 menu.addAction(label, lambda: self.account.retry_messages(failed))
             else:
                 menu.addAction(label, lambda: self.delete(row, for_everyone=False))
+
+    # -- the compose box, or a mute button -----------------------------------------------
+
+    def _show_compose_or_mute(self, peer: PeerView) -> None:
+        """The compose box where the account may write; in a broadcast channel it only
+        reads, a button that mutes or unmutes it instead."""
+        state = compose_state(peer.peer, peer.notification_settings, int(self._clock()))
+        for widget in (self.compose, self.sticker_button, self.send_button):
+            widget.setVisible(state.can_post)
+        if not state.can_post:
+            self.compose.counter.hide()  # it shows itself again as text is typed
+        self.mute_button.setVisible(not state.can_post)
+        self.mute_button.setText(state.mute_label)
+        self.mute_button.setProperty("muted", state.muted)
+        if not state.can_post:
+            self.cancel_edit()
+            self.cancel_reply()
+
+    @Slot()
+    def _toggle_mute(self) -> None:
+        if self.peer_id is not None:
+            self.account.set_muted(self.peer_id, not self.mute_button.property("muted"))
 
     # -- selecting text -------------------------------------------------------------------
 

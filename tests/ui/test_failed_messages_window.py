@@ -113,6 +113,29 @@ def open_news(qtbot, main: MainWindow) -> list[MessageRow]:
     return failed_rows(main)
 
 
+def test_a_channel_reader_gets_mute_and_unmute_instead_of_the_compose_box(
+    qtbot, account, window
+) -> None:
+    pane = window.chat_pane
+    window.open_chat(ALICE, "Alice Baker")
+    qtbot.waitUntil(lambda: pane.title.text() == "Alice Baker")
+    assert pane.compose.isVisible() and not pane.mute_button.isVisible()
+    window.open_chat(NEWS, "Morning News")
+    qtbot.waitUntil(lambda: pane.mute_button.isVisible())
+    assert not pane.compose.isVisible() and not pane.send_button.isVisible()
+    assert pane.mute_button.text() == "Mute"
+    qtbot.mouseClick(pane.mute_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: pane.mute_button.text() == "Unmute")
+    settings = account.postbox.run(lambda tx: tx.get_notification_settings(NEWS))
+    assert settings is not None and settings.is_muted(NOW)
+    qtbot.waitUntil(lambda: chat_row(window, NEWS).muted)
+    qtbot.mouseClick(pane.mute_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: pane.mute_button.text() == "Mute")
+    window.open_chat(OWN, "Our Notes")  # a channel the account may post in
+    qtbot.waitUntil(lambda: pane.compose.isVisible())
+    assert not pane.mute_button.isVisible()
+
+
 def test_the_chat_list_marks_a_chat_whose_message_failed(qtbot, account, window) -> None:
     news = chat_row(window, NEWS)
     assert news.failed and news.top_failed and news.preview == "hello?"
