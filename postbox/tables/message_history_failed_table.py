@@ -11,22 +11,26 @@ from __future__ import annotations
 
 from postbox.ids import MessageId, PeerId
 from postbox.keys import decode_message_id_key, message_id_key, peer_prefix, successor
+from postbox.message import MessageFlags
 from postbox.message_failure import MessageFailure
 from postbox.tables.table import Table
-from postbox.value_box import ValueBox
+from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
-__all__ = ["UNKNOWN_FAILURE", "MessageHistoryFailedTable"]
+__all__ = ["UNKNOWN_FAILURE", "MessageHistoryFailedTable", "record_flagged_failures"]
 
 #: The row of a message stored failed with no reason given.
 UNKNOWN_FAILURE = MessageFailure()
 _UNKNOWN = UNKNOWN_FAILURE.encode()
 _LOWER = b""
 _UPPER = b"\xff" * 17
+_NAME = "message_history_failed"
+#: Where the message id index keeps a message's flags: timestamp(4), then flags(1).
+_FLAGS_OFFSET = 4
 
 
 class MessageHistoryFailedTable(Table[bytes]):
     def __init__(self, box: ValueBox) -> None:
-        super().__init__(box, "message_history_failed")
+        super().__init__(box, _NAME)
 
     def get(self, message_id: MessageId) -> MessageFailure | None:
         data = self._get(message_id_key(message_id))
@@ -63,3 +67,21 @@ class MessageHistoryFailedTable(Table[bytes]):
     def updated(self) -> frozenset[MessageId]:
         """The ids whose failure this transaction added, changed or removed."""
         return frozenset(decode_message_id_key(key) for key, _, _ in self.changes())
+
+
+def record_flagged_failures(box: ValueBox) -> int:
+    """Give every message stored failed a row (of unknown reason) if it has none: for a
+    file written before this table kept them. Reads the message id index, which holds
+    each message's flags. Call inside a write; returns how many rows were added."""
+    table = ValueBoxTable(_NAME, KeyType.BINARY)
+    box.ensure_table(table)
+    index = ValueBoxTable("message_history_index", KeyType.BINARY)
+    box.ensure_table(index)
+    failed = int(MessageFlags.FAILED)
+    added = [
+        (key, _UNKNOWN)
+        for key, value in box.range(index, _LOWER, _UPPER)
+        if value[_FLAGS_OFFSET] & failed and box.get(table, key) is None
+    ]
+    box.set_many(table, added)
+    return len(added)

@@ -77,14 +77,14 @@ def retry_failed_send(
     tx: Transaction, message_id: MessageId, *, rng: random.Random | None = None
 ) -> bool:
     """Queue a failed message again (unsent, at the end of the queue) with the request it
-    failed with; False if it is not a failed message. A failure stored without its
-    request (from before requests were kept) is sent as a new request, with a random id
-    from ``rng``."""
+    failed with; False if it is not a failed message. One whose request is not known (it
+    failed before requests were kept) is sent as a new request, with a random id from
+    ``rng``."""
     message = tx.get_message(message_id)
-    failure = tx.get_message_failure(message_id)
-    if message is None or failure is None or not message.flags & _FAILED:
+    if message is None or not message.flags & _FAILED:
         return False
-    request = failure.request
+    failure = tx.get_message_failure(message_id)
+    request = None if failure is None else failure.request
     if not isinstance(request, dict) or request.get("local_id") != message_id.id:
         request = {
             "random_id": (rng or random).getrandbits(63),
