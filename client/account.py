@@ -52,6 +52,7 @@ from sync.engine import (
     enqueue_mute,
     enqueue_read,
     enqueue_send,
+    retry_failed_send,
 )
 from sync.engine.profile import refresh_profile
 from sync.protocol import Authorizations, GetAuthorizations, ResetAuthorization, WireRecord
@@ -182,6 +183,15 @@ class Account:
         ids = list(message_ids)
         return self.postbox.transaction(
             lambda tx: enqueue_delete(tx, peer_id, ids, revoke=for_everyone)
+        )
+
+    def retry_messages(self, message_ids: Sequence[MessageId]) -> Future[int]:
+        """Send failed messages again, oldest first, each with the request it failed with
+        (a send that did arrive after all is not doubled); the future gives how many
+        were queued (a message no longer failed is skipped)."""
+        ids = sorted(message_ids)
+        return self.postbox.transaction(
+            lambda tx: sum(retry_failed_send(tx, message_id) for message_id in ids)
         )
 
     def status_later(self) -> Future[EngineStatus | None]:

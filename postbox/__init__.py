@@ -78,6 +78,7 @@ from postbox.message import (
     MessageTags,
     StoreMessage,
 )
+from postbox.message_failure import MessageFailure
 from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import (
     CachedPeerData,
@@ -101,6 +102,7 @@ from postbox.view_keys import (
     ChatListHolesViewKey,
     ChatListViewKey,
     ContactsViewKey,
+    FailedMessageIdsViewKey,
     HistoryAnchor,
     HistoryAnchorKind,
     ItemCollectionInfosViewKey,
@@ -131,6 +133,7 @@ from postbox.views import (
     ChatListView,
     CombinedView,
     ContactsView,
+    FailedMessageIdsView,
     HoleDirection,
     ItemCollectionEntry,
     ItemCollectionInfosView,
@@ -188,6 +191,8 @@ __all__ = [
     "CorruptValueError",
     "DatabaseError",
     "DatabaseLockedError",
+    "FailedMessageIdsView",
+    "FailedMessageIdsViewKey",
     "HistoryAnchor",
     "HistoryAnchorKind",
     "HoleDirection",
@@ -217,6 +222,7 @@ __all__ = [
     "Media",
     "MediaKind",
     "Message",
+    "MessageFailure",
     "MessageFlags",
     "MessageHistoryHoleSpace",
     "MessageHistoryHolesEntry",

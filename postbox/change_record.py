@@ -157,6 +157,8 @@ class ChangeRecord:
     )
     added_unsent_ids: frozenset[MessageId] = frozenset()
     removed_unsent_ids: frozenset[MessageId] = frozenset()
+    #: Failed messages whose failure was added, changed or removed.
+    updated_failed_message_ids: frozenset[MessageId] = frozenset()
     updated_tag_summaries: frozenset[TagSummaryKey] = frozenset()
     updated_preferences: frozenset[str] = frozenset()
     #: Chats' (peer, thread) interface states that changed: the new one, or None.
@@ -186,6 +188,7 @@ class ChangeRecord:
             or self.operation_log_operations
             or self.added_unsent_ids
             or self.removed_unsent_ids
+            or self.updated_failed_message_ids
             or self.updated_tag_summaries
             or self.updated_preferences
             or self.updated_chat_interface_states

@@ -43,6 +43,9 @@ class PeerFlags(enum.IntFlag):
     BOT = 1 << 1
     BROADCAST = 1 << 2
     SELF = 1 << 3
+    #: The account may post in this broadcast channel (its creator, or an admin with
+    #: the right to post); its readers may not.
+    CAN_POST = 1 << 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,12 @@ class Peer:
     access_hash: int = 0
     flags: int = 0
     associated_peer_id: PeerId | None = None
+
+    @property
+    def can_post(self) -> bool:
+        """Whether the account may write here: anywhere but a broadcast channel it only
+        reads (``CAN_POST`` unset)."""
+        return not self.flags & PeerFlags.BROADCAST or bool(self.flags & PeerFlags.CAN_POST)
 
     def encode(self) -> bytes:
         return pack(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from postbox.errors import SchemaVersionError
+from postbox.tables.message_history_failed_table import record_flagged_failures
 from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate"]
@@ -25,8 +26,15 @@ def _add_chat_interface_states(box: ValueBox) -> None:
     box.ensure_table(ValueBoxTable("peer_chat_interface_state", KeyType.BINARY))
 
 
+def _to_version_2(box: ValueBox) -> None:
+    """Version 2: the chats' interface states, and a row in the failed-messages table for
+    each message stored failed (its reason unknown: the server's was not kept)."""
+    _add_chat_interface_states(box)
+    record_flagged_failures(box)
+
+
 #: ``MIGRATIONS[v]`` upgrades a file from version ``v`` to ``v + 1``.
-MIGRATIONS: dict[int, Migration] = {1: _add_chat_interface_states}
+MIGRATIONS: dict[int, Migration] = {1: _to_version_2}
 
 
 def migrate(

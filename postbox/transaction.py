@@ -31,7 +31,8 @@ from postbox.item_collection import (
     checked_infos,
     checked_items,
 )
-from postbox.message import Message, StoreMessage
+from postbox.message import Message, MessageFlags, StoreMessage
+from postbox.message_failure import MessageFailure
 from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import CachedPeerData, Peer, PeerNotificationSettings, PeerPresence
 from postbox.read_state import CombinedPeerReadState, PeerReadState
@@ -214,6 +215,36 @@ class Transaction:
 
     def get_unsent_message_ids(self) -> list[MessageId]:
         return self._check().unsent.ids()
+
+    # -- failed messages ------------------------------------------------------
+
+    def mark_message_failed(self, message_id: MessageId, failure: MessageFailure) -> bool:
+        """Mark a stored outgoing message failed (no longer unsent) for ``failure``, or
+        give a failed one this failure; False if it is not stored or not ours."""
+        tables = self._check()
+        message = tables.messages.get(message_id)
+        if message is None or message.incoming:
+            return False
+        flags = (message.flags & ~int(MessageFlags.UNSENT)) | int(MessageFlags.FAILED)
+        if flags != message.flags:
+            tables.messages.update_message(message_id, message.to_store()._replace(flags=flags))
+        tables.failed.set(message_id, failure)
+        return True
+
+    def get_message_failure(self, message_id: MessageId) -> MessageFailure | None:
+        """Why a failed message failed; ``None`` for a message that is not failed."""
+        return self._check().failed.get(message_id)
+
+    def get_failed_messages(self, peer_id: PeerId) -> list[tuple[MessageId, MessageFailure]]:
+        """A chat's failed messages with their failures, in id order."""
+        return self._check().failed.failures(peer_id)
+
+    def has_failed_messages(self, peer_id: PeerId) -> bool:
+        return self._check().failed.has_failures(peer_id)
+
+    def get_failed_message_ids(self) -> list[MessageId]:
+        """Every failed message of every chat."""
+        return self._check().failed.ids()
 
     # -- holes ----------------------------------------------------------------
 
@@ -637,6 +668,8 @@ class Transaction:
             fields["replaced_contact_peer_ids"] = tables.contacts.peer_ids()
         if tables.unsent.is_written:
             fields["added_unsent_ids"], fields["removed_unsent_ids"] = tables.unsent.updated()
+        if tables.failed.is_written:
+            fields["updated_failed_message_ids"] = tables.failed.updated()
         if tables.tag_summaries.is_written:
             fields["updated_tag_summaries"] = tables.tag_summaries.updated()
         if tables.preferences.is_written:

@@ -18,6 +18,7 @@ from postbox.item_collection import ItemCollectionId
 if TYPE_CHECKING:
     # Named in the keys' bases as strings, which ruff does not read as uses.
     from postbox.views.chat_list_view import ChatListView  # noqa: F401
+    from postbox.views.failed_messages_view import FailedMessageIdsView  # noqa: F401
     from postbox.views.holes_views import (  # noqa: F401
         ChatListHolesView,
         MessageHistoryHolesView,
@@ -49,6 +50,7 @@ __all__ = [
     "ChatListHolesViewKey",
     "ChatListViewKey",
     "ContactsViewKey",
+    "FailedMessageIdsViewKey",
     "HistoryAnchor",
     "HistoryAnchorKind",
     "ItemCollectionInfosViewKey",
@@ -167,6 +169,14 @@ class OperationLogViewKey(PostboxViewKey["OperationLogView"]):
 @dataclass(frozen=True, slots=True)
 class UnsentMessagesViewKey(PostboxViewKey["UnsentMessagesView"]):
     """The ids of outgoing messages not sent yet (a singleton)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailedMessageIdsViewKey(PostboxViewKey["FailedMessageIdsView"]):
+    """The failed messages of one chat and why each failed (the seeds' failed message
+    ids view)."""
+
+    peer_id: PeerId
 
 
 @dataclass(frozen=True, slots=True)

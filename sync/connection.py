@@ -5,7 +5,9 @@ returns its decoded result (or raises ``RpcError``); pushed updates land in
 ``pushes``. If the connection drops, pending and later calls raise
 ``ConnectionLostError`` and ``pushes`` receives ``None`` once. An error the server
 sent for no request (``FLOOD`` for too many connections, ``AUTH_TIMEOUT``) is kept in
-``server_error`` and named in ``closed_reason`` when the server then closes.
+``server_error`` and named in ``closed_reason`` when the server then closes. A request
+larger than a server reads (``max_request_size``) is refused here with
+``FrameTooLargeError``, for the server would close the connection over it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sync.protocol import (
     AnyUpdates,
     ErrorFrame,
     FrameDecoder,
+    FrameTooLargeError,
     MalformedFrameError,
     ProtocolError,
     PushFrame,
@@ -52,7 +55,9 @@ class ServerConnection:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_request_size: int = DEFAULT_MAX_FRAME_SIZE,
     ) -> None:
+        self.max_request_size = max_request_size
         self._reader = reader
         self._writer = writer
         self._decoder = FrameDecoder(max_frame_size)
@@ -81,9 +86,15 @@ class ServerConnection:
             raise ConnectionLostError(self.closed_reason)
         name = method_name(params)
         request_id = next(self._ids)
+        frame = encode_frame(encode_request(request_id, params))
+        if len(frame) - 4 > self.max_request_size:
+            raise FrameTooLargeError(
+                f"a {name} request of {len(frame) - 4} bytes exceeds the limit of "
+                f"{self.max_request_size}"
+            )
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (name, future)
-        self._writer.write(encode_frame(encode_request(request_id, params)))
+        self._writer.write(frame)
         try:
             return await future
         finally:

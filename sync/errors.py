@@ -12,7 +12,9 @@ caught, with the original as the cause.
     │   ├── InvalidParamsError        a field out of its type/bounds (sync.protocol)
     │   ├── RpcError                  the server answered an error   (sync.protocol)
     │   ├── StoreError                the server's data refuses it   (sync.server.store)
-    │   └── StateWentBackwardsError   an answer older than the cursor (sync.engine)
+    │   ├── StateWentBackwardsError   an answer older than the cursor (sync.engine)
+    │   └── MessageTooLongError       a send no server takes, refused before it goes
+    │                                                                (sync.engine)
     ├── ConnectionLostError           the connection dropped; also a ConnectionError
     │                                                                (sync.connection)
     ├── AuthorizationError            the server refused the token   (sync.engine)

@@ -40,16 +40,19 @@ from postbox import (
     ChatInterfaceStateView,
     ChatInterfaceStateViewKey,
     CombinedView,
+    FailedMessageIdsViewKey,
     HistoryAnchor,
     HistoryAnchorKind,
     Media,
     Message,
+    MessageFailure,
     MessageHistoryView,
     MessageHistoryViewKey,
     MessageId,
     MessageIndex,
     MessageNamespace,
     PeerId,
+    PeerView,
     PeerViewKey,
     ScrollPosition,
     UpdateKind,
@@ -61,6 +64,7 @@ from ui.compose_box import ComposeBox
 from ui.delegates import HistoryDelegate
 from ui.delete_dialog import DeleteDialog
 from ui.delete_question import delete_question
+from ui.failed_messages import FailureAction, compose_state, failure_actions
 from ui.feed import SnapshotFeed
 from ui.futures import FutureRelay
 from ui.history_view import HistoryListView
@@ -118,6 +122,9 @@ class ChatPane(QWidget):
         self._keys: tuple[MessageHistoryViewKey, MessageHistoryViewKey, PeerViewKey] | None = None
         self.view: MessageHistoryView | None = None
         self._pending: MessageHistoryView | None = None
+        self._failed_key: FailedMessageIdsViewKey | None = None
+        #: Why each failed message of the chat failed.
+        self.failures: dict[MessageId, MessageFailure] = {}
         self._moving = False
         self._applying = False
         self._stick_next = False
@@ -238,6 +245,12 @@ class ChatPane(QWidget):
         compose_row.addWidget(self.sticker_button, 0, Qt.AlignmentFlag.AlignBottom)
         compose_row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         compose_column.addLayout(compose_row)
+        # In a broadcast channel the account only reads, in place of the compose box.
+        self.mute_button = QPushButton("Mute")
+        self.mute_button.setObjectName("mute")
+        self.mute_button.clicked.connect(self._toggle_mute)
+        self.mute_button.hide()
+        compose_column.addWidget(self.mute_button)
 
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
@@ -284,6 +297,10 @@ class ChatPane(QWidget):
                 if isinstance(row, MessageRow):
                     self.selection.toggle(row)
                     return True
+            failed = self.failure_mark_at(event.position().toPoint())
+            if failed is not None:
+                self.show_failure_menu(failed, event.position().toPoint())
+                return True
             target = self.reply_at(event.position().toPoint())
             if target is not None:
                 self.jump_to_message(target)
@@ -335,6 +352,7 @@ class ChatPane(QWidget):
         self.selection.clear()
         self._read_sent = 0
         self.view = self._pending = None
+        self.failures = {}
         self.history.animator.stop()
         self.history.history_model.apply([], ViewUpdateType.INITIAL)
         self._set_enabled(True)
@@ -367,8 +385,11 @@ class ChatPane(QWidget):
         )
         peer = PeerViewKey(self.peer_id)
         self._keys = (cloud, local, peer)
+        self._failed_key = FailedMessageIdsViewKey(self.peer_id)
         self._moving = True
-        self._feed = SnapshotFeed(self.account.postbox, self._keys, self._snapshot)
+        self._feed = SnapshotFeed(
+            self.account.postbox, (*self._keys, self._failed_key), self._snapshot
+        )
 
     @Slot(object)
     def _snapshot(self, combined: CombinedView) -> None:
@@ -381,7 +402,17 @@ class ChatPane(QWidget):
         if peer.peer is not None:
             self.title.setText(peer.peer.name)
         self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
-        if cloud_key in combined.update_types or local_key in combined.update_types or first:
+        self._show_compose_or_mute(peer)
+        failed_key = self._failed_key
+        failed_changed = failed_key is not None and failed_key in combined.update_types
+        if failed_changed and failed_key is not None:
+            self.failures = dict(combined[failed_key].failures)
+        if (
+            cloud_key in combined.update_types
+            or local_key in combined.update_types
+            or failed_changed
+            or first
+        ):
             reasons = combined.update_types
             update = effective_update(
                 [*reasons.get(cloud_key, ()), *reasons.get(local_key, ())],
@@ -432,6 +463,7 @@ class ChatPane(QWidget):
             chat_name=self.title.text(),
             peer_names=names,
             cache=self._row_cache,
+            failures=self.failures,
         )
         self._ask_replied(rows)
         if self._text_overlay is not None and rows != list(self.history.history_model.rows):
@@ -855,6 +887,9 @@ class ChatPane(QWidget):
     def message_menu(self, row: MessageRow) -> QMenu:
         """What can be done with one message, as Telegram's context menu offers it."""
         menu = QMenu(self)
+        if row.failure:
+            self._add_failure_actions(menu, row)
+            menu.addSeparator()
         sent = row.namespace == _CLOUD
         kind = peer_kind(row.peer_id)
         if sent and kind != "channel":  # a channel's readers do not post
@@ -872,13 +907,67 @@ class ChatPane(QWidget):
             )
         selected = row.key in self.history.selected_keys
         menu.addAction("Deselect" if selected else "Select", lambda: self.selection.toggle(row))
-        if kind in ("user", "group"):
+        if kind in ("user", "group") and not row.failure:
             menu.addSeparator()
             if not sent:
                 menu.addAction("Cancel sending", lambda: self.delete(row, for_everyone=False))
             else:
                 menu.addAction("Delete", lambda: self.ask_delete([row]))
         return menu
+
+    # -- failed messages ------------------------------------------------------------------
+
+    def failure_mark_at(self, position: QPoint) -> MessageRow | None:
+        """The failed message whose red "!" is under ``position`` (viewport pixels)."""
+        index = self.history.indexAt(position)
+        row = index.data(ROW_ROLE) if index.isValid() else None
+        delegate = self.history.itemDelegate()
+        if not isinstance(row, MessageRow) or not isinstance(delegate, HistoryDelegate):
+            return None
+        mark = delegate.failure_marks.get(row.key)
+        top_left = self.history.visualRect(index).topLeft()
+        return row if mark is not None and mark.translated(top_left).contains(position) else None
+
+    def show_failure_menu(self, row: MessageRow, position: QPoint) -> QMenu:
+        """Retry, Delete (and Retry all) for a failed message, under its red "!"."""
+        menu = QMenu(self)
+        self._add_failure_actions(menu, row)
+        menu.popup(self.history.viewport().mapToGlobal(position))
+        return menu
+
+    def _add_failure_actions(self, menu: QMenu, row: MessageRow) -> None:
+        peer = PeerId(row.peer_id)
+        message = MessageId(peer, row.namespace, row.id)
+        failed = sorted(self.failures)
+        for action, label in failure_actions(len(failed)):
+            if action is FailureAction.RETRY:
+                menu.addAction(label, lambda: self.account.retry_messages([message]))
+            elif action is FailureAction.RETRY_ALL:
+                menu.addAction(label, lambda: self.account.retry_messages(failed))
+            else:
+                menu.addAction(label, lambda: self.delete(row, for_everyone=False))
+
+    # -- the compose box, or a mute button -----------------------------------------------
+
+    def _show_compose_or_mute(self, peer: PeerView) -> None:
+        """The compose box where the account may write; in a broadcast channel it only
+        reads, a button that mutes or unmutes it instead."""
+        state = compose_state(peer.peer, peer.notification_settings, int(self._clock()))
+        for widget in (self.compose, self.sticker_button, self.send_button):
+            widget.setVisible(state.can_post)
+        if not state.can_post:
+            self.compose.counter.hide()  # it shows itself again as text is typed
+        self.mute_button.setVisible(not state.can_post)
+        self.mute_button.setText(state.mute_label)
+        self.mute_button.setProperty("muted", state.muted)
+        if not state.can_post:
+            self.cancel_edit()
+            self.cancel_reply()
+
+    @Slot()
+    def _toggle_mute(self) -> None:
+        if self.peer_id is not None:
+            self.account.set_muted(self.peer_id, not self.mute_button.property("muted"))
 
     # -- selecting text -------------------------------------------------------------------
 

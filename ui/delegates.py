@@ -24,10 +24,11 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from ui.failed_messages import preview_prefix
 from ui.models import ROW_ROLE, RowModel
 from ui.paint_cache import RowPixmaps
 from ui.rows import ChatRow, DateRow, DeliveryState, LoadingRow, MessageRow, UnreadRow
-from ui.stickers import paint_sticker_message, sticker_row_height
+from ui.stickers import paint_sticker_message, sticker_row_height, sticker_size
 from ui.theme import current_theme, qcolor
 
 __all__ = ["ChatListDelegate", "HistoryDelegate", "has_links", "link_at", "link_document"]
@@ -42,7 +43,7 @@ _HEIGHTS_LIMIT = 2_000
 _SELECTED = QStyle.StateFlag.State_Selected.value
 _TICKS = {
     DeliveryState.PENDING: "◷",
-    DeliveryState.FAILED: "⚠",
+    DeliveryState.FAILED: "",  # the red "!" beside the bubble says it
     DeliveryState.SENT: "✓",
     DeliveryState.READ: "✓✓",
 }
@@ -143,7 +144,16 @@ class ChatListDelegate(QStyledItemDelegate):
         )
         second = top + int(line * 1.35)
         badge_width = 0
-        if row.unread:
+        if row.failed:  # a message failed to send: a red "!" instead of the count
+            badge_width = line + 4
+            badge = QRect(right - badge_width, second - 1, badge_width, line + 2)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor("white") if selected else qcolor(theme.warning))
+            painter.drawEllipse(badge)
+            painter.setFont(bold)
+            painter.setPen(qcolor(theme.warning) if selected else QColor("white"))
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, "!")
+        elif row.unread:
             label = str(row.unread) if row.unread < 1000 else "999+"
             badge_width = max(line + 4, QFontMetrics(bold).horizontalAdvance(label) + line // 2 + 4)
             badge = QRect(right - badge_width, second - 1, badge_width, line + 2)
@@ -169,7 +179,7 @@ class ChatListDelegate(QStyledItemDelegate):
             left, width = left + shift, width - shift
             preview = row.draft
         else:
-            preview = ("You: " if row.outgoing else "") + row.preview
+            preview = preview_prefix(outgoing=row.outgoing, failed=row.top_failed) + row.preview
         painter.setPen(muted_color)
         preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
@@ -367,6 +377,9 @@ class HistoryDelegate(QStyledItemDelegate):
         #: Where the text of each message was drawn, likewise: for clicks on links
         #: (``link_at``) and for selecting text in place.
         self.text_areas: dict[Hashable, QRect] = {}
+        #: Where the red "!" of each failed message was drawn, likewise: a click there
+        #: offers to send it again or delete it.
+        self.failure_marks: dict[Hashable, QRect] = {}
         #: Rows flashed to show the reader where a jump landed: key to strength (0..1).
         self._highlight: Mapping[Hashable, float] = highlight if highlight is not None else {}
         #: Rows the reader selected.
@@ -416,9 +429,10 @@ class HistoryDelegate(QStyledItemDelegate):
         line = _line(option)
         if not isinstance(row, MessageRow):
             return int(line * 2)
+        failure = line + 4 if row.failure else 0
         if row.sticker is not None:
-            return sticker_row_height(row, line)
-        extra = _media_height(row, line) + (line + 2 if row.author else 0)
+            return sticker_row_height(row, line) + failure
+        extra = _media_height(row, line) + (line + 2 if row.author else 0) + failure
         extra += _reply_height(line) if row.reply is not None else 0
         extra += line + 2 if row.forwarded_from is not None else 0
         return self._body(option, row).height() + extra + line + int(line * 1.4)
@@ -540,10 +554,14 @@ class HistoryDelegate(QStyledItemDelegate):
         text = _body_text(row)
         body = self._body(option, row)
         footer = row.time + ("  edited" if row.edited else "")
-        if row.delivery:
+        if row.delivery and _TICKS[row.delivery]:
             footer += "  " + _TICKS[row.delivery]
         if row.sticker is not None:
             paint_sticker_message(painter, option, row, footer)
+            if row.failure:
+                size, width = sticker_size(line), metrics.horizontalAdvance(row.failure) + 2
+                reason = QRect(rect.right() - line - width, rect.bottom() - line - 2, width, line)
+                self._paint_failure(painter, option, row, reason, rect.right() - size - line)
             return
         bold = QFont(option.font)
         bold.setBold(True)
@@ -573,9 +591,11 @@ class HistoryDelegate(QStyledItemDelegate):
                 )
                 + 16,  # the bar, its gap, and room for rounding
             )
+        failure_width = metrics.horizontalAdvance(row.failure) if row.failure else 0
         width = max(
             body.width(),
             metrics.horizontalAdvance(footer) + line,
+            min(failure_width, self._text_width(option)),
             author_width,
             min(forward_width, self._text_width(option)),
             reply_width,
@@ -654,9 +674,43 @@ class HistoryDelegate(QStyledItemDelegate):
                 Qt.TextFlag.TextWordWrap,
                 text,
             )
+        if row.failure:
+            reason = QRect(inner.left(), top + body.height() + 2, inner.width(), line)
+            self._paint_failure(painter, option, row, reason, bubble.left())
+            top += line + 4
         painter.setPen(qcolor(theme.time_out if row.outgoing else theme.time_in))
         painter.drawText(
             QRect(inner.left(), top + body.height(), inner.width(), line),
             Qt.AlignmentFlag.AlignRight,
             footer,
         )
+
+    def _paint_failure(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        row: MessageRow,
+        reason: QRect,
+        left: int,
+    ) -> None:
+        """Why the message was not sent, in red in ``reason``, and a red "!" left of the
+        message (whose left edge is ``left``), which a click opens Retry and Delete on."""
+        theme = current_theme()
+        rect, line = option.rect, _line(option)
+        warning = qcolor(theme.warning)
+        painter.setPen(warning)
+        painter.setFont(option.font)
+        text = _fit(option.fontMetrics, row.failure, reason.width())
+        painter.drawText(reason, Qt.AlignmentFlag.AlignLeft, text)
+        size = int(line * 1.3)
+        mark = QRect(left - size - line // 2, reason.bottom() - size + 2, size, size)
+        self.failure_marks[row.key] = mark.translated(-rect.left(), -rect.top())
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(warning)
+        painter.drawEllipse(mark)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(QColor("white"))
+        painter.drawText(mark, Qt.AlignmentFlag.AlignCenter, "!")
+        painter.setFont(option.font)

@@ -29,6 +29,7 @@ from postbox import (
     Media,
     MediaKind,
     Message,
+    MessageFailure,
     MessageFlags,
     MessageHistoryView,
     MessageId,
@@ -39,6 +40,7 @@ from postbox import (
     PeerView,
     PresenceStatus,
 )
+from ui.failed_messages import failure_sentence
 
 __all__ = [
     "AVATAR_COLORS",
@@ -151,6 +153,10 @@ class ChatRow:
     secret: bool = False
     #: What the reader left typed in the chat: shown as "Draft: ..." over the preview.
     draft: str = ""
+    #: The chat holds a message that failed to send: a red "!" where the unread count goes.
+    failed: bool = False
+    #: The preview is a message that failed to send (not shown as sent).
+    top_failed: bool = False
 
 
 class ChatRowCache:
@@ -228,6 +234,8 @@ def chat_list_rows_of(
                 outgoing=message is not None and not message.incoming,
                 secret=peer_id.namespace == PeerNamespace.SECRET_CHAT,
                 draft=draft_line(entry.interface_state),
+                failed=entry.has_failed,
+                top_failed=message is not None and bool(message.flags & MessageFlags.FAILED),
             )
         )
     return rows
@@ -306,6 +314,8 @@ class MessageRow:
     forwarded_from: str | None = None
     #: A sticker (or a GIF without a caption), drawn large with no bubble.
     sticker: StickerFace | None = None
+    #: Why a message that failed to send was not sent, in words ("" for any other).
+    failure: str = ""
 
 
 HistoryRow = LoadingRow | DateRow | UnreadRow | MessageRow
@@ -369,6 +379,7 @@ def history_rows(
     chat_name: str = "",
     peer_names: Mapping[int, str] | None = None,
     cache: HistoryRowCache | None = None,
+    failures: Mapping[MessageId, MessageFailure] | None = None,
 ) -> list[HistoryRow]:
     """Rows oldest first: a loading row at each hole the window touches, a date row at
     the start of each day, then the messages. ``pending`` is the view of the chat's
@@ -381,7 +392,7 @@ def history_rows(
     forwarded message names where it first appeared from ``peer_names``. With a
     ``cache``, a message equal to one of the last call, and showing the same there,
     keeps its row object (and what does not change with context is computed once
-    per message)."""
+    per message). A failed message says why, from ``failures`` (the chat's, by id)."""
     unread_bar = unread_after is not None
     known = {m.id.id: m for m in view.entries}
     if replied:
@@ -428,12 +439,17 @@ def history_rows(
             delivery = DeliveryState.READ
         reply = _reply_preview(message, known, authors, chat_name)
         forwarded_from = _forwarded_from(message, peer_names)
+        failure = ""
+        if delivery == DeliveryState.FAILED:
+            channel = message.peer_id.namespace == PeerNamespace.CHANNEL
+            failure = failure_sentence((failures or {}).get(message.id), channel=channel)
         row = known_message.row
         if row is None or (
             row.author != author
             or row.delivery != delivery
             or row.reply != reply
             or row.forwarded_from != forwarded_from
+            or row.failure != failure
         ):
             row = known_message.row = dataclasses.replace(
                 known_message.base,
@@ -442,6 +458,7 @@ def history_rows(
                 delivery=delivery,
                 reply=reply,
                 forwarded_from=forwarded_from,
+                failure=failure,
             )
         rows.append(row)
     if view.hole_later and not (rows and isinstance(rows[-1], LoadingRow)):

@@ -10,6 +10,7 @@ from postbox.tables.chat_list_table import ChatListEntryKey, ChatListTable
 from postbox.tables.contact_table import ContactTable
 from postbox.tables.item_collection_info_table import ItemCollectionInfoTable
 from postbox.tables.item_collection_item_table import ItemCollectionItemTable
+from postbox.tables.message_history_failed_table import MessageHistoryFailedTable
 from postbox.tables.message_history_hole_index_table import MessageHistoryHoleIndexTable
 from postbox.tables.message_history_index_table import MessageHistoryIndexTable
 from postbox.tables.message_history_metadata_table import MessageHistoryMetadataTable
@@ -56,6 +57,7 @@ class Tables:
         self.tag_summaries = MessageHistoryTagsSummaryTable(box)
         self.text_index = MessageHistoryTextIndexTable(box)
         self.unsent = MessageHistoryUnsentTable(box)
+        self.failed = MessageHistoryFailedTable(box)
         self.read_states = MessageHistoryReadStateTable(box)
         self.messages = MessageHistoryTable(
             box,
@@ -67,6 +69,7 @@ class Tables:
             tag_summaries=self.tag_summaries,
             text_index=self.text_index,
             unsent=self.unsent,
+            failed=self.failed,
             read_states=self.read_states,
         )
         self.chat_list_index = ChatListIndexTable(box)
@@ -88,6 +91,7 @@ class Tables:
             self.tag_summaries,
             self.text_index,
             self.unsent,
+            self.failed,
             self.read_states,
             self.holes,
             self.history_metadata,

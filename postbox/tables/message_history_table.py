@@ -3,7 +3,7 @@
 Key peer(8) namespace(4) timestamp(4) id(4), so one peer's messages are one
 contiguous, chronological key range. Adding, removing or changing a message
 cascades, in the same transaction, to the id index, the tag index and its
-summaries, the full-text index, the unsent queue and the read-state counts,
+summaries, the full-text index, the unsent and failed queues and the read-state counts,
 and records the operation for the change record.
 """
 
@@ -43,6 +43,7 @@ from postbox.keys import (
 from postbox.message import Message, MessageFlags, MessageTags, StoreMessage
 from postbox.read_state import PeerReadState
 from postbox.seed_configuration import SeedConfiguration
+from postbox.tables.message_history_failed_table import MessageHistoryFailedTable
 from postbox.tables.message_history_hole_index_table import MessageHistoryHoleIndexTable
 from postbox.tables.message_history_index_table import INDEX_VALUE, MessageHistoryIndexTable
 from postbox.tables.message_history_metadata_table import MessageHistoryMetadataTable
@@ -58,6 +59,7 @@ __all__ = ["MessageHistoryTable"]
 
 _INCOMING = int(MessageFlags.INCOMING)
 _UNSENT = int(MessageFlags.UNSENT)
+_FAILED = int(MessageFlags.FAILED)
 
 
 class MessageHistoryTable(Table[bytes]):
@@ -73,6 +75,7 @@ class MessageHistoryTable(Table[bytes]):
         tag_summaries: MessageHistoryTagsSummaryTable,
         text_index: MessageHistoryTextIndexTable,
         unsent: MessageHistoryUnsentTable,
+        failed: MessageHistoryFailedTable,
         read_states: MessageHistoryReadStateTable,
     ) -> None:
         super().__init__(box, "message_history")
@@ -84,6 +87,7 @@ class MessageHistoryTable(Table[bytes]):
         self.tag_summaries = tag_summaries
         self.text_index = text_index
         self.unsent = unsent
+        self.failed = failed
         self.read_states = read_states
         #: The running transaction's collector; set by the postbox for each transaction.
         self.collector = ChangeCollector()
@@ -220,6 +224,8 @@ class MessageHistoryTable(Table[bytes]):
                 group.add_tags(self, index, message.tags)
             if flags & _UNSENT:
                 self.unsent.add_new_key(id_key)
+            if flags & _FAILED:
+                self.failed.add_unknown_key(id_key)
             if id_ > group.max_known_id:
                 group.max_known_id = id_
             if id_ > group.max_added:
@@ -272,6 +278,8 @@ class MessageHistoryTable(Table[bytes]):
             self.text_index.remove(text_rowid)
         if message.flags & _UNSENT:
             self.unsent.remove_key(id_key)
+        if message.flags & _FAILED:
+            self.failed.remove_key(id_key)
         if namespace in self.seed_configuration.chat_messages_namespaces:
             self.collector.touched_chat_peers.add(peer_id)
 
@@ -296,8 +304,12 @@ class MessageHistoryTable(Table[bytes]):
         if new_id != message_id and self.index.exists(new_id):
             self.remove_messages([message_id])
             return self.index.get(new_id)
+        # A message that stays failed keeps its failure (its reason, its request).
+        failure = self.failed.get(message_id) if previous.flags & update.flags & _FAILED else None
         self._unstore(previous, counting=False)
         insert = self._store_replacement(new_id, update)
+        if failure is not None:
+            self.failed.set(new_id, failure)
         self._recount(previous, insert.message)
         self.collector.message_operations[message_id.peer_id].append(
             UpdateMessage(previous.index, insert.message)

@@ -6,6 +6,7 @@ from postbox.views.chat_list_view import (
     ChatListMessageEntry,
     ChatListView,
 )
+from postbox.views.failed_messages_view import FailedMessageIdsView
 from postbox.views.holes_views import (
     ChatListHolesEntry,
     ChatListHolesView,
@@ -48,6 +49,7 @@ __all__ = [
     "ChatListView",
     "CombinedView",
     "ContactsView",
+    "FailedMessageIdsView",
     "HoleDirection",
     "ItemCollectionEntry",
     "ItemCollectionInfosView",

@@ -64,7 +64,8 @@ class ChatListMessageEntry:
     """A chat in the list (the seeds' ``MessageEntry``), resolved at ``index``.
 
     ``message`` is the top message (``None`` for a chat listed without one, such
-    as a pinned chat with no messages); ``presence`` is loaded for users only.
+    as a pinned chat with no messages); ``presence`` is loaded for users only;
+    ``has_failed``: the chat holds a message that failed to send.
     """
 
     index: ChatListIndex
@@ -75,6 +76,7 @@ class ChatListMessageEntry:
     presence: PeerPresence | None = None
     #: What the chat's screen was left with (its draft shows in the list).
     interface_state: ChatInterfaceState | None = None
+    has_failed: bool = False
 
     @property
     def peer_id(self) -> PeerId:
@@ -150,6 +152,7 @@ def _resolve(tx: Transaction, row: ChatListEntryKey) -> ChatListEntry:
         tx.get_notification_settings(peer_id),
         tx.get_peer_presence(peer_id) if peer_id.namespace == _USER else None,
         tx.get_chat_interface_state(peer_id),
+        tx.has_failed_messages(peer_id),
     )
 
 
@@ -438,5 +441,6 @@ def _touched_peers(change: ChangeRecord) -> set[PeerId]:
     touched.update(change.updated_notification_settings)
     touched.update(change.message_operations)
     touched.update(peer_id for peer_id, thread_id in change.updated_chat_interface_states)
+    touched.update(message_id.peer_id for message_id in change.updated_failed_message_ids)
     touched.update(p for p in change.updated_presences if p.namespace == _USER)
     return touched

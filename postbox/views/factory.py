@@ -13,6 +13,7 @@ from postbox.view_keys import (
     ChatListHolesViewKey,
     ChatListViewKey,
     ContactsViewKey,
+    FailedMessageIdsViewKey,
     ItemCollectionInfosViewKey,
     ItemCollectionItemsViewKey,
     MessageHistoryHolesViewKey,
@@ -30,6 +31,7 @@ from postbox.view_keys import (
 )
 from postbox.views import simple_views
 from postbox.views.chat_list_view import MutableChatListView
+from postbox.views.failed_messages_view import MutableFailedMessageIdsView
 from postbox.views.holes_views import (
     MutableChatListHolesView,
     MutableMessageHistoryHolesView,
@@ -65,6 +67,7 @@ _CONSTRUCTORS: dict[type[AnyViewKey], ViewConstructor] = {
     OperationLogViewKey: simple_views.MutableOperationLogView,
     SynchronizeReadStatesViewKey: simple_views.MutableSynchronizeReadStatesView,
     UnsentMessagesViewKey: simple_views.MutableUnsentMessagesView,
+    FailedMessageIdsViewKey: MutableFailedMessageIdsView,
     ItemCollectionInfosViewKey: MutableItemCollectionInfosView,
     ItemCollectionItemsViewKey: MutableItemCollectionItemsView,
     MessageHistoryHolesViewKey: lambda key, tx: MutableMessageHistoryHolesView(frozenset()),

@@ -26,6 +26,7 @@ __all__ = [
     "chat_interface_state",
     "chat_list_position",
     "chat_state",
+    "failed_messages",
     "item_collection_infos",
     "item_collection_items",
     "messages",
@@ -77,6 +78,11 @@ def read_state(peer_id: PeerId) -> Topic:
 
 def chat_state(peer_id: PeerId) -> Topic:
     return ("chat_state", peer_id)
+
+
+def failed_messages(peer_id: PeerId) -> Topic:
+    """The failed messages of a peer (their failures)."""
+    return ("failed_messages", peer_id)
 
 
 def chat_list(group_id: int) -> Topic:
@@ -146,6 +152,8 @@ def topics_of(change: ChangeRecord) -> set[Topic]:
         add(("operation_log", tag))
     if change.added_unsent_ids or change.removed_unsent_ids:
         add(UNSENT)
+    for message_id in change.updated_failed_message_ids:
+        add(("failed_messages", message_id.peer_id))
     for preference_key in change.updated_preferences:
         add(("preference", preference_key))
     for peer_id, thread_id in change.updated_chat_interface_states:

@@ -14,6 +14,7 @@ from sync.engine.engine import (
     SyncEngine,
     SyncWorker,
 )
+from sync.engine.failed_sends import retry_failed_send, retry_failed_sends
 from sync.engine.outbound import (
     enqueue_delete,
     enqueue_draft,
@@ -40,4 +41,6 @@ __all__ = [
     "enqueue_mute",
     "enqueue_read",
     "enqueue_send",
+    "retry_failed_send",
+    "retry_failed_sends",
 ]

@@ -8,8 +8,10 @@ transaction, so the intent survives a crash. ``Outbound`` drains the log in merg
 order: it sends each entry (a message with its ``random_id``, so a resend after a
 crash returns the same message), then, in one transaction, replaces the local message
 by the server's, removes the entry and applies the answer's pts if it is the next one
-(else it asks the state manager for the difference). Failures that cannot succeed mark
-the message failed; the rest are retried with a growing pause.
+(else it asks the state manager for the difference). A refusal no retry can cure
+(``failed_sends.permanent_refusal``) takes the entry off the queue, a send becoming a
+failed message with the server's reason, and the next entry goes; the rest are retried
+with a growing pause.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import CLOUD, media_to_wire, message_from_wire
+from sync.engine.failed_sends import check_send_request, failure_of, permanent_refusal
 from sync.engine.log_tags import (
     DELETE_TAG,
     DRAFT_TAG,
@@ -101,17 +104,6 @@ _ACCOUNT_TAGS = frozenset({SETTINGS_TAG, DRAFT_TAG})
 _DELETE_BATCH = 100
 _LOCAL = int(MessageNamespace.LOCAL)
 _EVERYWHERE = MessageHistoryHoleSpace.everywhere()
-#: Errors a retry cannot cure.
-_FINAL_ERRORS = frozenset(
-    {
-        ErrorCode.PEER_ID_INVALID,
-        ErrorCode.MESSAGE_ID_INVALID,
-        ErrorCode.MESSAGE_EMPTY,
-        ErrorCode.INVALID_PARAMS,
-        ErrorCode.CHANNEL_INVALID,
-        ErrorCode.MEDIA_INVALID,
-    }
-)
 
 
 #: The preference naming the account's own peer, stored when a connection authorizes.
@@ -312,6 +304,10 @@ def enqueue_delete(
 
 
 def _cancel_send(tx: Transaction, message_id: MessageId) -> int:
+    message = tx.get_message(message_id)
+    if message is not None and message.flags & MessageFlags.FAILED:
+        tx.delete_messages([message_id])  # never sent: gone here is gone everywhere
+        return 1
     for entry in tx.get_operation_log_entries(message_id.peer_id, SEND_TAG):
         if entry.contents["local_id"] == message_id.id:
             tx.remove_operation_log_entry(message_id.peer_id, SEND_TAG, entry.tag_local_index)
@@ -410,12 +406,15 @@ class Outbound:
         """Deliver one entry; one the server refuses for good is given up."""
         try:
             await self._deliver(entry)
-        except RpcError as error:
-            if error.code not in _FINAL_ERRORS:
+        except ProtocolError as error:
+            refusal = permanent_refusal(error)
+            if refusal is None:
                 raise
             log.warning("giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error)
             source_gone = "forward" in entry.contents and error.code is ErrorCode.MESSAGE_ID_INVALID
-            await self._read(functools.partial(_give_up, entry=entry, drop=source_gone))
+            await self._read(
+                functools.partial(_give_up, entry=entry, refusal=refusal, drop=source_gone)
+            )
             self.failed += 1
             self.changes.notify()
 
@@ -427,6 +426,7 @@ class Outbound:
             self.recent.record(entry.peer_id, (sent.message.id,))
             gap = await self._read(lambda tx: _sent(tx, entry, sent))
             self.sent += 1
+            self.changes.notify()
         elif entry.tag == READ_TAG:
             affected: AffectedMessages = await self._call(ReadHistory(peer, contents["max_id"]))
             gap = await self._read(lambda tx: _read_done(tx, entry, affected))
@@ -457,6 +457,7 @@ class Outbound:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
 
     async def _send(self, peer: int, contents: dict[str, Any]) -> SentMessage:
+        check_send_request(contents)
         forward = contents.get("forward")
         if forward is None:
             media = tuple(media_to_wire(Media.decode(item)) for item in contents.get("media", ()))
@@ -618,9 +619,12 @@ def _read_done(tx: Transaction, entry: PeerOperationLogEntry, affected: Affected
     return gap
 
 
-def _give_up(tx: Transaction, entry: PeerOperationLogEntry, *, drop: bool = False) -> None:
-    """Stop trying ``entry``: a message not sent stays, marked failed, unless ``drop`` (a
-    forward whose source is gone, which no retry can send)."""
+def _give_up(
+    tx: Transaction, entry: PeerOperationLogEntry, *, refusal: ProtocolError, drop: bool = False
+) -> None:
+    """Stop trying ``entry`` (the server refused it for good): a message not sent stays,
+    failed for ``refusal`` with the request to send it again, unless ``drop`` (a forward
+    whose source is gone, which no retry can send)."""
     tx.remove_operation_log_entry(entry.peer_id, entry.tag, entry.tag_local_index)
     if entry.tag == DELETE_TAG:
         # The server keeps them: their range is fetched from it again when shown.
@@ -633,7 +637,4 @@ def _give_up(tx: Transaction, entry: PeerOperationLogEntry, *, drop: bool = Fals
     if drop:
         tx.delete_messages([message_id])
         return
-    message = tx.get_message(message_id)
-    if message is not None:
-        flags = (message.flags & ~int(MessageFlags.UNSENT)) | int(MessageFlags.FAILED)
-        tx.update_message(message_id, message.to_store()._replace(flags=flags))
+    tx.mark_message_failed(message_id, failure_of(refusal, entry.contents))

@@ -35,7 +35,11 @@ class ErrorCode(enum.StrEnum):
     PEER_ID_INVALID = "PEER_ID_INVALID"
     MESSAGE_ID_INVALID = "MESSAGE_ID_INVALID"
     CHANNEL_INVALID = "CHANNEL_INVALID"
+    #: The account may not write in this chat (a broadcast channel it only reads).
+    CHAT_WRITE_FORBIDDEN = "CHAT_WRITE_FORBIDDEN"
     MESSAGE_EMPTY = "MESSAGE_EMPTY"
+    #: A message's text is over the limit (``MAX_TEXT`` characters).
+    MESSAGE_TOO_LONG = "MESSAGE_TOO_LONG"
     MEDIA_INVALID = "MEDIA_INVALID"
     STICKERSET_INVALID = "STICKERSET_INVALID"
     #: No such device of the account to terminate (or the asking one itself).

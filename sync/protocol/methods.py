@@ -79,6 +79,7 @@ __all__ = [
     "GetHistory",
     "GetPeerDialogs",
     "GetPeers",
+    "GetSentMessages",
     "GetState",
     "MessagesSlice",
     "Method",
@@ -91,6 +92,8 @@ __all__ = [
     "ResultFrame",
     "SendMessage",
     "SentMessage",
+    "SentMessageId",
+    "SentMessageIds",
     "SentMessages",
     "SaveDraft",
     "SetNotifySettings",
@@ -214,6 +217,13 @@ class SendMessage(WireRecord, frozen=True):
     media: Annotated[tuple[Media, ...], Meta(max_length=10)] = ()
 
 
+class GetSentMessages(WireRecord, frozen=True):
+    """Which of ``random_ids`` the server stored a message for. It changes nothing, so a
+    client can learn whether a send it holds as failed arrived after all."""
+
+    random_ids: Annotated[tuple[Int64, ...], Meta(max_length=100)]
+
+
 class EditMessage(WireRecord, frozen=True):
     peer: PeerRef
     id: MessageRef
@@ -335,6 +345,20 @@ class SentMessages(WireRecord, frozen=True):
     pts_count: Counter
 
 
+class SentMessageId(WireRecord, frozen=True):
+    """Where the send with ``random_id`` was stored (the message may be deleted since)."""
+
+    random_id: Int64
+    peer: PeerRef
+    id: MessageRef
+
+
+class SentMessageIds(WireRecord, frozen=True):
+    """The stored sends among those asked, in the order asked."""
+
+    sent: Annotated[tuple[SentMessageId, ...], Meta(max_length=100)]
+
+
 class AffectedMessages(WireRecord, frozen=True):
     pts: Counter
     pts_count: Counter
@@ -376,6 +400,7 @@ METHODS: dict[str, Method[Any, Any]] = {
         Method("getPeers", GetPeers, _record(Peers)),
         Method("getFullPeer", GetFullPeer, _record(FullPeer)),
         Method("sendMessage", SendMessage, _record(SentMessage)),
+        Method("getSentMessages", GetSentMessages, _record(SentMessageIds)),
         Method("editMessage", EditMessage, _record(SentMessage)),
         Method("forwardMessages", ForwardMessages, _record(SentMessages)),
         Method("deleteMessages", DeleteMessages, _record(AffectedMessages)),

@@ -15,7 +15,7 @@ covers (``pts_count``): it applies when ``local_pts + pts_count == pts``, is old
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from msgspec import Meta
 
@@ -144,7 +144,8 @@ class PresenceStatus(enum.StrEnum):
 
 
 class Peer(WireRecord, frozen=True):
-    """A user, group or channel. ``flags``: 1 verified, 2 bot, 4 broadcast, 8 self."""
+    """A user, group or channel. ``flags``: 1 verified, 2 bot, 4 broadcast, 8 self,
+    16 the account may post in this broadcast channel (its creator or an admin)."""
 
     id: PeerRef
     name: Annotated[str, Meta(max_length=256)]
@@ -152,9 +153,18 @@ class Peer(WireRecord, frozen=True):
     access_hash: Int64 = 0
     flags: Counter = 0
 
+    BROADCAST: ClassVar[int] = 4
+    CAN_POST: ClassVar[int] = 16
+
     @property
     def kind(self) -> PeerKind | None:
         return peer_kind(self.id)
+
+    @property
+    def can_post(self) -> bool:
+        """Whether the account may write here: anywhere but a broadcast channel it
+        only reads."""
+        return not self.flags & Peer.BROADCAST or bool(self.flags & Peer.CAN_POST)
 
 
 class Presence(WireRecord, frozen=True):

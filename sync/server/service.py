@@ -34,9 +34,11 @@ from sync.protocol import (
     GetPeerDialogs,
     GetPeers,
     GetSavedGifs,
+    GetSentMessages,
     GetState,
     GetStickerSet,
     MediaKind,
+    Peer,
     PeerKind,
     Peers,
     PresenceStatus,
@@ -47,6 +49,8 @@ from sync.protocol import (
     SaveDraft,
     SendMessage,
     SentMessage,
+    SentMessageId,
+    SentMessageIds,
     SentMessages,
     SetNotifySettings,
     UpdateDeleteChannelMessages,
@@ -107,6 +111,12 @@ def _no_boxes(user_id: int) -> ServerStore:
     raise StoreError(f"user {user_id} cannot log in on this server", ErrorCode.AUTH_FAILED)
 
 
+def _require_posting(peer: Peer) -> None:
+    """Refuse a message into a broadcast channel the account only reads."""
+    if not peer.can_post:
+        raise StoreError("only the channel's admins can post", ErrorCode.CHAT_WRITE_FORBIDDEN)
+
+
 class Service:
     """The server-side logic over the primary account's ``store`` and the boxes of the
     other accounts (``open_box`` makes one); ``publish`` sends pushes out."""
@@ -151,6 +161,7 @@ class Service:
             GetPeers: self._get_peers,
             GetFullPeer: lambda s, p: self.box(s).full_peer(p.peer),
             SendMessage: self._send_message,
+            GetSentMessages: self._get_sent_messages,
             EditMessage: self._edit_message,
             ForwardMessages: self._forward_messages,
             DeleteMessages: self._delete_messages,
@@ -298,9 +309,7 @@ class Service:
             return SentMessage(message, pts, pts_count)
         if not params.text.strip() and not params.media:
             raise ProtocolError("the message is empty", ErrorCode.MESSAGE_EMPTY)
-        store.require_peer(params.peer)
-        if peer_kind(params.peer) is PeerKind.CHANNEL:
-            raise StoreError("only the channel's admins can post", ErrorCode.PEER_ID_INVALID)
+        _require_posting(store.require_peer(params.peer))
         if params.reply_to is not None and store.message(params.peer, params.reply_to) is None:
             raise StoreError(
                 f"no message {params.reply_to} to reply to", ErrorCode.MESSAGE_ID_INVALID
@@ -319,6 +328,15 @@ class Service:
         if isinstance(update, UpdateNewEncryptedMessage):
             return SentMessage(update.message, update.qts, 1)
         return SentMessage(update.message, update.pts, update.pts_count)
+
+    def _get_sent_messages(self, session: Session, params: GetSentMessages) -> SentMessageIds:
+        store = self.box(session)
+        found = []
+        for random_id in params.random_ids:
+            earlier = store.sent_before(random_id)
+            if earlier is not None:
+                found.append(SentMessageId(random_id, earlier[0].peer, earlier[0].id))
+        return SentMessageIds(tuple(found))
 
     def _edit_message(self, session: Session, params: EditMessage) -> SentMessage:
         store = self.box(session)
@@ -363,8 +381,7 @@ class Service:
                     f"messages of secret chats are not forwarded {role} them",
                     ErrorCode.PEER_ID_INVALID,
                 )
-        if peer_kind(params.to_peer) is PeerKind.CHANNEL:
-            raise StoreError("only the channel's admins can post", ErrorCode.PEER_ID_INVALID)
+        _require_posting(store.require_peer(params.to_peer))
         sources = []
         for message_id in params.ids:
             source = store.message(params.from_peer, message_id)

@@ -24,8 +24,9 @@ from typing import Any
 
 import apsw
 
-from postbox import PostboxError, Transaction
+from postbox import MessageFailure, MessageId, Postbox, PostboxError, Transaction
 from postbox.errors import translate_sqlite_error
+from sync.engine.failed_sends import PERMANENT_ERRORS
 from sync.protocol import ProtocolError, Request, WireRecord, method_name
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
@@ -56,6 +57,8 @@ class Outcome:
     digest: str
     trace: tuple[str, ...]
     virtual_seconds: float
+    #: Sends the server refused for good, failed in the clients at the end.
+    failed_messages: int = 0
 
     @property
     def ok(self) -> bool:
@@ -115,6 +118,7 @@ class _World:
         self.storage_error: str | None = None
         self.storage_rng = random.Random(f"storage:{schedule.seed}")
         self.divergences: list[str] = []
+        self.failed_messages = 0
 
     # -- time --------------------------------------------------------------------------
 
@@ -160,7 +164,13 @@ class _World:
         trace = tuple(sorted_merge(self.trace, self.network.trace))
         digest = hashlib.sha256("\n".join(trace).encode()).hexdigest()[:16]
         return Outcome(
-            schedule.seed, schedule.mix, tuple(self.divergences), digest, trace, self.now()
+            schedule.seed,
+            schedule.mix,
+            tuple(self.divergences),
+            digest,
+            trace,
+            self.now(),
+            self.failed_messages,
         )
 
     async def _start_server(self) -> None:
@@ -364,6 +374,20 @@ class _World:
         for client in self.clients:
             await self._verify_client(client)
 
+    def _check_failures(self, client: SimClient, postbox: Postbox) -> None:
+        """Each failed message failed for a refusal no retry cures, recorded with it (a
+        passing one must have been retried until it went through)."""
+        failures = postbox.run(_failures)
+        self.failed_messages += len(failures)
+        for message_id, failure in failures:
+            if failure is None or failure.code not in PERMANENT_ERRORS:
+                self.divergences.append(
+                    f"{client.name}failed message {message_id.id} of peer "
+                    f"{int(message_id.peer_id)} failed for {failure}"
+                )
+        if failures:
+            self.note(f"{client.name}failed messages {[i.id for i, _ in failures]}")
+
     async def _verify_client(self, client: SimClient) -> None:
         postbox, server = client.postbox, self.server
         assert postbox is not None and server is not None
@@ -385,9 +409,14 @@ class _World:
             self.divergences.append(f"{client.name}verify: the server refused: {error}")
             return
         self.divergences.extend(client.name + str(divergence) for divergence in report.divergences)
+        self._check_failures(client, postbox)
         cursor = postbox.run(_cursor)
         truth = server.service.box(session).digest() if server.store is not None else ""
         self.note(f"{client.name}verified {report.summary()} cursor {cursor} server {truth}")
+
+
+def _failures(tx: Transaction) -> list[tuple[MessageId, MessageFailure | None]]:
+    return [(i, tx.get_message_failure(i)) for i in tx.get_failed_message_ids()]
 
 
 def _cursor(tx: Transaction) -> str:

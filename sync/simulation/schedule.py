@@ -102,7 +102,7 @@ class Schedule:
         seats, events = _seat(seed, events)
         return cls(
             seed=seed,
-            peers=rng.randint(3, 8),
+            peers=rng.randint(3, 12),
             messages=rng.randint(20, 200),
             log_window=rng.choice((10_000, 10_000, 50)),
             duration=duration,

@@ -1,11 +1,14 @@
 """The simulated user: opens chats, scrolls, sends, edits, forwards, deletes, reads,
-mutes, types drafts, and deletes or types a draft elsewhere.
+mutes, types drafts, retries or deletes failed messages, and deletes or types a draft
+elsewhere.
 
 Each ``act`` does one thing through the client's real paths: history windows through
 ``postbox.combined_view`` (scrolling moves the window's anchor, often into a hole),
 sends, edits, forwards, deletions ("unsend") and reads through the outbound queue (``enqueue_*``,
 as ``client.account`` does). "delete" and "draft elsewhere" are done from another device
-of the account (a second server session); the client learns them by push.
+of the account (a second server session); the client learns them by push. Now and then
+a send goes into a broadcast channel the account only reads: the server refuses it for
+good, and it must become a failed message without holding up the sends queued after it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from sync.engine import (
     enqueue_send,
 )
 from sync.engine.convert import CLOUD
+from sync.engine.failed_sends import retry_failed_send
 from sync.protocol import DeleteMessages, ProtocolError, Request, SaveDraft, WireRecord
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
@@ -49,8 +53,10 @@ MUTED_FOREVER = PeerNotificationSettings.MUTED_FOREVER
 WINDOW = 20
 _ACTIONS = (
     "open", "scroll", "scroll", "send", "send", "edit", "read", "read", "delete", "unsend",
-    "forward", "close", "mute", "draft", "draft elsewhere",
+    "forward", "close", "mute", "draft", "draft elsewhere", "retry",
 )  # fmt: skip
+#: How often a send into a channel is made anyway (the server refuses it).
+CHANNEL_SEND_ODDS = 0.3
 
 
 class SimulatedUser:
@@ -94,7 +100,9 @@ class SimulatedUser:
             return
         action = rng.choice(_ACTIONS)
         peer = PeerId(rng.choice(chats))
-        if action in ("edit", "read", "send", "delete", "unsend", "forward", "close") and self.open:
+        if action in ("edit", "read", "send", "delete", "unsend", "forward", "close", "retry") and (
+            self.open
+        ):
             peer = rng.choice(sorted(self.open))
         top = max((m.id for m in store.recent_messages(int(peer), 1)), default=0)
         self._trace(f"user {action} {int(peer)}")
@@ -111,7 +119,9 @@ class SimulatedUser:
             subscription = self.open.pop(peer, None)
             if subscription is not None:
                 subscription.dispose()
-        elif action == "send" and peer.namespace != PeerNamespace.CHANNEL:
+        elif action == "send" and (
+            peer.namespace != PeerNamespace.CHANNEL or rng.random() < CHANNEL_SEND_ODDS
+        ):
             text = f"sim {rng.getrandbits(24):06x}"
             postbox.transaction(
                 lambda tx: enqueue_send(
@@ -155,6 +165,14 @@ class SimulatedUser:
                         rng=rng,
                     )
                 )  # fmt: skip
+        elif action == "retry":
+            failed = postbox.run(lambda tx: tx.get_failed_messages(peer))
+            if failed:
+                target = rng.choice(failed)[0]
+                if rng.random() < 0.5:
+                    postbox.transaction(lambda tx: retry_failed_send(tx, target, rng=rng))
+                else:
+                    postbox.transaction(lambda tx: enqueue_delete(tx, peer, [target]))
         elif action == "mute":
             until = rng.choice((0, MUTED_FOREVER, now + 3600))
             postbox.transaction(lambda tx: enqueue_mute(tx, peer, until))

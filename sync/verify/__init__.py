@@ -24,7 +24,9 @@ them per category:
 * ``tag_summaries``: every stored shared-media count equals the server's count
   (a filtered ``getHistory``);
 * ``pending``: no local message, unsent id or operation-log entry (send, read-state
-  sync, edit) is left over;
+  sync, edit) is left over, but for failed messages (sends the server refused, the
+  client's own and only counted): each has its failure recorded, and the server did
+  not store it after all (asked by its random id);
 * ``stickers``: the installed sticker sets are the server's, in its order, each with
   its title, short name, hashes and stickers (ids and glyphs) in order;
 * ``saved_gifs``: the saved GIFs are the server's, in its order.

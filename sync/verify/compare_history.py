@@ -19,7 +19,13 @@ from sync.verify.local_side import LocalChat, LocalState
 from sync.verify.report import Category, Report
 from sync.verify.server_side import ServerDialogs, ServerHistory
 
-__all__ = ["compare_cursor", "compare_messages", "compare_pending", "compare_tag_summaries"]
+__all__ = [
+    "compare_cursor",
+    "compare_messages",
+    "compare_pending",
+    "compare_tag_summaries",
+    "failed_random_id",
+]
 
 _OPERATION_NAMES = {
     SEND_TAG: "send",
@@ -61,15 +67,46 @@ def compare_messages(report: Report, chat: LocalChat, history: ServerHistory) ->
             report.add(Category.MESSAGES, peer, f"message {id_} is missing outside the holes")
 
 
-def compare_pending(report: Report, local: LocalState) -> None:
-    """At quiescence nothing outgoing is left: no local message, no unsent id, no log entry."""
+def compare_pending(
+    report: Report, local: LocalState, arrived: Mapping[int, tuple[int, int]] | None = None
+) -> None:
+    """At quiescence nothing outgoing is left: no local message, no unsent id, no log
+    entry. A failed message is the client's own (the server refused it) and is only
+    counted, unless the server did store it after all: ``arrived`` maps each stored
+    send's random id to where it was stored."""
+    arrived = arrived or {}
     pending_ids = set()
     for chat in local.chats.values():
+        peer = int(chat.peer_id)
         for message in chat.pending:
             pending_ids.add(message.id)
-            state = "failed to send" if message.flags & MessageFlags.FAILED else "is still unsent"
+            id_ = message.id.id
+            if not message.flags & MessageFlags.FAILED:
+                report.add(Category.PENDING, peer, f"local message {id_} is still unsent")
+                continue
+            failure = local.failures.get(message.id)
+            if failure is None:
+                report.add(
+                    Category.PENDING,
+                    peer,
+                    f"local message {id_} is failed, but no failure is recorded",
+                )
+                continue
+            report.failed_messages += 1
+            stored = arrived.get(failed_random_id(failure.request) or 0)
+            if stored is not None:
+                report.add(
+                    Category.PENDING,
+                    peer,
+                    f"local message {id_} failed here, but the server stored it as message "
+                    f"{stored[1]} in chat {stored[0]}",
+                )
+    for message_id in local.failures:
+        if message_id not in pending_ids:
             report.add(
-                Category.PENDING, int(chat.peer_id), f"local message {message.id.id} {state}"
+                Category.PENDING,
+                int(message_id.peer_id),
+                f"failed-messages table lists message {message_id.id}, which is not pending",
             )
     for message_id in local.unsent:
         if message_id not in pending_ids:
@@ -85,6 +122,15 @@ def compare_pending(report: Report, local: LocalState) -> None:
             int(entry.peer_id),
             f"{name} operation {entry.tag_local_index} is still in the operation log",
         )
+
+
+def failed_random_id(request: object) -> int | None:
+    """The random id a failed send was sent with, if its request is known."""
+    if isinstance(request, dict):
+        random_id = request.get("random_id")
+        if type(random_id) is int:
+            return random_id
+    return None
 
 
 def compare_tag_summaries(

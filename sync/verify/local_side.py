@@ -13,6 +13,7 @@ from postbox import (
     ChatListIndex,
     ClosedRange,
     Message,
+    MessageFailure,
     MessageHistoryHoleSpace,
     MessageHistoryTagSummary,
     MessageId,
@@ -103,6 +104,8 @@ class LocalState:
     profiles_loaded: frozenset[PeerId]
     unsent: tuple[MessageId, ...]
     operations: tuple[PeerOperationLogEntry, ...]
+    #: Every failed message and why it failed.
+    failures: Mapping[MessageId, MessageFailure]
 
 
 def read_local(tx: Transaction, server_peers: Iterable[int]) -> LocalState:
@@ -116,9 +119,13 @@ def read_local(tx: Transaction, server_peers: Iterable[int]) -> LocalState:
             tuple(tx.get_chat_list_holes(group)),
         )
     unsent = tuple(tx.get_unsent_message_ids())
+    failures = {
+        message_id: tx.get_message_failure(message_id) or MessageFailure()
+        for message_id in tx.get_failed_message_ids()
+    }
     chat_peers = {PeerId(peer) for peer in server_peers}
     chat_peers.update(tx.get_all_read_states())
-    chat_peers.update(message_id.peer_id for message_id in unsent)
+    chat_peers.update(message_id.peer_id for message_id in (*unsent, *failures))
     for listed in groups.values():
         chat_peers.update(listed.order)
     chats = {peer_id: _read_chat(tx, peer_id) for peer_id in sorted(chat_peers)}
@@ -149,6 +156,7 @@ def read_local(tx: Transaction, server_peers: Iterable[int]) -> LocalState:
         profiles_loaded=frozenset(profiles),
         unsent=unsent,
         operations=operations,
+        failures=failures,
     )
 
 

@@ -59,6 +59,8 @@ class Report:
     tag_summaries_compared: int = 0
     sticker_sets_compared: int = 0
     saved_gifs_compared: int = 0
+    #: Messages the server refused, kept here as failed (the client's own).
+    failed_messages: int = 0
 
     @property
     def ok(self) -> bool:
@@ -90,4 +92,5 @@ class Report:
             "tag_summaries_compared": self.tag_summaries_compared,
             "sticker_sets_compared": self.sticker_sets_compared,
             "saved_gifs_compared": self.saved_gifs_compared,
+            "failed_messages": self.failed_messages,
         }

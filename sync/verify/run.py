@@ -21,6 +21,7 @@ from sync.verify.compare_history import (
     compare_messages,
     compare_pending,
     compare_tag_summaries,
+    failed_random_id,
 )
 from sync.verify.compare_peers import (
     compare_contacts,
@@ -88,7 +89,10 @@ async def verify(postbox: Postbox, call: Call, *, cursor: bool = True) -> Report
     )
     for chat in compared:
         compare_messages(report, chat, histories.get(int(chat.peer_id), _NOTHING))
-    compare_pending(report, local)
+    random_ids = [failed_random_id(failure.request) for failure in local.failures.values()]
+    asked = [random_id for random_id in random_ids if random_id is not None]
+    arrived = await server_side.sent_messages(call, asked) if asked else {}
+    compare_pending(report, local, arrived)
     compare_chat_list(report, local, server, chats, excused)
     for chat in local.chats.values():
         server_chat = chats.get(int(chat.peer_id))

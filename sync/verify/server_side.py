@@ -21,6 +21,7 @@ from sync.protocol import (
     GetFullPeer,
     GetHistory,
     GetPeers,
+    GetSentMessages,
     MediaKind,
     Message,
     MessagesSlice,
@@ -28,6 +29,7 @@ from sync.protocol import (
     Peers,
     Presence,
     RpcError,
+    SentMessageIds,
 )
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "dialogs",
     "histories",
     "peers",
+    "sent_messages",
     "tag_counts",
 ]
 
@@ -182,3 +185,16 @@ async def tag_counts(
         return page.count
 
     return await _gather(sorted(set(wanted)), one)
+
+
+async def sent_messages(call: Call, random_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """Where the server stored the sends with ``random_ids``: random id to (peer, id),
+    for those it stored."""
+    wanted = sorted(set(random_ids))
+    pages = [tuple(wanted[i : i + _PAGE]) for i in range(0, len(wanted), _PAGE)]
+    answers: dict[tuple[int, ...], SentMessageIds] = await _gather(
+        pages, lambda ids: call(GetSentMessages(ids))
+    )
+    return {
+        sent.random_id: (sent.peer, sent.id) for answer in answers.values() for sent in answer.sent
+    }

@@ -235,3 +235,32 @@ def test_a_forward_whose_source_is_deleted_first_is_dropped(server, tmp_path, ca
         assert status is not None and status.counters["given_up"] == 1
     assert server.call(lambda s: s.service.store.message_count(user)) == before
     verify_agrees(server, db, capsys)
+
+
+def test_a_post_refused_for_good_fails_and_can_be_retried_or_deleted(
+    server, tmp_path, capsys
+) -> None:
+    channel = PeerId(chat_of(server, PeerKind.CHANNEL))
+    user = chat_of(server, PeerKind.USER)
+
+    def failure_of(account: Account, message_id: MessageId) -> postbox.MessageFailure | None:
+        return account.postbox.run(lambda tx: tx.get_message_failure(message_id))
+
+    with synced(server, tmp_path / "a.db", int(channel), user) as account:
+        kept = account.send_message(channel, "kept, failed").result()
+        dropped = account.send_message(channel, "dropped").result()
+        account.send_message(PeerId(user), "after them").result()
+        wait_until(account, lambda: failure_of(account, dropped) is not None)
+        wait_until(account, lambda: newest(server, user)[0].text == "after them")
+        first = failure_of(account, kept)
+        assert first is not None and first.code == "CHAT_WRITE_FORBIDDEN"
+        assert account.retry_messages([kept, MessageId(channel, 1, 999)]).result() == 1
+        wait_until(account, lambda: failure_of(account, kept) is not None)
+        again = failure_of(account, kept)
+        assert again is not None and again.request == first.request  # the same random id
+        assert account.delete_messages(channel, [dropped]).result() == 1
+        assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
+    with synced(server, tmp_path / "a.db") as account:  # after a restart: still failed
+        assert account.postbox.run(lambda tx: tx.get_failed_messages(channel)) == [(kept, again)]
+    assert "kept, failed" not in [m.text for m in newest(server, int(channel), 5)]
+    verify_agrees(server, tmp_path / "a.db", capsys)

@@ -86,6 +86,14 @@ def check_tables(tx: Transaction, model: Model, *, committed: bool) -> None:
             )
     unsent = sorted(model.unsent(), key=lambda i: (int(i.peer_id), i.namespace, i.id))
     assert tx.get_unsent_message_ids() == unsent
+    failed = sorted(model.failures, key=lambda i: (int(i.peer_id), i.namespace, i.id))
+    assert tx.get_failed_message_ids() == failed
+    for peer_id in PEERS:
+        mine = [(i, model.failures[i]) for i in failed if i.peer_id == peer_id]
+        assert tx.get_failed_messages(peer_id) == mine
+        assert tx.has_failed_messages(peer_id) == bool(mine)
+        for message_id, failure in mine:
+            assert tx.get_message_failure(message_id) == failure
 
 
 def check_history(tx: Transaction, model: Model, peer_id: PeerId, namespace: int) -> None:
@@ -145,6 +153,11 @@ def check_record(record: ChangeRecord, old: Model, new: Model) -> None:
     old_unsent, new_unsent = old.unsent(), new.unsent()
     assert record.added_unsent_ids == new_unsent - old_unsent
     assert record.removed_unsent_ids == old_unsent - new_unsent
+    assert record.updated_failed_message_ids == {
+        i
+        for i in old.failures.keys() | new.failures.keys()
+        if old.failures.get(i) != new.failures.get(i)
+    }
     # Nothing this machine does touches the rest.
     assert not (
         record.updated_presences

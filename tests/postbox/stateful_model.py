@@ -22,6 +22,7 @@ from postbox import (
     ClosedRange,
     CombinedPeerReadState,
     Message,
+    MessageFailure,
     MessageFlags,
     MessageHistoryHoleSpace,
     MessageHistoryTagSummary,
@@ -145,6 +146,8 @@ class Model:
     log: dict[tuple[PeerId, int], dict[int, PeerOperationLogEntry]] = field(default_factory=dict)
     log_next_local: dict[tuple[PeerId, int], int] = field(default_factory=dict)
     log_next_merged: dict[int, int] = field(default_factory=dict)
+    #: Why each failed message failed (a message stored failed: no reason known).
+    failures: dict[MessageId, MessageFailure] = field(default_factory=dict)
     journal: Journal = field(default_factory=Journal, compare=False)
 
     # -- peers and holes ------------------------------------------------------
@@ -242,6 +245,8 @@ class Model:
                 result.append(self.messages[message_id].index)
                 continue
             result.append(self._store(message_id, store).index)
+            if store.flags & FAILED:
+                self.failures[message_id] = MessageFailure()
             self.journal.inserted.add(message_id)
             for tag in tag_bits(store.tags):
                 self._summary_add(message_id, tag)
@@ -262,6 +267,7 @@ class Model:
 
     def _remove(self, message_id: MessageId) -> None:
         message = self.messages.pop(message_id)
+        self.failures.pop(message_id, None)
         self.journal.removed.add(message_id)
         for tag in tag_bits(message.tags):
             self._summary_remove(message_id, tag)
@@ -277,7 +283,10 @@ class Model:
             self._remove(message_id)  # the message already at the new id wins
             return self.messages[new_id].index
         del self.messages[message_id]
+        failure = self.failures.pop(message_id, None)
         message = self._store(new_id, store)
+        if store.flags & FAILED:  # one that stays failed keeps its failure
+            self.failures[new_id] = failure or MessageFailure()
         # A tag an edit keeps on the same id is still carried by one message: its
         # count stays as it was.
         old_tags, new_tags = tag_bits(previous.tags), tag_bits(store.tags)
@@ -302,6 +311,16 @@ class Model:
 
     def unsent(self) -> set[MessageId]:
         return {i for i, m in self.messages.items() if m.flags & UNSENT}
+
+    def mark_message_failed(self, message_id: MessageId, failure: MessageFailure) -> bool:
+        message = self.messages.get(message_id)
+        if message is None or message.flags & INCOMING:
+            return False
+        flags = (message.flags & ~UNSENT) | FAILED
+        if flags != message.flags:
+            self.update_message(message_id, message.to_store()._replace(flags=flags))
+        self.failures[message_id] = failure
+        return True
 
     # -- tag summaries --------------------------------------------------------
 

@@ -18,6 +18,7 @@ from postbox import (
     ForwardInfo,
     Media,
     MediaKind,
+    MessageFailure,
     MessageHistoryHoleSpace,
     MessageId,
     Peer,
@@ -139,6 +140,12 @@ read_states = st.builds(
     st.integers(0, 4),
     st.booleans(),
 )
+failures = st.builds(
+    MessageFailure,
+    st.sampled_from(("", "CHAT_WRITE_FORBIDDEN", "MESSAGE_TOO_LONG")),
+    st.sampled_from(("", "only the channel's admins can post")),
+    st.sampled_from((None, {"random_id": 7, "local_id": 1, "media": ((5, 1),)})),
+)
 log_tags = st.sampled_from(LOG_TAGS)
 log_contents = st.sampled_from(("send", "edit", 7))
 log_indices = st.integers(1, 6)
@@ -153,7 +160,7 @@ def store_message(
         namespace=st.just(namespace),
         id=st.just(id_),
         timestamp=times,
-        flags=st.sampled_from((0, 0, INCOMING, INCOMING, INCOMING | FAILED, UNSENT)),
+        flags=st.sampled_from((0, 0, INCOMING, INCOMING, INCOMING | FAILED, UNSENT, FAILED)),
         tags=st.sampled_from((0, 0, PHOTO, FILE, PHOTO | FILE)),
         author_id=st.sampled_from((None, 7)),
         text=st.sampled_from(("", "alpha", "beta gamma", "alpha beta", "gamma")),
@@ -236,6 +243,11 @@ class Writes:
 
         return build()
 
+    def fail(self) -> st.SearchStrategy[Call]:
+        """A message marked failed (or given another failure): mostly a stored one."""
+        ids = st.sampled_from(self.existing) if self.existing else self.message_ids()
+        return st.builds(call, st.just("mark_message_failed"), ids | self.message_ids(), failures)
+
     def read(self) -> st.SearchStrategy[Call]:
         method = st.sampled_from(("apply_incoming_read_max_id", "apply_outgoing_read_max_id"))
         ids = st.builds(MessageId, peer_ids, namespaces, st.integers(1, MAX_ID + 5))
@@ -253,6 +265,7 @@ class Writes:
             self.add(max_size=6),
             self.delete(),
             self.update(),
+            self.fail(),
             hole_calls(),
             self.read(),
             st.builds(call, st.just("reset_read_state"), peer_ids, namespaces, read_states),

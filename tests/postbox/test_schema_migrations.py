@@ -10,8 +10,16 @@ from pathlib import Path
 
 import apsw
 
-from postbox import ChatInterfaceState, Postbox, SynchronizeableDraft
+from postbox import (
+    ChatInterfaceState,
+    MessageFailure,
+    MessageFlags,
+    Postbox,
+    SynchronizeableDraft,
+    Transaction,
+)
 from postbox.schema import SCHEMA_VERSION
+from sync.engine import retry_failed_send
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -60,3 +68,39 @@ def test_a_schema_1_file_opens_with_all_its_rows_and_takes_the_new_tables(tmp_pa
             assert after[table] == table_rows, table
     with Postbox(path) as postbox:
         assert postbox.run(lambda tx: tx.get_chat_interface_state(peer)) == state
+
+
+def test_a_message_a_schema_1_file_holds_as_failed_is_listed_failed(tmp_path) -> None:
+    """Schema 1 kept a failed send as a flag on the message alone: after the upgrade it
+    is in the failed-messages table, its reason unknown, and can be sent again."""
+    path = tmp_path / "old.db"
+    shutil.copyfile(FIXTURES / "schema-1.db", path)
+    with Postbox(path) as postbox:
+        unsent = postbox.run(lambda tx: tx.get_unsent_message_ids())[0]
+    # What the schema-1 code wrote for a send it gave up on: the flag, no table row.
+    connection = apsw.Connection(str(path))
+    try:
+        connection.execute("PRAGMA user_version = 1")
+        connection.execute('DROP TABLE "t_peer_chat_interface_state"')
+    finally:
+        connection.close()
+    with Postbox(path) as postbox:
+
+        def fail_as_schema_1_did(tx: Transaction) -> None:
+            message = tx.get_message(unsent)
+            assert message is not None
+            flags = int(MessageFlags.FAILED)
+            tx.update_message(unsent, message.to_store()._replace(flags=flags))
+
+        postbox.run(fail_as_schema_1_did)
+    connection = apsw.Connection(str(path))
+    try:
+        connection.execute("PRAGMA user_version = 1")
+        connection.execute('DELETE FROM "t_message_history_failed"')
+    finally:
+        connection.close()
+    with Postbox(path) as postbox:
+        failed = postbox.run(lambda tx: tx.get_failed_messages(unsent.peer_id))
+        assert failed == [(unsent, MessageFailure())]
+        assert postbox.run(lambda tx: retry_failed_send(tx, unsent))
+        assert postbox.run(lambda tx: tx.get_unsent_message_ids()) == [unsent]

@@ -125,6 +125,10 @@ class PostboxMachine(RuleBasedStateMachine):
     def update_message(self, data: st.DataObject) -> None:
         self.commit([data.draw(self.writes().update())])
 
+    @rule(data=st.data())
+    def mark_message_failed(self, data: st.DataObject) -> None:
+        self.commit([data.draw(self.writes().fail())])
+
     @rule(write=hole_calls())
     def change_hole(self, write: Call) -> None:
         self.commit([write])

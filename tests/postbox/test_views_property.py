@@ -22,7 +22,9 @@ from postbox import (
     ChatListInclusion,
     ChatListViewKey,
     ContactsViewKey,
+    FailedMessageIdsViewKey,
     HistoryAnchor,
+    MessageFailure,
     MessageFlags,
     MessageHistoryHoleSpace,
     MessageHistoryHolesViewKey,
@@ -98,6 +100,7 @@ def view_keys() -> list[AnyViewKey]:
             BasicPeerViewKey(peer_id),
             ReadStateViewKey(peer_id),
             TagSummaryViewKey(peer_id, PHOTO),
+            FailedMessageIdsViewKey(peer_id),
         ]
     return keys
 
@@ -229,6 +232,15 @@ writes: st.SearchStrategy[Write] = st.one_of(
     st.builds(
         lambda p: lambda tx: tx.add_messages([StoreMessage(p, 1, None, 200, flags=2)]), peers
     ),
+    st.builds(
+        lambda p, i, code: (
+            lambda tx: tx.mark_message_failed(MessageId(p, 1, i), MessageFailure(code))
+        ),
+        peers,
+        st.integers(1, 3),
+        st.sampled_from(["CHAT_WRITE_FORBIDDEN", "MESSAGE_TOO_LONG"]),
+    ),
+    st.builds(lambda p, i: lambda tx: tx.delete_messages([MessageId(p, 1, i)]), peers, ids),
 )
 
 

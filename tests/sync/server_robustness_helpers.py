@@ -59,6 +59,7 @@ DATA_ERRORS = frozenset(
         ErrorCode.PEER_ID_INVALID,
         ErrorCode.MESSAGE_ID_INVALID,
         ErrorCode.CHANNEL_INVALID,
+        ErrorCode.CHAT_WRITE_FORBIDDEN,
         ErrorCode.MESSAGE_EMPTY,
         ErrorCode.MEDIA_INVALID,
         ErrorCode.STICKERSET_INVALID,

@@ -182,6 +182,12 @@ def test_a_send_the_server_refuses_is_marked_failed(tmp_path) -> None:
                 message = postbox.run(lambda tx: tx.get_message(local_id))
                 assert message is not None and message.flags & MessageFlags.FAILED
                 assert not message.flags & MessageFlags.UNSENT
+                failure = postbox.run(lambda tx: tx.get_message_failure(local_id))
+                assert failure is not None and failure.code == "CHAT_WRITE_FORBIDDEN"
+                # The client's own: verify finds nothing amiss once the queue is empty.
+                await wait_quiescent(engine)
+                report = await server_report(server, postbox)
+                assert report.ok, report.divergences
 
         asyncio.run(run())
 

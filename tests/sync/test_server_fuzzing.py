@@ -37,6 +37,7 @@ from sync.protocol import (
     GetPeerDialogs,
     GetPeers,
     GetSavedGifs,
+    GetSentMessages,
     GetState,
     GetStickerSet,
     MediaKind,
@@ -86,6 +87,7 @@ READ_ONLY_METHODS = (
     "getAllStickers",
     "getStickerSet",
     "getSavedGifs",
+    "getSentMessages",
 )
 #: ``auth`` among them: it records the device that logs in.
 WRITE_METHODS = (
@@ -295,6 +297,10 @@ def valid_requests(methods: tuple[str, ...], account: Account) -> st.SearchStrat
         "getAllStickers": st.builds(GetAllStickers, hashes),
         "getStickerSet": st.builds(GetStickerSet, hashes, hashes, hashes),
         "getSavedGifs": st.builds(GetSavedGifs, hashes),
+        "getSentMessages": st.builds(
+            GetSentMessages,
+            st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4).map(tuple),
+        ),
     }
     return st.builds(
         encode_request, _VALID_IDS, st.sampled_from(methods).flatmap(params.__getitem__)

@@ -12,16 +12,21 @@ from sync.protocol import (
     DeleteMessages,
     EditMessage,
     ErrorCode,
+    ForwardMessages,
     GetDialogs,
     GetFullPeer,
     GetHistory,
     GetPeers,
+    GetSentMessages,
     GetState,
     MediaKind,
+    Peer,
     PeerKind,
     ProtocolError,
     ReadHistory,
     SendMessage,
+    SentMessageId,
+    SentMessageIds,
     ShortMessage,
     UpdateNewMessage,
     UpdatePeer,
@@ -178,6 +183,19 @@ def test_send_message_is_idempotent_by_random_id() -> None:
     assert raised.value.code is ErrorCode.INVALID_PARAMS
 
 
+def test_the_server_tells_which_sends_it_stored_and_changes_nothing() -> None:
+    harness = make_harness()
+    peer = busiest(harness, PeerKind.USER)
+    first = harness.call(SendMessage(peer, "hello", random_id=77))
+    pts, pushes = harness.store.state().pts, len(harness.pushes)
+    found = harness.call(GetSentMessages((78, 77, 77)))
+    assert found == SentMessageIds((SentMessageId(77, peer, first.message.id),) * 2)
+    harness.call(DeleteMessages(peer, (first.message.id,)))
+    assert harness.call(GetSentMessages((77,))).sent[0].id == first.message.id
+    assert harness.call(GetSentMessages(())) == SentMessageIds(())
+    assert harness.store.state().pts == pts + 1 and len(harness.pushes) == pushes + 1
+
+
 def test_a_send_is_pushed_to_the_other_sessions_in_the_short_form() -> None:
     harness = make_harness()
     peer = busiest(harness, PeerKind.USER)
@@ -199,12 +217,25 @@ def test_empty_messages_and_foreign_edits_are_refused() -> None:
         harness.call(EditMessage(peer, foreign.id, "mine now"))
     assert raised.value.code is ErrorCode.MESSAGE_ID_INVALID
     channel = busiest(harness, PeerKind.CHANNEL)
-    for request in (
-        SendMessage(channel, "post", random_id=2),
-        DeleteMessages(channel, (1,)),
+    for request, code in (
+        (SendMessage(channel, "post", random_id=2), ErrorCode.CHAT_WRITE_FORBIDDEN),
+        (ForwardMessages(peer, (foreign.id,), channel, (3,)), ErrorCode.CHAT_WRITE_FORBIDDEN),
+        (DeleteMessages(channel, (1,)), ErrorCode.PEER_ID_INVALID),
     ):
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as raised:
             harness.call(request)
+        assert raised.value.code is code
+
+
+def test_a_broadcast_channel_takes_posts_from_an_account_that_may_post() -> None:
+    harness = make_harness()
+    channel = busiest(harness, PeerKind.CHANNEL)
+    peer = harness.store.peer(channel)
+    assert peer is not None and peer.flags & Peer.BROADCAST and not peer.can_post
+    harness.store._db.execute("UPDATE peers SET flags = flags | ? WHERE id = ?", (16, channel))
+    assert harness.call(GetPeers((channel,))).peers[0].can_post  # the client is told
+    sent = harness.call(SendMessage(channel, "an admin's post", random_id=9))
+    assert sent.message.out and harness.store.message(channel, sent.message.id) is not None
 
 
 def test_deleting_nothing_moves_no_pts() -> None:

@@ -59,6 +59,17 @@ def test_without_faults_the_client_converges_and_verify_ran() -> None:
     assert verified and "'ok': True" in verified[0]
 
 
+def test_a_post_refused_for_good_is_recorded_and_holds_nothing_up() -> None:
+    """Now and then the simulated user writes into a channel it only reads: the refusal
+    becomes a failed message with its reason (the harness checks each), and the run
+    still settles, so the sends queued after it went on, and verifies."""
+    outcome = next(o for o in map(simulate, range(150)) if o.failed_messages)
+    assert outcome.ok, outcome.divergences
+    assert any("failed messages [" in line for line in outcome.trace)
+    verified = [line for line in outcome.trace if "verified " in line]
+    assert any("'failed_messages': 1" in line for line in verified)
+
+
 def test_a_divergence_found_by_verify_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     seed = _first_seed(lambda s: s.mix in ("user", "none") and s.rate > 0)
 

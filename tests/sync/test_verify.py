@@ -22,6 +22,7 @@ from postbox import (
     ChatListHole,
     ChatListInclusion,
     ForwardInfo,
+    MessageFailure,
     MessageHistoryHoleSpace,
     MessageId,
     MessageIndex,
@@ -41,8 +42,18 @@ from postbox import (
 from sync.connection import ServerConnection
 from sync.engine import enqueue_send
 from sync.engine.convert import CLOUD, message_from_wire
-from sync.engine.outbound import EDIT_TAG
-from sync.protocol import Auth, Dialog, GetDialogs, Message, PeerKind, peer_kind
+from sync.engine.outbound import EDIT_TAG, SEND_TAG
+from sync.protocol import (
+    Auth,
+    Dialog,
+    GetDialogs,
+    GetSentMessages,
+    Message,
+    PeerKind,
+    SentMessageId,
+    SentMessageIds,
+    peer_kind,
+)
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer, MockServer
 from sync.verify import Category, Report, verify
@@ -501,3 +512,44 @@ def test_pending_outbound(server: EmbeddedServer, db: Path) -> None:
     assert len(whats) == 3
     assert whats[0].startswith("local message ") and whats[0].endswith(" is still unsent")
     assert "send operation" in whats[1] and "edit operation" in whats[2]
+
+
+def _fail(peer: PeerId, random_id: int, timestamp: int) -> Callable[[Transaction], object]:
+    """A send to ``peer`` the server refused: failed here, with the request it went with."""
+
+    def fail(tx: Transaction) -> None:
+        message_id = enqueue_send(tx, peer, "refused", timestamp=timestamp, random_id=random_id)
+        [entry] = tx.get_operation_log_entries(peer, SEND_TAG)
+        tx.remove_operation_log_entry(peer, SEND_TAG, entry.tag_local_index)
+        refused = MessageFailure("CHAT_WRITE_FORBIDDEN", "only admins post", entry.contents)
+        assert tx.mark_message_failed(message_id, refused)
+
+    return fail
+
+
+def test_a_failed_message_is_the_clients_own(server: EmbeddedServer, db: Path) -> None:
+    top = root_unpinned(server)[0].peer
+    tamper(db, _fail(PeerId(top), 4242, history(server, top)[0].date + 60))
+    report = check(server, db)
+    assert report.ok, report.divergences
+    assert report.failed_messages == report.summary()["failed_messages"] == 1
+
+
+def test_a_failed_message_the_server_stored_after_all(server: EmbeddedServer, db: Path) -> None:
+    top = root_unpinned(server)[0].peer
+    tamper(db, _fail(PeerId(top), 4242, history(server, top)[0].date + 60))
+    asked: list[GetSentMessages] = []
+
+    def stored_after_all(params: object) -> SentMessageIds | None:
+        if not isinstance(params, GetSentMessages):
+            return None
+        asked.append(params)
+        return SentMessageIds(tuple(SentMessageId(r, top, 77) for r in params.random_ids))
+
+    report = report_for(server, TOKEN, db, stored_after_all)
+    assert [a.random_ids for a in asked] == [(4242,)]
+    assert categories(report) == {Category.PENDING}
+    [divergence] = report.divergences
+    assert divergence.what == (
+        f"local message 1 failed here, but the server stored it as message 77 in chat {top}"
+    )

@@ -10,6 +10,7 @@ sets and saved GIFs, and the cursor.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,12 +151,25 @@ def mirror(server: EmbeddedServer, token: str, db: Path) -> None:
     asyncio.run(_mirror(server, token, db))
 
 
-def report_for(server: EmbeddedServer, token: str, db: Path) -> Report:
+def report_for(
+    server: EmbeddedServer,
+    token: str,
+    db: Path,
+    answer: Callable[[Any], Any | None] | None = None,
+) -> Report:
+    """``verify`` of ``db`` against ``server``; ``answer`` may answer a request in the
+    server's stead (``None``: let the server answer)."""
+
     async def run() -> Report:
         connection = await _connect(server, token)
         postbox = Postbox(db)
+
+        async def call(params: Any) -> Any:
+            answered = None if answer is None else answer(params)
+            return answered if answered is not None else await connection.call(params)
+
         try:
-            return await verify(postbox, connection.call)
+            return await verify(postbox, call)
         finally:
             postbox.close()
             await connection.close()

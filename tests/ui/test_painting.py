@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewIt
 from postbox import ViewUpdateType
 from ui.delegates import ChatListDelegate, HistoryDelegate
 from ui.models import ChatListModel, HistoryModel
-from ui.rows import ChatRow, DateRow, HistoryRow, LoadingRow, MessageRow
+from ui.rows import ChatRow, DateRow, HistoryRow, LoadingRow, MessageRow, StickerFace
 
 pytestmark = pytest.mark.gui
 
@@ -27,7 +27,9 @@ CHATS = [
     ),
     ChatRow(2, 2, "Chess Club", "CC", "#7bc862", "", "Tue", 0, False, False, False, False),
     ChatRow(("hole",), 0, "", "", "", "", "", 0, False, False, False, False, True),
-]
+    ChatRow(3, 3, "News", "N", "#65aadd", "anyone?", "12:03", 2, False, False, False, True,
+            failed=True, top_failed=True),
+]  # fmt: skip
 HISTORY: list[HistoryRow] = [
     LoadingRow(("loading", "earlier")),
     DateRow(("day", 1), "Today"),
@@ -36,6 +38,11 @@ HISTORY: list[HistoryRow] = [
     MessageRow(("message", 0, 2), 1, 0, 2, 2, "with a photo", "Photo", True, "12:01", "read",
                True),
     MessageRow(("message", 1, 3), 1, 1, 3, 3, "pending", "", True, "12:02", "pending", False),
+    MessageRow(("message", 1, 4), 1, 1, 4, 4, "refused", "", True, "12:03", "failed", False,
+               failure="You can't post in this channel"),
+    MessageRow(("message", 1, 5), 1, 1, 5, 5, "", "🙂 Sticker", True, "12:04", "failed", False,
+               media_kind="sticker", sticker=StickerFace("🙂", "circle", "#ffcc00"),
+               failure="The message was not sent"),
 ]  # fmt: skip
 
 
