@@ -128,10 +128,9 @@ class TypingGoesToCompose(QObject):
             not text
             or not text.isprintable()
             or event.modifiers() & (shortcut | Qt.KeyboardModifier.MetaModifier)
-            or not compose.isEnabled()
-            or not compose.isVisibleTo(compose.window())
         ):
             return False
-        compose.setFocus()
-        QApplication.sendEvent(compose, event)
-        return True
+        if compose.isEnabled() and compose.isVisibleTo(compose.window()):
+            compose.setFocus()
+            QApplication.sendEvent(compose, event)
+        return True  # with no box to write in (a channel one reads), the key does nothing
