@@ -24,10 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from client.account import Account
+from client.arguments import bounded_int
+from client.database_file import check_database_path
 from client.demo_seats import MAX_DEVICES, Seat, demo_seats
 from client.slow_motion import DEMO_LATENCY, SlowMotion
 from client.token_option import add_token_argument
-from postbox import PeerId
+from dataset import MAX_MESSAGES, MAX_PEERS, dataset_directory_problem
+from postbox import PeerId, Postbox
 from sync.server.config import MAX_LATENCY, FaultConfig, ServerConfig
 
 if TYPE_CHECKING:
@@ -129,7 +132,8 @@ def parse_faults(text: str) -> FaultConfig:
         try:
             values[name] = kind(value)
         except ValueError:
-            raise ValueError(f"{name}: {value!r} is not a number") from None
+            number = "a whole number" if kind is int else "a number"
+            raise ValueError(f"{name}: {value!r} is not {number}") from None
     return FaultConfig(**values)
 
 
@@ -190,9 +194,18 @@ def add_app_commands(commands: Any) -> None:
         ),
     )
     demo.add_argument("--rate", type=_rate, default=3.0, help="server events per second (3)")
-    demo.add_argument("--seed", type=int, default=1, help="dataset and traffic seed (1)")
-    demo.add_argument("--chats", type=int, default=200, help="chats to generate (200)")
-    demo.add_argument("--messages", type=int, default=20_000, help="messages to generate (20000)")
+    demo.add_argument(
+        "--seed", type=bounded_int("the seed", 0, 2**63 - 1), default=1,
+        help="dataset and traffic seed (1)",
+    )  # fmt: skip
+    demo.add_argument(
+        "--chats", type=bounded_int("the number of chats", 1, MAX_PEERS), default=200,
+        help="chats to generate (200)",
+    )  # fmt: skip
+    demo.add_argument(
+        "--messages", type=bounded_int("the number of messages", 0, MAX_MESSAGES),
+        default=20_000, help="messages to generate (20000)",
+    )  # fmt: skip
     demo.add_argument("--dataset", type=Path, help="serve this dataset directory instead")
     demo.add_argument(
         "--faults",
@@ -247,12 +260,16 @@ def _theme_argument(parser: Any) -> None:
 
 
 def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.db is not None:
+        _check_database(args.db)
+    if args.dataset is not None:
+        problem = dataset_directory_problem(args.dataset)
+        if problem is not None:
+            print(f"{PROG}: error: argument --dataset: {problem}", file=sys.stderr)
+            return 2
     problem = desktop_problem() or display_problem()
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
-        return 2
-    if args.dataset is not None and not (args.dataset / "manifest.json").is_file():
-        print(f"{PROG}: --dataset {args.dataset}: not a dataset directory", file=sys.stderr)
         return 2
     try:
         config = ServerConfig(
@@ -266,7 +283,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
             latency=args.latency,
         )
     except ValueError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     from client.demo_stage import DemoStage
     from sync.server import EmbeddedServer
@@ -303,6 +320,7 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_command(args: argparse.Namespace, out: TextIO) -> int:
+    _check_database(args.db)
     problem = desktop_problem() or display_problem()
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
@@ -312,6 +330,14 @@ def _run_command(args: argparse.Namespace, out: TextIO) -> int:
     return _show_windows(
         [_Window(lambda: Account(args.db, host, port, args.token), None)], out, args.theme
     )
+
+
+def _check_database(db: Path) -> None:
+    """Refuse an unusable ``--db`` now, before a server or a window starts; the file is
+    left as it was (``DatabasePathError`` or ``PostboxError``, the command line's to say)."""
+    check_database_path(db, create=True)
+    if db.exists():
+        Postbox(db, watch_file=False).close()
 
 
 @contextmanager

@@ -9,8 +9,10 @@ full-text search, a shared-media summary and one live change, with the figures i
 measured (``client.storage_demo``). This module parses the command line and runs the
 command.
 
-Exit status: 0 on success, 1 when postbox reports an error (``PostboxError``), 2 for
-a wrong command line, which includes refusing to overwrite an existing database.
+Exit status: 0 on success, 1 when postbox reports an error (``PostboxError``) or the
+``--db`` file cannot be used (empty, not a database: left as it was), 2 for a wrong
+command line, which includes a ``--db`` path that is a directory or in a missing
+folder, and refusing to overwrite an existing database.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pathlib import Path
 from typing import TextIO
 
 from client.app import add_app_commands
+from client.arguments import bounded_int
+from client.database_file import DatabasePathError, check_database_path
 from client.send_command import add_send_command
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
@@ -65,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     command: Callable[[argparse.Namespace, TextIO], int] = args.command
     try:
         return command(args, out)
+    except DatabasePathError as exc:  # before anything opened the file
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exc.exit_status
     except PostboxError as exc:
         with contextlib.suppress(OSError):
             out.flush()  # what was printed so far comes before the error
@@ -115,42 +122,26 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--chats",
         metavar="N",
-        type=_bounded("chats", 1, MAX_PEERS),
+        type=bounded_int("the number of chats", 1, MAX_PEERS),
         default=DEFAULT_CHATS,
         help=f"number of chats (default: {DEFAULT_CHATS:,})",
     )
     demo.add_argument(
         "--messages",
         metavar="N",
-        type=_bounded("messages", 0, MAX_MESSAGES),
+        type=bounded_int("the number of messages", 0, MAX_MESSAGES),
         default=DEFAULT_MESSAGES,
         help=f"number of messages over all chats (default: {DEFAULT_MESSAGES:,})",
     )
     demo.add_argument(
         "--days",
         metavar="D",
-        type=_bounded("days", 1, MAX_DAYS),
+        type=bounded_int("the number of days", 1, MAX_DAYS),
         default=DEFAULT_DAYS,
         help=f"days of history (default: {DEFAULT_DAYS})",
     )
     demo.set_defaults(command=_demo_command)
     return parser
-
-
-def _bounded(what: str, lowest: int, highest: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not lowest <= value <= highest:
-            raise argparse.ArgumentTypeError(
-                f"the number of {what} must be within {lowest:,}..{highest:,}, not {value:,}"
-            )
-        return value
-
-    parse.__name__ = what  # argparse names the type in some messages
-    return parse
 
 
 def _discard_stdout() -> None:
@@ -175,10 +166,11 @@ def _demo_command(args: argparse.Namespace, out: TextIO) -> int:
         with tempfile.TemporaryDirectory(prefix="postbox-demo-") as directory:
             path = Path(directory) / "demo.db"
             return _run_demo_command(args, path, out, temporary=True)
+    check_database_path(db, create=True)
     if db.exists() and not args.reuse:
         print(
-            f"{PROG}: error: {db} already exists; pass --reuse to write the demo into it, "
-            "or choose another --db path",
+            f"{PROG}: error: {db} already exists: choose another --db path (or pass --reuse "
+            "to write the demo into this postbox database)",
             file=sys.stderr,
         )
         return 2

@@ -8,8 +8,9 @@ commits) and sends it; if none runs, the next ``run``, ``demo --db`` or ``sync``
 
 ``PEER`` is a peer id (a number), ``@username`` or a chat's exact title, looked up in
 the local peers table. Exit status: 0 queued; 2 for a wrong command line: a database that
-does not exist, a peer unknown or ambiguous, no text; 1 when the file cannot be used (not
-a postbox database, locked, read-only), all with one line on stderr and the file as it was.
+does not exist (or a directory), a peer unknown or ambiguous, no text; 1 when the file
+cannot be used (empty, not a postbox database, locked, read-only), all with one line on
+stderr and the file as it was.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from client.database_file import check_database_path
 from postbox import MessageId, PeerId, Postbox, Transaction
 from sync.engine import enqueue_send
 
@@ -83,8 +85,7 @@ def _send_command(args: argparse.Namespace, out: TextIO) -> int:
     db: Path = args.db
     if not text.strip():
         return _usage_error("a message needs some text")
-    if not db.is_file():
-        return _usage_error(f"{db} does not exist (a database the app or sync created)")
+    check_database_path(db, create=False)
     with Postbox(db, watch_file=False) as postbox:
         try:
             message_id = postbox.run(lambda tx: _send(tx, args.to, text))

@@ -7,10 +7,12 @@ could not connect, the token was refused, or (``--until-idle``) the engine did n
 reach "converged and idle": no gap or difference pending, the open views' holes
 filled, nothing waiting to be sent or validated. Only one process syncs a database at a
 time: while another one does (a window), ``sync`` waits as a standby and fails after
-``--connect-timeout`` if it never took over. ``verify`` compares the database with the
-server (``sync.verify``), prints each divergence on a line (``category peer N: what``) and
-the JSON summary, and exits 0 if they agree, 1 if they diverge and 2 if it cannot compare
-(database missing or unreadable, server unreachable, token refused).
+``--connect-timeout`` if it never took over. An empty or foreign file is refused and
+left as it was.
+``verify`` compares the database with the server (``sync.verify``), prints each
+divergence on a line (``category peer N: what``) and the JSON summary, and exits 0 if
+they agree, 1 if they diverge and 2 if it cannot compare (database missing, empty or not
+a database, server unreachable, token refused).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from client.database_file import DatabasePathError, check_database_path
 from client.token_option import add_token_argument
 from postbox import (
     ChatListViewKey,
@@ -67,7 +70,9 @@ def _seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not 0 < value <= 86_400:
-        raise argparse.ArgumentTypeError(f"{text} is outside 0..86400 seconds")
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most 86,400 seconds, not {text}"
+        )
     return value
 
 
@@ -107,6 +112,7 @@ def _sync_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _sync(args: argparse.Namespace, out: TextIO) -> int:
+    check_database_path(args.db, create=True)
     host, port = args.server
     started = time.monotonic()
     postbox = Postbox(args.db)
@@ -246,12 +252,11 @@ class _CannotCompareError(Exception):
 
 async def _verify(args: argparse.Namespace) -> Report:
     host, port = args.server
-    if not args.db.is_file():
-        raise _CannotCompareError(f"{args.db} does not exist")
     try:
+        check_database_path(args.db, create=False)
         postbox = Postbox(args.db)
-    except PostboxError as error:
-        raise _CannotCompareError(f"{args.db}: {error}") from error
+    except (DatabasePathError, PostboxError) as error:
+        raise _CannotCompareError(_naming(args.db, error)) from error
     try:
         try:
             connection = await ServerConnection.open(host, port)
@@ -267,8 +272,14 @@ async def _verify(args: argparse.Namespace) -> Report:
         except ConnectionLostError as error:
             raise _CannotCompareError(f"lost the server: {error}") from error
         except PostboxError as error:
-            raise _CannotCompareError(f"{args.db}: {error}") from error
+            raise _CannotCompareError(_naming(args.db, error)) from error
         finally:
             await connection.close()
     finally:
         postbox.close()
+
+
+def _naming(path: Path, error: Exception) -> str:
+    """The error's line, naming the database once: most errors name it already."""
+    message = str(error)
+    return message if str(path) in message else f"{path}: {message}"

@@ -195,6 +195,7 @@ __all__ = [
     "DatasetExistsError",
     "Manifest",
     "MessageRow",
+    "dataset_directory_problem",
     "iter_message_rows",
     "message_from_row",
     "message_to_row",
@@ -291,6 +292,24 @@ def _manifest_files(directory: Path, table: str, value: Any) -> tuple[DataFile, 
         size = _manifest_int(directory, entry.get("bytes"), f"bytes of {path}", 0)
         result.append(DataFile(path, rows, size))
     return tuple(result)
+
+
+def dataset_directory_problem(directory: Path) -> str | None:
+    """Why ``directory`` is not a dataset directory at first sight (missing, a file, no
+    manifest), in one line; ``None`` if it has a manifest (read it to know more)."""
+    try:
+        if not directory.exists():
+            return f"{directory} does not exist"
+        if not directory.is_dir():
+            return f"{directory} is a file, not a dataset directory"
+        if not (directory / MANIFEST_NAME).is_file():
+            return (
+                f"{directory} is a directory without {MANIFEST_NAME}, not a dataset"
+                " (postbox-seed --out writes one)"
+            )
+    except OSError as error:  # a name too long, say
+        return f"{directory}: {error.strerror}"
+    return None
 
 
 def read_manifest(directory: Path) -> Manifest:

@@ -123,7 +123,8 @@ def _without_measurements(out: str) -> str:
 
 def test_demo_refuses_an_existing_database(tmp_path, capsys):
     db = tmp_path / "x.db"
-    db.write_bytes(b"precious")
+    Postbox(db).close()
+    precious = db.read_bytes()
 
     assert main(["storage-demo", "--db", str(db), *SMALL]) == 2
 
@@ -131,7 +132,7 @@ def test_demo_refuses_an_existing_database(tmp_path, capsys):
     assert captured.out == ""
     assert "already exists" in captured.err
     assert "--reuse" in captured.err
-    assert db.read_bytes() == b"precious"
+    assert db.read_bytes() == precious
 
 
 def test_demo_reuse_writes_into_an_existing_database(tmp_path, capsys):
