@@ -7,8 +7,8 @@ could not connect, the token was refused, or (``--until-idle``) the engine did n
 reach "converged and idle": no gap or difference pending, the open views' holes
 filled, nothing waiting to be sent or validated. Only one process syncs a database at a
 time: while another one does (a window), ``sync`` waits as a standby and fails after
-``--connect-timeout`` if it never took over. An empty or foreign file is refused and
-left as it was.
+``--connect-timeout`` if it never took over. A database ``sync`` created is removed
+again if it never connected; an empty or foreign file is refused and left as it was.
 ``verify`` compares the database with the server (``sync.verify``), prints each
 divergence on a line (``category peer N: what``) and the JSON summary, and exits 0 if
 they agree, 1 if they diverge and 2 if it cannot compare (database missing, empty or not
@@ -23,6 +23,7 @@ import contextlib
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -111,8 +112,36 @@ def _sync_command(args: argparse.Namespace, out: TextIO) -> int:
     return asyncio.run(_sync(args, out))
 
 
+@dataclass
+class _Outcome:
+    """What a sync got to before it ended (set as it goes, read after any exception)."""
+
+    connected: bool = False
+
+
 async def _sync(args: argparse.Namespace, out: TextIO) -> int:
-    check_database_path(args.db, create=True)
+    """A sync that made the database and never connected leaves nothing behind: the
+    file would hold no more than an empty account (a file that was there stays)."""
+    db: Path = args.db
+    check_database_path(db, create=True)
+    made = [] if db.exists() else [path for path in _files_of(db) if not path.exists()]
+    outcome = _Outcome()
+    try:
+        return await _sync_database(args, out, outcome)
+    finally:
+        if made and not outcome.connected:
+            for path in made:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+
+def _files_of(db: Path) -> list[Path]:
+    """The database file and the companions SQLite and the master election make."""
+    companions = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+    return [db, *companions, MasterClientLock(db).path]
+
+
+async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcome) -> int:
     host, port = args.server
     started = time.monotonic()
     postbox = Postbox(args.db)
@@ -152,6 +181,7 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
             await task
         subscription.dispose()
         summary = _summary(engine, postbox, time.monotonic() - started, idle)
+        outcome.connected = engine.connections > 0
         postbox.close()
     print(json.dumps(summary, indent=2), file=out)
     if failure is not None:
