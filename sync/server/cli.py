@@ -12,11 +12,13 @@ import argparse
 import asyncio
 import contextlib
 import enum
+import errno
 import logging
 import os
 import secrets
 import shutil
 import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS, DatasetError
+from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS, DatasetError, dataset_directory_problem
 from sync.errors import ServerDatabaseError
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import MockServer
@@ -77,10 +79,15 @@ def _ranged(
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text} is outside {low:g}..{high:g}")
+            raise argparse.ArgumentTypeError(f"{text} is outside {_shown(low)}..{_shown(high)}")
         return value
 
     return parse
+
+
+def _shown(number: float) -> str:
+    """A bound in full (``10000000``): ``:g`` would print ``1e+07``."""
+    return str(int(number)) if number == int(number) else f"{number:g}"
 
 
 def _int(low: int, high: int) -> Callable[[str], float]:
@@ -254,8 +261,9 @@ def parse_args(argv: list[str] | None = None) -> CommandLine:
     """What the arguments and the environment ask for; exits on bad input."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.dataset is not None and not (args.dataset / "manifest.json").is_file():
-        parser.error(f"--dataset {args.dataset}: not a dataset directory (no manifest.json)")
+    problem = _path_problem(args)
+    if problem is not None:
+        parser.error(problem)
     try:
         token, token_source, warnings = _token(args)
         faults = FaultConfig(
@@ -288,6 +296,33 @@ def parse_args(argv: list[str] | None = None) -> CommandLine:
     except ValueError as error:
         parser.error(str(error))
     return CommandLine(config, args.verbose, token_source, tuple(warnings))
+
+
+def _path_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with a path argument at first sight, as argparse words it."""
+    if args.dataset is not None:
+        problem = dataset_directory_problem(args.dataset)
+        if problem is not None:
+            return f"argument --dataset: {problem}"
+    for flag, path in (("--db", args.db), ("--accounts-file", args.accounts_file)):
+        problem = None if path is None else _file_path_problem(path)
+        if problem is not None:
+            return f"argument {flag}: {problem}"
+    return None
+
+
+def _file_path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a file this server writes, if that shows already."""
+    try:
+        if path.is_dir():
+            return f"{path} is a directory, not a file"
+        if not path.parent.exists():
+            return f"the folder {path.parent} does not exist"
+        if not path.parent.is_dir():
+            return f"{path.parent} is not a folder"
+    except OSError as error:  # a name too long, say
+        return f"{path}: {error.strerror}"
+    return None
 
 
 def _write_token_file(token: str) -> Path:
@@ -327,7 +362,12 @@ async def _serve(command: CommandLine, token_file: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    command = parse_args(argv)
+    """Run ``postbox-server`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit
+    status: 0 stopped, 1 could not serve, 2 a wrong command line."""
+    try:
+        command = parse_args(argv)
+    except SystemExit as exit_:  # argparse has printed its message (or the help)
+        return exit_.code if isinstance(exit_.code, int) else 2
     logging.basicConfig(
         level=logging.DEBUG if command.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -354,13 +394,30 @@ def _run(command: CommandLine, token_file: Path | None) -> int:
     except DatasetError as error:
         print(f"postbox-server: error: {error}", file=sys.stderr)
         return 1
-    except (ServerDatabaseError, OSError) as error:  # the database, or the port
+    except ServerDatabaseError as error:
         print(f"postbox-server: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # the address, the port or the accounts file
+        print(f"postbox-server: error: {_os_problem(error, command.config)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         pass
     print("postbox-server: stopped", file=sys.stderr)
     return 0
+
+
+def _os_problem(error: OSError, config: ServerConfig) -> str:
+    """An OS error while starting, in words: a bare ``[Errno -2]`` says nothing."""
+    where = f"{config.host}:{config.port}"
+    if isinstance(error, socket.gaierror):
+        return f"cannot listen on {where}: {config.host} is not an address here ({error.strerror})"
+    if error.errno == errno.EADDRINUSE:
+        return f"cannot listen on {where}: the port is in use (--port 0 picks a free one)"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return f"cannot listen on {where}: {config.host} is not an address of this machine"
+    if error.errno == errno.EACCES and 0 < config.port < 1024:
+        return f"cannot listen on {where}: permission denied (ports below 1024 need privileges)"
+    return str(error)
 
 
 if __name__ == "__main__":

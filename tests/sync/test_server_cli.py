@@ -63,7 +63,7 @@ def test_bad_flags_are_refused_with_a_clear_message(argv, message, capsys) -> No
 def test_a_directory_without_a_manifest_is_refused(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         parse_config(["--dataset", str(tmp_path)])
-    assert "not a dataset directory" in capsys.readouterr().err
+    assert "is a directory without manifest.json, not a dataset" in capsys.readouterr().err
 
 
 def test_help_describes_every_flag(capsys) -> None:
@@ -356,7 +356,9 @@ def test_the_accounts_file_lists_tokens_that_log_in_and_never_shows_them(tmp_pat
         assert token not in line + out + err
 
 
-def test_an_accounts_file_that_cannot_be_written_is_one_line_and_exit_1(tmp_path) -> None:
+def test_an_accounts_file_in_a_missing_folder_is_one_line_and_exit_2(tmp_path) -> None:
+    """Refused with the flags, before the dataset loads (writing it later could still
+    fail, with exit 1)."""
     environment = {**os.environ, TOKEN_ENVIRONMENT: "owner-token-5a1e"}
     target = tmp_path / "missing" / "accounts.tsv"
     process = subprocess.run(
@@ -367,8 +369,9 @@ def test_an_accounts_file_that_cannot_be_written_is_one_line_and_exit_1(tmp_path
         env=environment,
         timeout=60,
     )
-    assert process.returncode == 1
+    assert process.returncode == 2
     assert process.stderr.strip().splitlines()[-1] == (
-        f"postbox-server: error: cannot write the accounts file {target}: No such file or directory"
+        f"postbox-server: error: argument --accounts-file: the folder {target.parent} does not"
+        " exist"
     )
     assert "Traceback" not in process.stderr
