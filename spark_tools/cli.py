@@ -40,18 +40,16 @@ MAX_DAYS = 3_650
 ROWS_PER_PART = 250_000
 
 
-def _bounded(name: str, low: int, high: int) -> Any:
+def _bounded(low: int, high: int) -> Any:
+    """A whole number within ``low..high``; argparse names the flag before the message."""
+
     def parse(text: str) -> int:
         try:
             value = int(text.replace("_", ""))
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be a whole number, not {text!r}"
-            ) from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be within {low:,}..{high:,}, not {value:,}"
-            )
+            raise argparse.ArgumentTypeError(f"{value:,} is outside {low:,}..{high:,}")
         return value
 
     return parse
@@ -85,28 +83,28 @@ def _parser() -> argparse.ArgumentParser:
         ("channels", 120, "channels"),
     ):
         account.add_argument(
-            f"--{name}", type=_bounded(f"--{name}", 1 if name == "users" else 0, MAX_CHATS),
+            f"--{name}", type=_bounded(1 if name == "users" else 0, MAX_CHATS),
             default=default, metavar="N", help=f"{what} (default: {default:,})",
         )  # fmt: skip
     account.add_argument(
-        "--messages", type=_bounded("--messages", 0, MAX_MESSAGES), default=100_000, metavar="N",
+        "--messages", type=_bounded(0, MAX_MESSAGES), default=100_000, metavar="N",
         help="messages sent over all chats; the few deleted since are not in the dataset "
         "(default: 100,000)",
     )  # fmt: skip
     account.add_argument(
-        "--days", type=_bounded("--days", 1, MAX_DAYS), default=30, metavar="N",
+        "--days", type=_bounded(1, MAX_DAYS), default=30, metavar="N",
         help="days of history before --now (default: 30)",
     )  # fmt: skip
     account.add_argument(
-        "--seed", type=_bounded("--seed", 0, 2**63 - 1), default=1, metavar="S",
+        "--seed", type=_bounded(0, 2**63 - 1), default=1, metavar="S",
         help="the same seed and sizes give the same files (default: 1)",
     )  # fmt: skip
     account.add_argument(
-        "--now", type=_bounded("--now", 86_400 * 3_651, 2**31 - 1), default=DEMO_NOW,
+        "--now", type=_bounded(86_400 * 3_651, 2**31 - 1), default=DEMO_NOW,
         metavar="UNIX", help="the dataset's current time (default: 2024-06-01 18:30 UTC)",
     )  # fmt: skip
     account.add_argument(
-        "--offline-days", type=_bounded("--offline-days", 1, MAX_DAYS), default=1, metavar="D",
+        "--offline-days", type=_bounded(1, MAX_DAYS), default=1, metavar="D",
         help="the server's update log covers the last D days; the client database synced "
         "up to their start (default: 1)",
     )  # fmt: skip
@@ -119,21 +117,21 @@ def _parser() -> argparse.ArgumentParser:
         "--client-db", type=Path, metavar="PATH", help="also write this client Postbox file"
     )
     client.add_argument(
-        "--client-dialogs", type=_bounded("--client-dialogs", 1, MAX_CHATS * 3),
+        "--client-dialogs", type=_bounded(1, MAX_CHATS * 3),
         metavar="N", help="store only the first N chats of the chat list, with a chat-list "
         "hole below them (default: all chats)",
     )  # fmt: skip
     client.add_argument(
-        "--client-active", type=_bounded("--client-active", 0, 10_000), default=20,
+        "--client-active", type=_bounded(0, 10_000), default=20,
         metavar="N", help="busiest chats whose recent history is stored (default: 20)",
     )  # fmt: skip
     client.add_argument(
-        "--client-window", type=_bounded("--client-window", 1, 100_000), default=200,
+        "--client-window", type=_bounded(1, 100_000), default=200,
         metavar="N", help="messages stored of each of those chats (default: 200)",
     )  # fmt: skip
     run = parser.add_argument_group("running")
     run.add_argument(
-        "--partitions", type=_bounded("--partitions", 1, 100_000), metavar="P",
+        "--partitions", type=_bounded(1, 100_000), metavar="P",
         help="message parts, generated as that many Spark tasks (default: one per "
         f"{ROWS_PER_PART:,} messages, at least 4); the data does not depend on it",
     )  # fmt: skip
@@ -181,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.monotonic() - started
         print(
             f"{PROG}: wrote {result.messages:,} messages in {result.parts} parts to {args.out}"
-            f" in {elapsed:.1f} s",
+            f" in {elapsed:.1f} s{_deleted_note(spec, result)}",
             file=sys.stderr,
         )
     except JavaMissingError as error:
@@ -196,6 +194,15 @@ def main(argv: list[str] | None = None) -> int:
         progress.close()
         return 130
     return 0
+
+
+def _deleted_note(spec: AccountSpec, result: SeedResult) -> str:
+    """Why fewer messages were written than ``--messages`` asked: it counts the messages
+    sent, and the ones deleted since (as people do) are gone from the dataset."""
+    deleted = spec.messages - result.messages
+    if deleted <= 0:
+        return ""
+    return f" ({spec.messages:,} sent, {deleted:,} of them deleted since)"
 
 
 def seed(
@@ -252,6 +259,15 @@ def seed(
 
 def _check_database(path: Path) -> None:
     """Refuse a database file that exists or cannot be created, before any work."""
+    try:
+        _check_new_file(path)
+    except OSError as error:  # a name too long, say
+        raise OutputError(f"{path}: {error.strerror}") from None
+
+
+def _check_new_file(path: Path) -> None:
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory, not a database file")
     if path.exists():
         raise OutputError(f"{path}: exists; refusing to overwrite a database")
     parent = path.parent
@@ -259,3 +275,7 @@ def _check_database(path: Path) -> None:
         parent = parent.parent
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{path}: cannot be created ({parent} is not a writable directory)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -242,7 +242,7 @@ def test_sync_then_verify_converges(server, seeded, tmp_path, capsys):
 
 def test_bad_arguments_and_outputs_are_clear_errors(tmp_path, capsys):
     assert seed_main(["--out", str(tmp_path / "x"), "--users", "0", "--local"]) == 2
-    assert "--users must be within" in capsys.readouterr().err
+    assert "argument --users: 0 is outside 1..100,000" in capsys.readouterr().err
     assert seed_main(["--out", str(tmp_path / "x"), "--days", "3", "--offline-days", "3"]) == 2
     assert "--offline-days must be less than --days" in capsys.readouterr().err
     blocked = tmp_path / "file"
