@@ -7,15 +7,23 @@ import atexit
 import importlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from spark_tools.errors import JavaMissingError, SeedError
 
-__all__ = ["code_archive", "find_java", "spark_session"]
+__all__ = [
+    "code_archive",
+    "find_java",
+    "forward_jvm_stderr",
+    "is_jvm_warning",
+    "spark_session",
+]
 
 #: The packages Spark tasks import: shipped to a cluster's executors.
 SHIPPED_PACKAGES = ("dataset", "postbox", "spark_tools", "sync")
@@ -53,21 +61,34 @@ def spark_session(master: str, app_name: str = "postbox-seed") -> Any:
         raise SeedError(
             f"PySpark is not installed ({error}): install the project with its 'spark' extra"
         ) from None
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
     log_config = Path(__file__).with_name("log4j2.properties")
     java_options = f"-Dlog4j2.configurationFile=file:{log_config}"
+    conf = SparkConf().setMaster(master).setAppName(app_name)
+    for key, value in (
+        ("spark.driver.extraJavaOptions", java_options),
+        ("spark.executor.extraJavaOptions", java_options),
+        ("spark.ui.enabled", "false"),
+        ("spark.ui.showConsoleProgress", "false"),
+        ("spark.sql.shuffle.partitions", "8"),
+        ("spark.driver.memory", "2g"),
+        ("spark.python.worker.reuse", "true"),
+    ):
+        conf.set(key, value)
     try:
-        session = (
-            SparkSession.builder.master(master)
-            .config("spark.driver.extraJavaOptions", java_options)
-            .config("spark.executor.extraJavaOptions", java_options)
-            .appName(app_name)
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "8")
-            .config("spark.driver.memory", "2g")
-            .config("spark.python.worker.reuse", "true")
-            .getOrCreate()
-        )
+        if SparkContext._gateway is None:  # no JVM yet in this process: start it here
+            # The JVM's own warnings (an incubator module Spark adds, say) bypass log4j:
+            # its stderr comes through a filter that keeps everything else.
+            popen = {"stderr": subprocess.PIPE}  # PySpark's documented hook for this
+            gateway = launch_gateway(conf, popen_kwargs=popen)  # type: ignore[no-untyped-call]
+            if gateway.proc is not None:  # None: a JVM started elsewhere (PYSPARK_GATEWAY_PORT)
+                threading.Thread(
+                    target=forward_jvm_stderr, args=(gateway.proc.stderr,), daemon=True
+                ).start()
+            SparkContext(conf=conf, gateway=gateway)
+        session = SparkSession.builder.config(conf=conf).getOrCreate()
     except Exception as error:  # noqa: BLE001 - py4j and Spark raise many kinds
         raise SeedError(f"Spark did not start on master {master!r}: {error}") from None
     session.sparkContext.setLogLevel("ERROR")
@@ -78,6 +99,22 @@ def spark_session(master: str, app_name: str = "postbox-seed") -> Any:
         atexit.register(shutil.rmtree, directory, True)
         session.sparkContext.addPyFile(str(code_archive(directory / "postbox_chat.zip")))
     return session
+
+
+def is_jvm_warning(line: str) -> bool:
+    """A warning the JVM itself prints, outside any logging (``WARNING: Using incubator
+    modules``, illegal reflective access, ``sun.misc.Unsafe``): noise for a user."""
+    return line.startswith("WARNING: ")
+
+
+def forward_jvm_stderr(stream: IO[bytes]) -> None:
+    """Copy the JVM's stderr to ours, line by line, without the JVM's own warnings;
+    Spark's errors (log4j) and the Python workers' output pass. Returns at EOF."""
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", errors="replace")
+        if not is_jvm_warning(line):
+            sys.stderr.write(line)
+            sys.stderr.flush()
 
 
 def code_archive(path: Path) -> Path:
