@@ -40,7 +40,7 @@ from postbox import (
     PostboxError,
 )
 from sync.connection import ConnectionLostError, ServerConnection
-from sync.engine import AuthorizationError, SyncEngine, Timeouts
+from sync.engine import AuthorizationError, EngineStatus, SyncEngine, Timeouts
 from sync.protocol import Auth, ErrorCode, RpcError
 from sync.verify import Report, verify
 
@@ -176,11 +176,13 @@ async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcom
         if progress is not None:
             progress.cancel()
             print(file=sys.stderr)  # end the progress line
+        # The engine's state as the run ended, before stopping gives its role up.
+        status = engine.status()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, AuthorizationError):
             await task
         subscription.dispose()
-        summary = _summary(engine, postbox, time.monotonic() - started, idle)
+        summary = _summary(status, postbox, time.monotonic() - started, idle)
         outcome.connected = engine.connections > 0
         postbox.close()
     print(json.dumps(summary, indent=2), file=out)
@@ -231,9 +233,10 @@ def _busy_with(engine: SyncEngine) -> str:
     return "; ".join(parts)
 
 
-def _summary(engine: SyncEngine, postbox: Postbox, elapsed: float, idle: bool) -> dict[str, Any]:
+def _summary(
+    status: EngineStatus, postbox: Postbox, elapsed: float, idle: bool
+) -> dict[str, Any]:
     cursor = postbox.run(lambda tx: tx.get_state())
-    status = engine.status()
     return {
         "connection": status.connection,
         "role": status.role,

@@ -40,6 +40,8 @@ def test_sync_until_idle_then_verify_agrees(server, tmp_path, capsys) -> None:
     assert summary["counters"]["dialogs_filled"] == 12
     assert summary["pending_outgoing"] == 0
     assert summary["converged_and_idle"] is True and summary["problem"] is None
+    # As the run ended: the only process syncing the file was its master.
+    assert summary["role"] == "master" and summary["connection"] == "connected"
     status, out, _err = run(capsys, "verify", "--server", address, "--token", TOKEN, "--db", db)
     assert status == 0, out
     assert json.loads(out)["ok"] is True
