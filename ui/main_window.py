@@ -214,7 +214,8 @@ class MainWindow(QMainWindow):
         for keys, step in (("Ctrl+Tab", 1), ("Alt+Down", 1), ("Ctrl+Shift+Tab", -1),
                            ("Alt+Up", -1)):  # fmt: skip
             QShortcut(QKeySequence(keys), self, lambda step=step: self.open_neighbour(step))
-        QShortcut(QKeySequence(QKeySequence.StandardKey.Quit), self, self.close)
+        # One binding only: StandardKey.Quit is Ctrl+Q on X11 too, and a sequence bound
+        # twice is ambiguous there and fires neither.
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close)
         QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
         QShortcut(QKeySequence("Ctrl+Shift+L"), self, self.switch_theme)
