@@ -127,7 +127,7 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.drawText(
             QRect(right - time_width, top, time_width, line), Qt.AlignmentFlag.AlignRight, row.time
         )
-        title = row.title + ("  ⊘" if row.muted else "") + ("  ★" if row.pinned else "")
+        markers = ("  ⊘" if row.muted else "") + ("  ★" if row.pinned else "")
         painter.setFont(bold)
         painter.setPen(text_color)
         title_left = left
@@ -135,9 +135,8 @@ class ChatListDelegate(QStyledItemDelegate):
             secret_color = text_color if selected else qcolor(theme.online)
             title_left += _draw_lock(painter, left, top, line, secret_color)
             painter.setPen(secret_color)
-        metrics = QFontMetrics(bold)
-        title = metrics.elidedText(
-            title, Qt.TextElideMode.ElideRight, right - time_width - title_left - 6
+        title = _title_with_markers(
+            QFontMetrics(bold), row.title, markers, right - time_width - title_left - 6
         )
         painter.drawText(
             QRect(title_left, top, right - title_left, line), Qt.AlignmentFlag.AlignLeft, title
@@ -184,6 +183,15 @@ class ChatListDelegate(QStyledItemDelegate):
         preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
         painter.restore()
+
+
+def _title_with_markers(metrics: QFontMetrics, title: str, markers: str, width: int) -> str:
+    """A chat's name elided to leave room for its markers (muted, pinned), which stay in
+    sight however long the name; if even the markers do not fit, the whole is elided."""
+    room = width - metrics.horizontalAdvance(markers)
+    if room < metrics.horizontalAdvance(title[:1] + "…"):
+        return _fit(metrics, title + markers, width)
+    return _fit(metrics, title, room) + markers
 
 
 _URL = re.compile(r"https?://[^\s<>\"]+[^\s<>\".,;:!?)\]'’]")
