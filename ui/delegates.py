@@ -600,6 +600,9 @@ class HistoryDelegate(QStyledItemDelegate):
                 + 16,  # the bar, its gap, and room for rounding
             )
         failure_width = metrics.horizontalAdvance(row.failure) if row.failure else 0
+        # A link's title: the bubble widens for it up to the text's width, then it is elided.
+        link_line = "▸ " + row.media if media_height and not card else ""
+        link_width = metrics.horizontalAdvance(link_line) if link_line else 0
         width = max(
             body.width(),
             metrics.horizontalAdvance(footer) + line,
@@ -608,6 +611,7 @@ class HistoryDelegate(QStyledItemDelegate):
             min(forward_width, self._text_width(option)),
             reply_width,
             min(card_width, self._text_width(option)),
+            min(link_width, self._text_width(option)),
         )
         width += line * 2
         height = rect.height() - line // 2
@@ -664,7 +668,7 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.drawText(
                 QRect(inner.left(), top, inner.width(), line),
                 Qt.AlignmentFlag.AlignLeft,
-                "▸ " + row.media,
+                _fit(metrics, link_line, inner.width()),
             )
             top += media_height
         painter.setPen(qcolor(theme.bubble_text))

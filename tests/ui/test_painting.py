@@ -126,3 +126,17 @@ def test_a_long_chat_name_is_elided_and_keeps_its_mute_and_pin_markers(qtbot) ->
     (name, width, font) = next(t for t in texts if t[0].startswith("The "))
     assert name.endswith("…  ⊘  ★")
     assert QFontMetrics(font).horizontalAdvance(name) <= width
+
+
+def test_a_long_link_title_is_elided_to_its_bubble(qtbot) -> None:
+    view = QListView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    delegate = HistoryDelegate(view)
+    title = "A Field Guide To Every Mushroom You Can Find In The Forests Of Northern Europe " * 2
+    row = MessageRow(("message", 0, 1), 1, 0, 1, 1, "look https://example.org/fungi", title,
+                     False, "12:00", None, False, media_kind="link")  # fmt: skip
+    texts = drawn(lambda painter, option: delegate._paint_message(painter, option, row), 600, 96)
+    (line, width, font) = next(t for t in texts if t[0].startswith("▸ "))
+    assert line.startswith("▸ A Field Guide") and line.endswith("…")
+    assert QFontMetrics(font).horizontalAdvance(line) <= width
