@@ -549,6 +549,41 @@ def test_delete_asks_first_and_cancel_deletes_nothing(qtbot, window) -> None:
     assert delete_log(window, BOB) == []
 
 
+def centred(main: MainWindow, id_: int) -> bool:
+    """Message ``id_`` sits in the middle of the history's viewport."""
+    history = main.history
+    position = main.history_model.row_of(("message", CLOUD, id_))
+    assert position is not None
+    index = main.history_model.index(position, 0)
+    middle = history.viewport().rect().center().y()
+    return abs(history.visualRect(index).center().y() - middle) <= 2
+
+
+def test_a_jump_centres_its_message_and_tints_it(qtbot, window) -> None:
+    window.open_chat(ALICE, "Alice Baker")
+    qtbot.waitUntil(lambda: 1_000 in shown_ids(window))
+    window.chat_pane.jump_to_message(500)
+    qtbot.waitUntil(lambda: 500 in shown_ids(window))
+    assert centred(window, 500)
+    assert window.history.highlight.get(("message", CLOUD, 500), 0) > 0
+
+
+def test_a_jump_into_a_hole_lands_when_the_fill_brings_its_message(qtbot, account, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    window.chat_pane.jump_to_message(150)  # 1..299 is a hole here
+    qtbot.waitUntil(lambda: not shown_ids(window))
+
+    def fill(tx) -> None:
+        tx.remove_hole(BOB, CLOUD, EVERYWHERE, 1, 299)
+        tx.add_messages(incoming(BOB, i) for i in range(1, 300))
+
+    account.postbox.run(fill)
+    qtbot.waitUntil(lambda: 150 in shown_ids(window))
+    assert centred(window, 150)
+    assert window.history.highlight.get(("message", CLOUD, 150), 0) > 0
+
+
 def test_delete_for_everyone_takes_the_message_out_of_the_view(qtbot, window) -> None:
     window.open_chat(BOB, "Bob Stone")
     qtbot.waitUntil(lambda: 400 in shown_ids(window))
