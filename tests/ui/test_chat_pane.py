@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
+from client import EngineStatus
 from client.account import Account
 from postbox import (
     MAX_MESSAGE_ID,
@@ -408,6 +409,46 @@ def test_the_chat_list_window_grows_at_its_end(qtbot, account, window) -> None:
 def test_the_title_line_says_offline_when_nothing_syncs(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.connection_label.text() == "Offline")
     assert window.connection_label.isVisible()
+
+
+def test_the_status_line_comes_and_goes_without_moving_a_row(qtbot, account, window) -> None:
+    """ "Updating…" shows for a moment several times a minute: the rows under the
+    pointer stay where they are, and a click on the line reaches the row beneath."""
+
+    def more_chats(tx) -> None:
+        for n in range(30, 50):
+            person = PeerId.make(PeerNamespace.USER, n)
+            list_chat(tx, person, f"Person {n}")
+            tx.add_messages([incoming(person, 1, text="hello")])
+
+    account.postbox.run(more_chats)
+    qtbot.waitUntil(lambda: len(window.chat_model.rows) == 23)
+    qtbot.waitUntil(lambda: window.connection_label.text() == "Offline")
+    window._status_timer.stop()
+    chats = window.chat_list
+
+    def first_row_top() -> QPoint:
+        QApplication.processEvents()  # the layouts the change asked for
+        rect = chats.visualRect(window.chat_model.index(0, 0))
+        top: QPoint = chats.viewport().mapTo(window, rect.topLeft())
+        return top
+
+    before = first_row_top()
+    updating = EngineStatus("connected", "pollDifference", (), 0, 0, {})
+    idle = EngineStatus("connected", "", (), 0, 0, {})
+    for status in (updating, idle, updating, None):
+        window._show_status(status)
+        assert first_row_top() == before
+    window._show_status(updating)
+    QApplication.processEvents()
+    assert window.connection_label.text() == "Updating…"
+    card = window.status_banner
+    assert card.isVisible() and chats.rect().contains(card.geometry())
+    where = chats.viewport().mapFrom(chats, card.geometry().center())
+    row = chats.indexAt(where)
+    assert row.isValid()
+    qtbot.mouseClick(chats.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    assert window.open_peer == PeerId(window.chat_model.rows[row.row()].peer_id)
 
 
 def test_the_keyboard_walks_the_chat_list_from_the_compose_box(qtbot, window) -> None:
