@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ui.rows import initials
+from postbox import PeerPresence, PresenceStatus
+from ui.rows import initials, presence_text
 
 
 @pytest.mark.parametrize(
@@ -27,3 +28,25 @@ from ui.rows import initials
 )
 def test_initials_are_the_first_letters_of_the_first_two_words(name: str, expected: str) -> None:
     assert initials(name) == expected
+
+
+NOW = 1_800_000_000  # 2027-01-15 08:00 UTC
+
+
+@pytest.mark.parametrize(
+    ("presence", "expected"),
+    [
+        (PeerPresence(PresenceStatus.ONLINE, NOW + 300), "online"),
+        (PeerPresence(PresenceStatus.ONLINE, NOW - 20), "last seen just now"),  # it lapsed
+        (PeerPresence(PresenceStatus.OFFLINE, NOW - 300), "last seen 5 minutes ago"),
+        (PeerPresence(PresenceStatus.OFFLINE, NOW - 60), "last seen 1 minute ago"),
+        (PeerPresence(PresenceStatus.OFFLINE, NOW - 2 * 3600), "last seen today at 06:00"),
+        (PeerPresence(PresenceStatus.OFFLINE, NOW - 12 * 3600), "last seen yesterday at 20:00"),
+        (PeerPresence(PresenceStatus.OFFLINE, NOW - 5 * 86_400), "last seen 10.01.27"),
+        (PeerPresence(PresenceStatus.RECENTLY), "last seen recently"),
+        (PeerPresence(PresenceStatus.LONG_AGO), "last seen a long time ago"),
+        (None, "last seen a long time ago"),
+    ],
+)
+def test_presence_reads_as_telegram_says_it(presence: PeerPresence | None, expected: str) -> None:
+    assert presence_text(presence, NOW) == expected
