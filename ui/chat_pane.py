@@ -424,11 +424,13 @@ class ChatPane(QWidget):
                 state = cloud.read_state.get(_CLOUD)
                 self._unread_after = state.max_incoming_read_id if state else None
             self._show(update)
-            if first and self._scroll_target is not None:
-                self._scroll_to_message(
+            if self._scroll_target is not None:
+                # A jump's target may lie in a hole: it is shown once the fill brings it.
+                shown = self._scroll_to_message(
                     self._scroll_target, flash=self._scroll_flash, top_margin=self._scroll_offset
                 )
-                self._scroll_target = None
+                if shown or not (cloud.is_loading or cloud.hole_earlier or cloud.hole_later):
+                    self._scroll_target = None
             elif first and update.kind is UpdateKind.INITIAL_UNREAD and update.anchor is not None:
                 self._scroll_to_message(update.anchor)
             elif first and self._stick_next:
@@ -537,24 +539,27 @@ class ChatPane(QWidget):
 
     def _scroll_to_message(
         self, index: MessageIndex, *, flash: bool = False, top_margin: int | None = None
-    ) -> None:
-        """Bring a message into view; ``flash``: tint it, as where a jump landed;
-        ``top_margin``: put its top that far below the viewport's (a restored place)."""
+    ) -> bool:
+        """Bring a message into view; whether the window holds it. ``top_margin``: put
+        its top that far below the viewport's (a restored place); else ``flash``: a jump,
+        which centres the message and tints it, as Telegram does; else (the first unread
+        message) it goes near the top, below the row above it for context."""
         key = ("message", index.id.namespace, index.id.id)
         position = self.history.history_model.row_of(key)
         if position is None:
-            return
-        if flash:
-            self.history.flash(key)
-        # Show the row above too (its date, or the last read message) for context.
+            return False
         self._applying = True
         try:
             if top_margin is not None:
                 self.history.scroll_to_row(position, top_margin=top_margin)
+            elif flash:
+                self.history.centre_row(position)
+                self.history.flash(key)
             else:
                 self.history.scroll_to_row(max(0, position - 1))
         finally:
             self._applying = False
+        return True
 
     @Slot(int)
     def _scrolled(self, _value: int) -> None:
@@ -631,6 +636,7 @@ class ChatPane(QWidget):
 
     @Slot()
     def jump_to_bottom(self) -> None:
+        self._scroll_target = None
         view = self.view
         if view is not None and view.later_id is None and not view.hole_later:
             self.history.scrollToBottom()

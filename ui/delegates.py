@@ -127,7 +127,7 @@ class ChatListDelegate(QStyledItemDelegate):
         painter.drawText(
             QRect(right - time_width, top, time_width, line), Qt.AlignmentFlag.AlignRight, row.time
         )
-        title = row.title + ("  ⊘" if row.muted else "") + ("  ★" if row.pinned else "")
+        markers = ("  ⊘" if row.muted else "") + ("  ★" if row.pinned else "")
         painter.setFont(bold)
         painter.setPen(text_color)
         title_left = left
@@ -135,9 +135,8 @@ class ChatListDelegate(QStyledItemDelegate):
             secret_color = text_color if selected else qcolor(theme.online)
             title_left += _draw_lock(painter, left, top, line, secret_color)
             painter.setPen(secret_color)
-        metrics = QFontMetrics(bold)
-        title = metrics.elidedText(
-            title, Qt.TextElideMode.ElideRight, right - time_width - title_left - 6
+        title = _title_with_markers(
+            QFontMetrics(bold), row.title, markers, right - time_width - title_left - 6
         )
         painter.drawText(
             QRect(title_left, top, right - title_left, line), Qt.AlignmentFlag.AlignLeft, title
@@ -184,6 +183,15 @@ class ChatListDelegate(QStyledItemDelegate):
         preview = option.fontMetrics.elidedText(preview, Qt.TextElideMode.ElideRight, width)
         painter.drawText(QRect(left, second, width, line + 2), Qt.AlignmentFlag.AlignLeft, preview)
         painter.restore()
+
+
+def _title_with_markers(metrics: QFontMetrics, title: str, markers: str, width: int) -> str:
+    """A chat's name elided to leave room for its markers (muted, pinned), which stay in
+    sight however long the name; if even the markers do not fit, the whole is elided."""
+    room = width - metrics.horizontalAdvance(markers)
+    if room < metrics.horizontalAdvance(title[:1] + "…"):
+        return _fit(metrics, title + markers, width)
+    return _fit(metrics, title, room) + markers
 
 
 _URL = re.compile(r"https?://[^\s<>\"]+[^\s<>\".,;:!?)\]'’]")
@@ -592,6 +600,9 @@ class HistoryDelegate(QStyledItemDelegate):
                 + 16,  # the bar, its gap, and room for rounding
             )
         failure_width = metrics.horizontalAdvance(row.failure) if row.failure else 0
+        # A link's title: the bubble widens for it up to the text's width, then it is elided.
+        link_line = "▸ " + row.media if media_height and not card else ""
+        link_width = metrics.horizontalAdvance(link_line) if link_line else 0
         width = max(
             body.width(),
             metrics.horizontalAdvance(footer) + line,
@@ -600,6 +611,7 @@ class HistoryDelegate(QStyledItemDelegate):
             min(forward_width, self._text_width(option)),
             reply_width,
             min(card_width, self._text_width(option)),
+            min(link_width, self._text_width(option)),
         )
         width += line * 2
         height = rect.height() - line // 2
@@ -656,7 +668,7 @@ class HistoryDelegate(QStyledItemDelegate):
             painter.drawText(
                 QRect(inner.left(), top, inner.width(), line),
                 Qt.AlignmentFlag.AlignLeft,
-                "▸ " + row.media,
+                _fit(metrics, link_line, inner.width()),
             )
             top += media_height
         painter.setPen(qcolor(theme.bubble_text))

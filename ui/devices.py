@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -77,6 +78,10 @@ class DevicesDialog(QDialog):
         column.addLayout(self._rows)
         column.addWidget(self.problem)
         column.addStretch(1)
+        # Close (and Escape, as in any dialog) hides it; the window opens it again.
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.buttons.rejected.connect(self.reject)
+        column.addWidget(self.buttons)
         self.terminate_buttons: dict[int, QPushButton] = {}
 
     def refresh(self) -> None:

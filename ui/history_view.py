@@ -31,8 +31,9 @@ ANIMATION_MS = 200
 #: Where an appearance starts (0..1): a fifth of the way in at once, so a live row
 #: shows in the very frame its snapshot lands, then eases in the rest of the way.
 FIRST_STEP = 0.2
-#: How long the tint on a row jumped to takes to fade.
+#: How long the tint on a row jumped to lasts, and the share of it held before it fades.
 FLASH_MS = 1_600
+FLASH_HOLD = 0.4
 #: How close to the bottom (pixels) still counts as "at the bottom".
 _BOTTOM_SLACK = 4
 
@@ -277,9 +278,9 @@ class HistoryListView(QListView):
         self.highlight[key] = 1.0
         flash = QVariantAnimation(self)
         flash.setStartValue(1.0)
+        flash.setKeyValueAt(FLASH_HOLD, 1.0)  # long enough to be seen, then it fades
         flash.setEndValue(0.0)
         flash.setDuration(FLASH_MS)
-        flash.setEasingCurve(QEasingCurve.Type.InQuad)
 
         def step(value: object) -> None:
             if key in self.highlight:
@@ -294,6 +295,13 @@ class HistoryListView(QListView):
         flash.finished.connect(done)
         self._flash = flash
         flash.start()
+
+    def centre_row(self, position: int) -> None:
+        """Put a row in the middle of the viewport (a row taller than the viewport at its
+        top), as far as the rows above and below allow."""
+        self.doItemsLayout()
+        height = self.visualRect(self.history_model.index(position, 0)).height()
+        self.scroll_to_row(position, top_margin=max(0, (self.viewport().height() - height) // 2))
 
     def scroll_to_row(self, position: int, *, top_margin: int = 0) -> None:
         """Put a row at the top of the viewport (``top_margin`` pixels below its edge)."""

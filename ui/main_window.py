@@ -65,6 +65,7 @@ from ui.models import ChatListModel, HistoryModel, effective_update
 from ui.profile_panel import ProfilePanel
 from ui.rows import ChatRow, ChatRowCache
 from ui.search import SearchDialog
+from ui.status_card import StatusCard
 from ui.theme import apply_theme, current_theme, save_theme
 from ui.tour import TourCard, TourStage
 from ui.tour_steps import TOUR, TourContext
@@ -135,9 +136,9 @@ class MainWindow(QMainWindow):
         self.log_out_button.setToolTip("Delete this device's copy of the account and close")
         self.log_out_button.clicked.connect(self.log_out)
         self.log_out_button.hide()
-        self.status_banner = QWidget()
+        self.status_banner = StatusCard(self.chat_list)
         banner_column = QVBoxLayout(self.status_banner)
-        banner_column.setContentsMargins(10, 0, 10, 0)
+        banner_column.setContentsMargins(10, 6, 10, 6)
         banner_column.setSpacing(0)
         banner_column.addWidget(self.connection_label)
         banner_column.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignHCenter)
@@ -167,7 +168,6 @@ class MainWindow(QMainWindow):
         top_row.addWidget(self.theme_button)
         top_row.addWidget(self.help_button)
         side_column.addLayout(top_row)
-        side_column.addWidget(self.status_banner)
         side_column.addWidget(self.chat_list, 1)
         self._side_column = side_column
         self._status_shown: object = None
@@ -214,7 +214,8 @@ class MainWindow(QMainWindow):
         for keys, step in (("Ctrl+Tab", 1), ("Alt+Down", 1), ("Ctrl+Shift+Tab", -1),
                            ("Alt+Up", -1)):  # fmt: skip
             QShortcut(QKeySequence(keys), self, lambda step=step: self.open_neighbour(step))
-        QShortcut(QKeySequence(QKeySequence.StandardKey.Quit), self, self.close)
+        # One binding only: StandardKey.Quit is Ctrl+Q on X11 too, and a sequence bound
+        # twice is ambiguous there and fires neither.
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close)
         QShortcut(QKeySequence("F12"), self, self.chat_pane.inspector_button.toggle)
         QShortcut(QKeySequence("Ctrl+Shift+L"), self, self.switch_theme)
@@ -263,8 +264,8 @@ class MainWindow(QMainWindow):
         self.relay.watch(self.account.status_later(), self._show_status)
 
     def _show_status(self, status: EngineStatus | None) -> None:
-        """Telegram's title line: say so while not connected or catching up, why it
-        cannot connect, and when it tries again."""
+        """Telegram's status line, in a card over the list's foot: say so while not
+        connected or catching up, why it cannot connect, and when it tries again."""
         line = status_line(status)
         if line == self._status_shown:
             return  # polled twice a second: nothing to lay out or restyle when unchanged
@@ -274,7 +275,7 @@ class MainWindow(QMainWindow):
         self.connection_label.style().polish(self.connection_label)
         self.retry_button.setVisible(line.can_retry)
         self.log_out_button.setVisible(line.can_log_out)
-        self.status_banner.setVisible(bool(line.text))
+        self.status_banner.show_state(bool(line.text), clickable=line.can_retry or line.can_log_out)
         if line.final:
             self._status_timer.stop()  # nothing will change: stop asking
 

@@ -93,11 +93,18 @@ def avatar_color(peer_id: int) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def initials(name: str) -> str:
-    """Up to two letters of a name, for an avatar ("Alice Baker" -> "AB")."""
-    letters = [word[0] for word in name.split() if word and word[0].isalnum()]
-    if not letters:
-        return "?"
-    return (letters[0] + (letters[-1] if len(letters) > 1 else "")).upper()
+    """Up to two letters for an avatar, as Telegram takes them: the first letters of the
+    first two words ("Alice Baker" -> "AB"). Words without a letter (a separator, a
+    year, an emoji) do not count, so a rename's suffix changes nothing ("Travel Notes ·
+    Autumn 2026" -> "TN"); a name of such words alone gives its first digit."""
+    firsts = [_first_alnum(word) for word in name.split() if any(c.isalpha() for c in word)]
+    if not firsts:
+        firsts = [first for first in map(_first_alnum, name.split()) if first][:1]
+    return "".join(firsts[:2]).upper() or "?"
+
+
+def _first_alnum(word: str) -> str:
+    return next((c for c in word if c.isalnum()), "")
 
 
 def preview_text(message: Message | None) -> str:

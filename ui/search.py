@@ -1,8 +1,8 @@
 """Ctrl+K: search chats by name and messages by text (the full-text index).
 
 The dialog sends each query (after a short pause in typing) to the account, which runs
-it on the postbox thread; results come back through the relay. Choosing a chat opens
-it; choosing a message opens its chat at that message.
+it on the postbox thread; results come back through the relay. Choosing a result (a
+click, or Enter) opens its chat, at the message for a message.
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ class SearchDialog(QDialog):
         self.results.setItemDelegate(_ResultDelegate(self.results))
         self.results.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.results.setUniformItemSizes(False)
+        # A click chooses a result, as in Telegram; Enter (or, where the platform says so,
+        # a double click) activates one too.
+        self.results.itemClicked.connect(self._chosen)
         self.results.itemActivated.connect(self._chosen)
         self.status = QLabel("")
         self.status.setObjectName("caption")
@@ -159,8 +162,8 @@ class SearchDialog(QDialog):
     @Slot(QListWidgetItem)
     def _chosen(self, item: QListWidgetItem) -> None:
         target = item.data(_TARGET)
-        if not target:
-            return
+        if not target or self.isHidden():
+            return  # a heading, or the click's activation after the click chose already
         if target[0] == "chat":
             self.chat_chosen.emit(target[1], target[2])
         else:

@@ -233,7 +233,9 @@ class Service:
         if update is None:
             return None
         if push:
-            self._publish(self.accounts.primary_id, [push_for(self.store, update)], None)
+            pushes = [push_for(self.store, update)]
+            pushes += self.traffic.writers_online(pushes)
+            self._publish(self.accounts.primary_id, pushes, None)
         self._deliver_mirrored()
         return update.message.id
 

@@ -11,7 +11,9 @@ chat on another device (a read, then the next turn of the conversation), and a b
 messages and reads pushed together in one seq container, as Telegram does, and a
 message in a secret chat (now and then in a newly opened one), which moves the qts
 stream instead of a pts one. Now and then a new message is a sticker from the server's
-sets, drawn from a stream of its own so the other choices stay as they were. Every choice
+sets, drawn from a stream of its own so the other choices stay as they were. A person who
+writes is online, as on Telegram: a status push follows their message unless they are
+still online from an earlier one. Every choice
 comes from a ``random.Random`` seeded with the server's seed and the store's counters, so
 the same seed and the same requests give the same events, and a server restarted from
 its file does not replay the events it already made.
@@ -33,6 +35,7 @@ from sync.protocol import (
     Message,
     PeerKind,
     PresenceStatus,
+    ShortMessage,
     UpdateNewChannelMessage,
     UpdateNewEncryptedMessage,
     UpdateNewMessage,
@@ -43,7 +46,7 @@ from sync.protocol import (
 from sync.server.pushes import push_for, seq_container
 from sync.server.store import ServerStore, forward_header
 
-__all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "STICKER_SHARE", "Traffic"]
+__all__ = ["BURST_KINDS", "EVENT_WEIGHTS", "ONLINE_AFTER_WRITING", "STICKER_SHARE", "Traffic"]
 
 #: Relative frequency of each kind of event. New messages and presence dominate, as in a
 #: real account; reads from another device and deletions deep in history are rarer; a
@@ -77,6 +80,9 @@ _NEW_SECRET_CHAT = 0.1
 _NOT_A_PERSON = 2 | 8
 #: Share of new messages in private chats and groups that are a sticker.
 STICKER_SHARE = 0.08
+#: How long a person who writes counts as online (a Telegram client renews its status
+#: every few minutes while in use).
+ONLINE_AFTER_WRITING = 300
 
 
 def _is_sticker(message: Message) -> bool:
@@ -166,7 +172,51 @@ class Traffic:
             kind = self._kinds[bisect.bisect(self._kind_weights, roll)]
         elif kind not in EVENT_WEIGHTS:
             raise ValueError(f"no traffic event {kind!r}; known: {', '.join(EVENT_WEIGHTS)}")
-        return self._handlers[kind]()
+        pushes = self._handlers[kind]()
+        return [*pushes, *self.writers_online(pushes)]
+
+    def writers_online(self, pushes: list[AnyUpdates]) -> list[AnyUpdates]:
+        """A person who writes is online, as on Telegram: a status push for the people
+        whose new messages ``pushes`` carry, leaving out those still online for a while
+        (someone who writes every minute is not announced every minute)."""
+        now = self.store.now()
+        statuses = []
+        for user in self._writers(pushes):
+            known = self.store.presences((user,))
+            if (
+                known
+                and known[0].status is PresenceStatus.ONLINE
+                and known[0].timestamp - now >= ONLINE_AFTER_WRITING // 2
+            ):
+                continue
+            until = now + ONLINE_AFTER_WRITING
+            statuses.append(
+                UpdateUserStatus(self.store.set_presence(user, PresenceStatus.ONLINE, until))
+            )
+        return [Updates(tuple(statuses), (), now)] if statuses else []
+
+    def _writers(self, pushes: list[AnyUpdates]) -> list[int]:
+        """The people (not accounts) who wrote the new messages ``pushes`` carry."""
+        writers: list[int] = []
+        for push in pushes:
+            if isinstance(push, ShortMessage):
+                updates: tuple[AnyUpdate, ...] = (push.as_update(self.store.self_id),)
+            else:
+                updates = push.updates if isinstance(push, Updates) else ()
+            for update in updates:
+                if not isinstance(update, UpdateNewMessage | UpdateNewEncryptedMessage):
+                    continue
+                author = update.message.author
+                if (
+                    author is not None
+                    and not update.message.out
+                    and author not in writers
+                    and peer_kind(author) is PeerKind.USER
+                    and not self.is_account(author)
+                    and self.store.peer(author) is not None
+                ):
+                    writers.append(author)
+        return writers
 
     def _push(self, update: AnyUpdate | None) -> list[AnyUpdates]:
         return [] if update is None else [push_for(self.store, update)]

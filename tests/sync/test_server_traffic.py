@@ -23,6 +23,7 @@ from sync.protocol import (
     GetChannelDifference,
     GetDifference,
     PeerKind,
+    PresenceStatus,
     ShortMessage,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
@@ -36,6 +37,7 @@ from sync.protocol import (
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
     Updates,
+    UpdateUserStatus,
     peer_kind,
 )
 from sync.server.traffic import EVENT_WEIGHTS
@@ -89,7 +91,11 @@ def test_a_burst_is_one_seq_container_with_several_pts_updates() -> None:
         pushes = _step(harness, "burst")
         if not pushes:
             continue
-        (push,) = pushes
+        # The container, then the status of the people who wrote in it (not seq-ordered).
+        push, *statuses = pushes
+        assert all(
+            isinstance(u, UpdateUserStatus) for s in statuses for u in _updates_of(harness, s)
+        )
         assert isinstance(push, Updates)
         after = harness.store.state()
         assert push.seq_start == before.seq + 1
@@ -348,3 +354,53 @@ def test_a_device_too_far_behind_gets_too_long_until_it_jumps_past() -> None:
         answer = harness.call(GetDifference(pts, 0, state.date))
         assert isinstance(answer, DifferenceTooLong) and answer.pts == state.pts
     assert isinstance(harness.call(GetDifference(state.pts, 0, state.date)), DifferenceEmpty)
+
+
+def _statuses(harness: Harness, pushes: list[AnyUpdates]) -> list[UpdateUserStatus]:
+    return [u for p in pushes for u in _updates_of(harness, p) if isinstance(u, UpdateUserStatus)]
+
+
+def test_a_person_who_writes_is_online_then() -> None:
+    """As on Telegram: whoever writes a message is online when it arrives, whatever the
+    dataset said of them before, and the push that says so follows the message."""
+    harness = make_harness(seed=3, peers=20, messages=300)
+    store = harness.store
+    writers = 0
+    for _ in range(150):
+        pushes = _step(harness, "message")
+        new = [
+            u
+            for push in pushes
+            for u in _updates_of(harness, push)
+            if isinstance(u, UpdateNewMessage) and not u.message.out
+        ]
+        if not new:
+            continue
+        author = new[0].message.author
+        assert author is not None
+        (presence,) = store.presences((author,))
+        assert presence.status is PresenceStatus.ONLINE
+        assert presence.timestamp > store.now()
+        assert {s.presence.user for s in _statuses(harness, pushes)} <= {author}
+        writers += 1
+    assert writers > 50
+
+
+def test_someone_who_keeps_writing_is_announced_once_while_online() -> None:
+    harness = make_harness(seed=3, peers=20, messages=300)
+    store, service = harness.store, harness.service
+    offline = [
+        peer
+        for peer, _ in store.chat_sizes()
+        if peer_kind(peer) is PeerKind.USER
+        and service.traffic.can_write_in(peer)
+        and store.presences((peer,))[0].status is not PresenceStatus.ONLINE
+    ]
+    person = offline[0]
+    harness.pushes.clear()
+    for _ in range(3):
+        assert service.say(person) is not None
+    statuses = _statuses(harness, [push for push, _ in harness.pushes])
+    assert [s.presence.user for s in statuses] == [person]
+    assert statuses[0].presence.status is PresenceStatus.ONLINE
+    assert statuses[0].presence.timestamp == store.presences((person,))[0].timestamp

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
+from client import EngineStatus
 from client.account import Account
 from postbox import (
     MAX_MESSAGE_ID,
@@ -410,6 +411,46 @@ def test_the_title_line_says_offline_when_nothing_syncs(qtbot, window) -> None:
     assert window.connection_label.isVisible()
 
 
+def test_the_status_line_comes_and_goes_without_moving_a_row(qtbot, account, window) -> None:
+    """ "Updating…" shows for a moment several times a minute: the rows under the
+    pointer stay where they are, and a click on the line reaches the row beneath."""
+
+    def more_chats(tx) -> None:
+        for n in range(30, 50):
+            person = PeerId.make(PeerNamespace.USER, n)
+            list_chat(tx, person, f"Person {n}")
+            tx.add_messages([incoming(person, 1, text="hello")])
+
+    account.postbox.run(more_chats)
+    qtbot.waitUntil(lambda: len(window.chat_model.rows) == 23)
+    qtbot.waitUntil(lambda: window.connection_label.text() == "Offline")
+    window._status_timer.stop()
+    chats = window.chat_list
+
+    def first_row_top() -> QPoint:
+        QApplication.processEvents()  # the layouts the change asked for
+        rect = chats.visualRect(window.chat_model.index(0, 0))
+        top: QPoint = chats.viewport().mapTo(window, rect.topLeft())
+        return top
+
+    before = first_row_top()
+    updating = EngineStatus("connected", "pollDifference", (), 0, 0, {})
+    idle = EngineStatus("connected", "", (), 0, 0, {})
+    for status in (updating, idle, updating, None):
+        window._show_status(status)
+        assert first_row_top() == before
+    window._show_status(updating)
+    QApplication.processEvents()
+    assert window.connection_label.text() == "Updating…"
+    card = window.status_banner
+    assert card.isVisible() and chats.rect().contains(card.geometry())
+    where = chats.viewport().mapFrom(chats, card.geometry().center())
+    row = chats.indexAt(where)
+    assert row.isValid()
+    qtbot.mouseClick(chats.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    assert window.open_peer == PeerId(window.chat_model.rows[row.row()].peer_id)
+
+
 def test_the_keyboard_walks_the_chat_list_from_the_compose_box(qtbot, window) -> None:
     peers = [PeerId(row.peer_id) for row in window.chat_model.rows]
     window.open_chat(peers[0])
@@ -547,6 +588,41 @@ def test_delete_asks_first_and_cancel_deletes_nothing(qtbot, window) -> None:
     assert pane.delete_dialog is None and not dialog.isVisible()
     assert 399 in shown_ids(window)
     assert delete_log(window, BOB) == []
+
+
+def centred(main: MainWindow, id_: int) -> bool:
+    """Message ``id_`` sits in the middle of the history's viewport."""
+    history = main.history
+    position = main.history_model.row_of(("message", CLOUD, id_))
+    assert position is not None
+    index = main.history_model.index(position, 0)
+    middle = history.viewport().rect().center().y()
+    return abs(history.visualRect(index).center().y() - middle) <= 2
+
+
+def test_a_jump_centres_its_message_and_tints_it(qtbot, window) -> None:
+    window.open_chat(ALICE, "Alice Baker")
+    qtbot.waitUntil(lambda: 1_000 in shown_ids(window))
+    window.chat_pane.jump_to_message(500)
+    qtbot.waitUntil(lambda: 500 in shown_ids(window))
+    assert centred(window, 500)
+    assert window.history.highlight.get(("message", CLOUD, 500), 0) > 0
+
+
+def test_a_jump_into_a_hole_lands_when_the_fill_brings_its_message(qtbot, account, window) -> None:
+    window.open_chat(BOB, "Bob Stone")
+    qtbot.waitUntil(lambda: 400 in shown_ids(window))
+    window.chat_pane.jump_to_message(150)  # 1..299 is a hole here
+    qtbot.waitUntil(lambda: not shown_ids(window))
+
+    def fill(tx) -> None:
+        tx.remove_hole(BOB, CLOUD, EVERYWHERE, 1, 299)
+        tx.add_messages(incoming(BOB, i) for i in range(1, 300))
+
+    account.postbox.run(fill)
+    qtbot.waitUntil(lambda: 150 in shown_ids(window))
+    assert centred(window, 150)
+    assert window.history.highlight.get(("message", CLOUD, 150), 0) > 0
 
 
 def test_delete_for_everyone_takes_the_message_out_of_the_view(qtbot, window) -> None:

@@ -4,14 +4,19 @@ session was terminated and logs out, deleting its database."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 
 from client import Device
 from client.account import Account
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST
-from ui.devices import last_seen
+from ui.devices import DevicesDialog, last_seen
+from ui.futures import FutureRelay
 from ui.main_window import MainWindow
 
 pytestmark = pytest.mark.gui
@@ -75,3 +80,27 @@ def test_last_seen_reads_like_a_devices_list() -> None:
     assert last_seen(Device(4, "d", False, False, now - 600), now) == "active 10 min ago"
     assert last_seen(Device(5, "e", False, False, now - 7200), now) == "active 2 h ago"
     assert last_seen(Device(6, "f", False, False, now - 3 * 86_400), now) == "active 3 days ago"
+
+
+class TwoDevices:
+    """An account with this device and a phone, which answers at once."""
+
+    def devices(self) -> Future[list[Device]]:
+        done: Future[list[Device]] = Future()
+        done.set_result([Device(1, "desk", True, True, 0), Device(2, "phone", False, False, 0)])
+        return done
+
+
+def test_the_devices_dialog_closes_with_its_button_and_with_escape(qtbot) -> None:
+    relay = FutureRelay()
+    dialog = DevicesDialog(TwoDevices(), relay)  # type: ignore[arg-type]
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: len(dialog.devices) == 2)
+    (close,) = [b for b in dialog.findChildren(QPushButton) if b.text() == "Close"]
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    assert not dialog.isVisible()
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()

@@ -1,8 +1,9 @@
 """The real app on a real X server (Xvfb), not the offscreen platform: it opens its window,
-and stops on SIGTERM without a traceback."""
+stops on SIGTERM without a traceback, and its shortcuts work with X11's key bindings."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -96,3 +97,87 @@ def test_a_display_that_goes_away_stops_the_app_without_a_traceback(tmp_path) ->
     assert process.returncode != 0
     assert "Traceback" not in err, err
     assert "the display went away; the app stopped" in err or "X11 connection broke" in err
+
+
+def test_every_window_shortcut_has_its_own_keys_on_x11(tmp_path) -> None:
+    """With X11's standard key bindings (the offscreen platform has none), no two of the
+    window's shortcuts answer to the same keys: Qt fires neither of two that do. Ctrl+Q,
+    pressed through Qt's shortcut map, closes the window."""
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    probe = [sys.executable, "-m", "tests.ui.shortcut_probe", str(tmp_path / "probe.db")]
+    done = subprocess.run(
+        ["xvfb-run", "-a", *probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["platform"] == "xcb"
+    assert "Ctrl+Q" in report["quit_bindings"]  # what StandardKey.Quit would add there
+    owners: dict[str, list[str]] = {}
+    for keys, owner in report["shortcuts"]:
+        owners.setdefault(keys, []).append(owner)
+    assert {keys: who for keys, who in owners.items() if len(who) > 1} == {}
+    assert "Ctrl+Q" in owners
+    assert report["active"]
+    assert report["closed_by_ctrl_q"]
+
+
+def focus_the_window(env: dict[str, str]) -> None:
+    """Give the app's window the keyboard focus, once it shows (tried again if the
+    window found is replaced before it takes the focus)."""
+    problems = []
+    for _attempt in range(5):
+        found = subprocess.run(
+            ["xdotool", "search", "--sync", "--onlyvisible", "--name", "^postbox-chat"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        windows = found.stdout.split()
+        if windows:
+            focus = subprocess.run(
+                ["xdotool", "windowfocus", "--sync", windows[0]],
+                env=env, capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            if focus.returncode == 0:
+                return
+            problems.append(focus.stderr)
+    raise AssertionError(f"the window never took the focus: {problems}")
+
+
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
+def test_ctrl_q_typed_on_the_x_server_quits_the_app_with_status_0(tmp_path) -> None:
+    """The key pressed as a person would (xdotool through the X server), on the demo."""
+    read_end, write_end = os.pipe()
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-nolisten",
+         "tcp"],
+        pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    os.close(write_end)
+    with os.fdopen(read_end) as announced:
+        display = f":{announced.readline().strip()}"
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    env["DISPLAY"] = display
+    app = [sys.executable, "-m", "client.cli", "demo", "--chats", "10", "--messages", "300"]
+    process = subprocess.Popen(
+        [*app, "--db", str(tmp_path / "quit.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert display != ":"
+        wait_until_open(process)
+        focus_the_window(env)
+        typed = subprocess.run(
+            ["xdotool", "key", "ctrl+q"], env=env, capture_output=True, text=True, timeout=60
+        )  # through XTEST to the window with the focus, as a keyboard would
+        assert typed.returncode == 0, typed.stderr
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        xvfb.terminate()
+        xvfb.wait()
+    assert process.returncode == 0, err
+    assert "Traceback" not in err, err
