@@ -233,9 +233,7 @@ def _busy_with(engine: SyncEngine) -> str:
     return "; ".join(parts)
 
 
-def _summary(
-    status: EngineStatus, postbox: Postbox, elapsed: float, idle: bool
-) -> dict[str, Any]:
+def _summary(status: EngineStatus, postbox: Postbox, elapsed: float, idle: bool) -> dict[str, Any]:
     cursor = postbox.run(lambda tx: tx.get_state())
     return {
         "connection": status.connection,
