@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,20 +29,18 @@ ROOT = Path(__file__).parents[2]
 
 @pytest.fixture
 def display() -> Iterator[str]:
-    """A fresh X server of our own."""
-    number = next(n for n in range(140, 400) if not Path(f"/tmp/.X11-unix/X{n}").exists())
+    """A fresh X server of our own; it says its display number once it listens."""
+    read_end, write_end = os.pipe()
     server = subprocess.Popen(
-        ["Xvfb", f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-nolisten",
+         "tcp"],
+        pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    os.close(write_end)
     try:
-        socket = Path(f"/tmp/.X11-unix/X{number}")
-        for _ in range(100):
-            if socket.exists() or server.poll() is not None:
-                break
-            time.sleep(0.05)  # the X server's start-up, not the app's
-        assert socket.exists(), "Xvfb did not start"
+        with os.fdopen(read_end) as announced:
+            number = announced.readline().strip()
+        assert number, "Xvfb did not start"
         yield f":{number}"
     finally:
         server.terminate()
