@@ -8,11 +8,8 @@ window reaches a hole the view shows a loading row and the sync engine fills it.
 chat with unread messages opens at the first of them; what has been on screen is
 marked read.
 
-Each chat keeps its interface state (``ui.chat_interface``): the draft and the message
-it answers, where the history was scrolled to and what was selected are saved when the
-reader goes to another chat (the draft also after a pause in typing) and come back with
-the chat, after a restart too; a draft saved on another device shows up unless the
-reader has typed since.
+Each chat keeps its interface state (draft, scroll position, selection) through
+``ui.chat_state_keeper``.
 """
 
 from __future__ import annotations
@@ -37,8 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from postbox import (
-    ChatInterfaceStateView,
-    ChatInterfaceStateViewKey,
     CombinedView,
     FailedMessageIdsViewKey,
     HistoryAnchor,
@@ -54,12 +49,12 @@ from postbox import (
     PeerId,
     PeerView,
     PeerViewKey,
-    ScrollPosition,
     UpdateKind,
     ViewUpdateType,
 )
 from ui.account_port import AccountLike
-from ui.chat_interface import ComposeDraft, remote_draft_applies, restore_of, split_message
+from ui.chat_interface import split_message
+from ui.chat_state_keeper import ChatStateKeeper
 from ui.compose_box import ComposeBox
 from ui.delegates import HistoryDelegate
 from ui.delete_dialog import DeleteDialog
@@ -83,8 +78,6 @@ from ui.sticker_picker import StickerButton
 
 __all__ = ["HISTORY_WINDOW", "ChatPane"]
 
-#: A pause in typing after which the draft is saved (and shared with other devices).
-DRAFT_SAVE_MS = 1500
 #: Messages the history window holds on each side of its anchor.
 HISTORY_WINDOW = 60
 #: Rows from an end of the window at which scrolling moves the window.
@@ -147,22 +140,13 @@ class ChatPane(QWidget):
         self._unread_pending = False
         self._profiles_asked: set[PeerId] = set()
         self.window_moves = 0
-        # The open chat's interface state (see the module's docstring).
-        self._interface_feed: SnapshotFeed | None = None
-        self._interface_restored = False
-        #: The draft last saved here or taken from another device.
-        self._known_draft = ComposeDraft()
-        #: The draft put aside while one of our messages is edited in the box.
-        self._held_draft: ComposeDraft | None = None
-        #: A restored reply or selection whose messages the history has not shown yet.
-        self._reply_to_restore: int | None = None
-        self._selection_to_restore: tuple[int, ...] = ()
-        self._opened_unread = 0
         self._scroll_flash = True
         self._scroll_offset: int | None = None
         #: The confirmation before a delete, while it is open.
         self.delete_dialog: DeleteDialog | None = None
         self._build()
+        #: The open chat's draft, scroll position and selection, kept and restored.
+        self.state = ChatStateKeeper(self)
 
     # -- widgets ------------------------------------------------------------------------
 
@@ -222,11 +206,6 @@ class ChatPane(QWidget):
             "Write a message…  (Shift+Enter: new line, ↑ edits your last one)"
         )
         self.compose.submitted.connect(self.send)
-        self._draft_timer = QTimer(self)
-        self._draft_timer.setSingleShot(True)
-        self._draft_timer.setInterval(DRAFT_SAVE_MS)
-        self._draft_timer.timeout.connect(self.save_draft)
-        self.compose.textChanged.connect(self._draft_timer.start)
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self.send)
         self.sticker_button = StickerButton(self.account.postbox)
@@ -340,7 +319,7 @@ class ChatPane(QWidget):
         """Show a chat: at message ``at`` if given, else at its first unread message if
         it has some, else where it was left, else at the bottom. The chat shown before
         keeps its interface state."""
-        self.leave_chat()
+        self.state.leave()
         self.cancel_edit()
         self.cancel_reply()
         self.peer_id = peer_id
@@ -365,9 +344,8 @@ class ChatPane(QWidget):
         # The unread bar marks where the reader left off when the chat was opened.
         self._unread_after = None
         self._unread_pending = unread > 0 and at is None
-        self._opened_unread = unread if at is None else 1  # a jump wins over the saved place
         self._scroll_flash, self._scroll_offset = True, None
-        self._open_interface_state(peer_id)
+        self.state.open(peer_id, unread=unread if at is None else 1)  # a jump wins
         if at is not None:
             anchor = HistoryAnchor.at_index(at)
         else:
@@ -475,8 +453,8 @@ class ChatPane(QWidget):
             self.history.show_rows(rows, update)
         finally:
             self._applying = False
-        if self._reply_to_restore is not None or self._selection_to_restore:
-            self._restore_rows()
+        if self.state.waiting_for_rows:
+            self.state.restore_rows()
 
     def _ask_replied(self, rows: list[HistoryRow]) -> None:
         """Fetch the messages replies answer that the window does not hold."""
@@ -535,6 +513,15 @@ class ChatPane(QWidget):
             self._scroll_to_message(index, flash=True)
             return
         self._scroll_target = index
+        self._open_window(HistoryAnchor.at_message(index.id))
+
+    def show_message_at(self, index: MessageIndex, *, top_margin: int) -> None:
+        """Put a message's top ``top_margin`` pixels below the viewport's (a restored
+        place): at once if the window holds it, else once a window opened there does."""
+        if self._scroll_to_message(index, top_margin=top_margin):
+            return
+        self._scroll_target = index
+        self._scroll_flash, self._scroll_offset = False, top_margin
         self._open_window(HistoryAnchor.at_message(index.id))
 
     def _scroll_to_message(
@@ -689,7 +676,7 @@ class ChatPane(QWidget):
             self.account.send_message(self.peer_id, part, reply_to=None if position else reply_to)
         self.cancel_reply()
         self.compose.clear()
-        self.save_draft()  # the chat's draft is gone with the send
+        self.state.save_draft()  # the chat's draft is gone with the send
         self.jump_to_bottom()
 
     @Slot(object)
@@ -708,8 +695,7 @@ class ChatPane(QWidget):
         return False
 
     def start_edit(self, row: MessageRow) -> None:
-        if self.editing is None:
-            self._held_draft = self.shown_draft()
+        self.state.hold_draft_for_edit()
         self.cancel_reply()
         self.editing = row
         self.edit_banner.setText("Editing your message  ·  Esc to cancel")
@@ -724,12 +710,11 @@ class ChatPane(QWidget):
         self.editing = None
         self.edit_banner.hide()
         self.send_button.setText("Send")
-        held, self._held_draft = self._held_draft or ComposeDraft(), None
-        self._show_draft(held)  # the draft typed before the edit comes back
+        self.state.give_back_held_draft()
 
     def start_reply(self, row: MessageRow, *, focus: bool = True) -> None:
         self.cancel_edit()
-        self._reply_to_restore = None
+        self.state.reply_to_restore = None
         self.replying = row
         who = "yourself" if row.outgoing else (row.author or self.title.text())
         quoted = (row.text or row.media).replace("\n", " ")
@@ -739,144 +724,15 @@ class ChatPane(QWidget):
         self.edit_banner.show()
         if focus:
             self.compose.setFocus()
-        self._draft_timer.start()
+        self.state.draft_changed()
 
     def cancel_reply(self) -> None:
-        self._reply_to_restore = None
+        self.state.reply_to_restore = None
         if self.replying is None:
             return
         self.replying = None
         self.edit_banner.hide()
-        self._draft_timer.start()
-
-    # -- the chat's interface state -----------------------------------------------------
-
-    def shown_draft(self) -> ComposeDraft:
-        """The draft as the box shows it (the one put aside while editing)."""
-        if self.editing is not None:
-            return self._held_draft or ComposeDraft()
-        reply = self.replying.id if self.replying is not None else self._reply_to_restore
-        return ComposeDraft(self.compose.text(), reply)
-
-    @Slot()
-    def save_draft(self) -> None:
-        """Keep the open chat's draft, if it changed since it was last kept."""
-        self._draft_timer.stop()
-        draft = self.shown_draft()
-        if self.peer_id is None or draft == self._known_draft:
-            return
-        if not self._interface_restored and draft.is_empty:
-            return  # the saved draft is not known yet: an empty box must not wipe it
-        self._known_draft = draft
-        self.account.save_draft(self.peer_id, draft.text, reply_to=draft.reply_to_id)
-
-    def leave_chat(self) -> None:
-        """Keep the open chat's draft, scroll position and selection for its return."""
-        if self.peer_id is None:
-            return
-        self.save_draft()
-        if self._interface_restored:
-            self.account.keep_view_state(
-                self.peer_id, self._scroll_position(), self._selected_cloud_ids()
-            )
-        if self._interface_feed is not None:
-            self._interface_feed.close()
-            self._interface_feed = None
-        self._interface_restored = False
-
-    def _scroll_position(self) -> ScrollPosition | None:
-        """Where the reader is, unless at the newest messages (the default place)."""
-        if self.at_live_edge() and self.history.at_bottom():
-            return None
-        top = self.history.top_row()
-        if top is None:
-            return None
-        key, offset = top
-        if not (isinstance(key, tuple) and key[:2] == ("message", _CLOUD)):
-            return None
-        return ScrollPosition(int(key[2]), offset)
-
-    def _selected_cloud_ids(self) -> tuple[int, ...]:
-        return tuple(
-            sorted(row.id for row in self.selection.selected.values() if row.namespace == _CLOUD)
-        )
-
-    def _open_interface_state(self, peer_id: PeerId) -> None:
-        self._interface_restored = False
-        self._known_draft = ComposeDraft()
-        self._reply_to_restore, self._selection_to_restore = None, ()
-        self._show_draft(ComposeDraft())
-        key = ChatInterfaceStateViewKey(peer_id)
-        self._interface_feed = SnapshotFeed(self.account.postbox, (key,), self._interface_snapshot)
-
-    @Slot(object)
-    def _interface_snapshot(self, combined: CombinedView) -> None:
-        view = next(iter(combined.views.values()), None)
-        if not isinstance(view, ChatInterfaceStateView) or view.peer_id != self.peer_id:
-            return
-        draft = ComposeDraft.of(None if view.state is None else view.state.draft)
-        if not self._interface_restored:
-            self._interface_restored = True
-            restore = restore_of(view.state, unread=self._opened_unread)
-            self._known_draft = restore.draft
-            # The state may come a moment after the chat opened: typing wins over it.
-            if remote_draft_applies(self.shown_draft(), ComposeDraft()):
-                self._show_draft(restore.draft)
-            else:
-                self._draft_timer.start()
-            self._selection_to_restore = restore.selected_ids
-            if restore.scroll is not None:
-                self._restore_scroll(restore.scroll)
-            self._restore_rows()
-            return
-        if draft == self._known_draft:
-            return
-        if self.editing is None and remote_draft_applies(self.shown_draft(), self._known_draft):
-            self._show_draft(draft)  # saved on another device: nothing typed here since
-        self._known_draft = draft
-
-    def _show_draft(self, draft: ComposeDraft) -> None:
-        """Put a draft in the box without counting it as typing."""
-        self.compose.setText(draft.text)
-        self._draft_timer.stop()
-        if self.replying is not None and self.replying.id != draft.reply_to_id:
-            self.replying = None
-            self.edit_banner.hide()
-        self._reply_to_restore = None
-        if draft.reply_to_id is not None and self.replying is None:
-            self._reply_to_restore = draft.reply_to_id
-            self._restore_rows()
-
-    def _restore_scroll(self, scroll: ScrollPosition) -> None:
-        assert self.peer_id is not None
-        message_id = MessageId(self.peer_id, _CLOUD, scroll.message_id)
-        position = self.history.history_model.row_of(("message", _CLOUD, scroll.message_id))
-        if position is not None:
-            self._scroll_to_message(MessageIndex(message_id, 0), top_margin=scroll.offset)
-            return
-        self._scroll_target = MessageIndex(message_id, 0)
-        self._scroll_flash, self._scroll_offset = False, scroll.offset
-        self._open_window(HistoryAnchor.at_message(message_id))
-
-    def _restore_rows(self) -> None:
-        """Take back a restored reply and selection once their messages are shown."""
-        model = self.history.history_model
-        if self._reply_to_restore is not None:
-            position = model.row_of(("message", _CLOUD, self._reply_to_restore))
-            row = None if position is None else model.rows[position]
-            if isinstance(row, MessageRow):
-                self.start_reply(row, focus=False)
-                self._draft_timer.stop()
-        if self._selection_to_restore:
-            missing = []
-            for id_ in self._selection_to_restore:
-                position = model.row_of(("message", _CLOUD, id_))
-                row = None if position is None else model.rows[position]
-                if not isinstance(row, MessageRow):
-                    missing.append(id_)
-                elif row.key not in self.selection.selected:
-                    self.selection.toggle(row)
-            self._selection_to_restore = tuple(missing)
+        self.state.draft_changed()
 
     # -- message actions ------------------------------------------------------------------
 
@@ -1043,7 +899,7 @@ class ChatPane(QWidget):
         self.account.delete_messages(peer, ids, for_everyone=for_everyone)
 
     def close_feed(self) -> None:
-        self.leave_chat()
+        self.state.leave()
         self.sticker_button.close_picker()
         if self._feed is not None:
             self._feed.close()

@@ -45,7 +45,7 @@ def pending_texts(main: MainWindow, peer: PeerId) -> list[str]:
 def opened(qtbot, main: MainWindow, peer: PeerId, newest: int) -> None:
     main.open_chat(peer)
     qtbot.waitUntil(lambda: newest in shown_ids(main))
-    qtbot.waitUntil(lambda: main.chat_pane._interface_restored)
+    qtbot.waitUntil(lambda: main.chat_pane.state.restored)
 
 
 def test_a_draft_stays_in_the_chat_it_was_typed_in(qtbot, window) -> None:
@@ -118,7 +118,7 @@ def test_a_draft_from_another_device_shows_unless_the_reader_typed(qtbot, window
     qtbot.keyClicks(pane.compose, ", and here")
     arrives("changed on the phone again")
     # The window has seen it (it is the draft it knows now), and kept the typing.
-    qtbot.waitUntil(lambda: pane._known_draft == ComposeDraft("changed on the phone again"))
+    qtbot.waitUntil(lambda: pane.state.known_draft == ComposeDraft("changed on the phone again"))
     assert pane.compose.text() == "typed on the phone, and here"
 
 
@@ -158,7 +158,7 @@ def test_typing_before_the_saved_state_arrives_is_kept(qtbot, window) -> None:
     window.account.postbox.run(lambda tx: tx.set_chat_interface_state(ALICE, old))
     window.open_chat(ALICE)
     pane.compose.setText("typed at once")  # before any snapshot is handed over
-    qtbot.waitUntil(lambda: pane._interface_restored)
+    qtbot.waitUntil(lambda: pane.state.restored)
     assert pane.compose.text() == "typed at once"
     qtbot.waitUntil(lambda: stored_draft(window, ALICE) == "typed at once", timeout=5_000)
 
