@@ -48,9 +48,12 @@ class InputTimes:
 class _PaintTimer(QObject):
     """Runs a widget's paint itself and reports when it ended."""
 
-    def __init__(self, widget: QWidget, probe: InputProbe) -> None:
+    def __init__(
+        self, widget: QWidget, probe: InputProbe, *, text_area: ComposeBox | None = None
+    ) -> None:
         super().__init__(widget)
         self._widget = widget
+        self._text_area = text_area
         self._probe = probe
         widget.installEventFilter(self)
 
@@ -63,8 +66,12 @@ class _PaintTimer(QObject):
         if event.type() != QEvent.Type.Paint:
             return False
         assert isinstance(event, QPaintEvent)
-        # The widget's own paint handler, then the time: the event is handled here.
-        type(self._widget).paintEvent(self._widget, event)
+        # The widget's own paint handler, then the time: the event is handled here. The
+        # compose box paints its text on its viewport, through its own viewport handler.
+        if self._text_area is not None:
+            self._text_area.viewportEvent(event)
+        else:
+            type(self._widget).paintEvent(self._widget, event)
         self._probe.painted(self._widget, time.monotonic())
         return True
 
@@ -85,7 +92,7 @@ class InputProbe:
         self._compose = compose
         self._views = {"history": history, "chat_list": chat_list}
         self._timers = [
-            _PaintTimer(compose, self),
+            _PaintTimer(compose.viewport(), self, text_area=compose),
             _PaintTimer(history.viewport(), self),
             _PaintTimer(chat_list.viewport(), self),
         ]
@@ -160,7 +167,7 @@ class InputProbe:
         modifiers = Qt.KeyboardModifier.NoModifier
         press = QKeyEvent(QEvent.Type.KeyPress, key, modifiers, letter)
         release = QKeyEvent(QEvent.Type.KeyRelease, key, modifiers, letter)
-        self._pending = ("keypress", self._compose, time.monotonic(), letter)
+        self._pending = ("keypress", self._compose.viewport(), time.monotonic(), letter)
         QApplication.postEvent(self._compose, press)
         QApplication.postEvent(self._compose, release)
 
