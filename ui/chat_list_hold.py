@@ -8,7 +8,7 @@ clicking it catches up at once, as leaving does.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QListView, QPushButton
 
 from ui.chat_order import changed_text
@@ -49,6 +49,8 @@ class ChatOrderHold(QObject):
         self.hint.hide()
         view.viewport().setMouseTracking(True)
         view.viewport().installEventFilter(self)
+        # Scrolling moves the viewport's children with the rows: the hint goes back.
+        view.verticalScrollBar().valueChanged.connect(self._on_scrolled)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt
         kind = event.type()
@@ -74,6 +76,11 @@ class ChatOrderHold(QObject):
         self._place_hint()
         self.hint.show()
         self.hint.raise_()
+
+    @Slot(int)
+    def _on_scrolled(self, _value: int) -> None:
+        if not self.hint.isHidden():
+            self._place_hint()
 
     def _place_hint(self) -> None:
         size = self.hint.sizeHint()

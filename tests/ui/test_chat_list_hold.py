@@ -148,3 +148,18 @@ def test_a_click_while_traffic_moves_chats_opens_the_chat_aimed_at(qtbot, window
     assert main.chat_pane.peer_id is not None and int(main.chat_pane.peer_id) == aimed.peer_id
     leave(main.chat_list.viewport())
     assert main.chat_pane.peer_id is not None and int(main.chat_pane.peer_id) == aimed.peer_id
+
+
+def test_the_hint_stays_at_the_top_while_the_list_scrolls(qtbot) -> None:
+    view = QListView()
+    model = ChatListModel()
+    model.apply([chat(n) for n in range(1, 60)], ViewUpdateType.INITIAL)
+    view.setModel(model)
+    qtbot.addWidget(view)
+    view.resize(300, 200)
+    view.show()
+    hold = ChatOrderHold(view)
+    hold.show_changed(3)
+    where = hold.hint.geometry()
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    assert hold.hint.geometry() == where
