@@ -145,6 +145,7 @@ def take_screenshots(out: Path) -> list[Path]:
 
             run_until(app, replied)
             shot("reply.png")
+            saved.extend(_first_minute_shots(app, window, out, user.peer_id, chats))
             saved.extend(_sticker_shots(app, window, out))
             target = incoming[-1]
             menu = window.chat_pane.message_menu(target)
@@ -235,6 +236,91 @@ def take_screenshots(out: Path) -> list[Path]:
             window.deleteLater()
             account.close()
             app.processEvents()
+    return saved
+
+
+def _first_minute_shots(
+    app: object, window: Any, out: Path, person: int, chats: Callable[[], list[Any]]
+) -> list[Path]:
+    """What a newcomer meets: a draft left in a chat, shown in the list; a channel the
+    account only reads (Mute instead of a compose box) with a refused post and its menu;
+    and the question before a delete."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QPainter
+    from PySide6.QtWidgets import QApplication
+
+    from postbox import PeerId, PeerNamespace
+    from ui.rows import MessageRow
+
+    saved: list[Path] = []
+    pane = window.chat_pane
+
+    def save(picture: Any, name: str) -> None:
+        picture.save(str(out / name))
+        saved.append(out / name)
+
+    def overlaid(widget: Any, at: QPoint) -> Any:
+        picture = window.grab()
+        painter = QPainter(picture)
+        painter.drawPixmap(at, widget.grab())
+        painter.end()
+        return picture
+
+    def grabbed() -> Any:
+        run_until(app, lambda: not window.history.animator.running)
+        QApplication.processEvents()
+        return window.grab()
+
+    window.compose.setText("See you at the station at 5?")
+    other = next(r for r in chats() if r.peer_id != person and r.peer_id >> 56 != 2)
+    window.open_chat(PeerId(other.peer_id), other.title)
+    run_until(app, lambda: any(r.draft for r in chats() if r.peer_id == person))
+    save(grabbed(), "draft.png")
+    readers_only = [
+        r
+        for r in chats()
+        if PeerId(r.peer_id).namespace == PeerNamespace.CHANNEL
+        and not window.account.postbox.run(lambda tx, p=r.peer_id: tx.get_peer(PeerId(p))).can_post
+    ]
+    channel = readers_only[0]
+    window.open_chat(PeerId(channel.peer_id), channel.title)
+    run_until(app, lambda: pane.mute_button.isVisible())
+    window.account.send_message(PeerId(channel.peer_id), "Can I post here too?")
+
+    def refused() -> MessageRow | None:
+        rows = window.history_model.rows
+        return next((r for r in rows if isinstance(r, MessageRow) and r.failure), None)
+
+    run_until(app, lambda: refused() is not None)
+    row = refused()
+    assert row is not None
+    menu = pane.show_failure_menu(row, QPoint(0, 0))
+    menu.adjustSize()
+    index = window.history_model.index(window.history_model.row_of(row.key) or 0, 0)
+    rect = window.history.visualRect(index)
+    corner = QPoint(rect.right() - menu.width() - 250, rect.top() - menu.height() + 8)
+    at = window.history.viewport().mapTo(window, corner)
+    run_until(app, lambda: not window.history.animator.running)
+    save(overlaid(menu, at), "failed-message.png")
+    menu.close()
+    pane.delete(row, for_everyone=False)  # its Delete: the shots after this one are clean
+    run_until(app, lambda: refused() is None)
+    run_until(app, lambda: not any(r.failed for r in chats()))
+    window.open_chat(PeerId(person), "")
+    run_until(app, lambda: any(isinstance(r, MessageRow) for r in window.history_model.rows))
+    run_until(app, lambda: pane.state.restored)
+    window.compose.setText("")  # the draft goes: the shots after this one show the chat
+    pane.state.save_draft()
+    run_until(app, lambda: not any(r.draft for r in chats() if r.peer_id == person))
+    ours = [r for r in window.history_model.rows if isinstance(r, MessageRow) and r.outgoing]
+    dialog = pane.ask_delete(ours[-1:])
+    assert dialog is not None
+    dialog.adjustSize()
+    middle = QPoint(
+        (window.width() - dialog.width()) // 2, (window.height() - dialog.height()) // 2
+    )
+    save(overlaid(dialog, middle), "delete-question.png")
+    dialog.reject()
     return saved
 
 
