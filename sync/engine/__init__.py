@@ -14,8 +14,7 @@ from sync.engine.engine import (
     SyncEngine,
     SyncWorker,
 )
-from sync.engine.failed_sends import retry_failed_send, retry_failed_sends
-from sync.engine.outbound import (
+from sync.engine.enqueue import (
     enqueue_delete,
     enqueue_draft,
     enqueue_edit,
@@ -24,6 +23,7 @@ from sync.engine.outbound import (
     enqueue_read,
     enqueue_send,
 )
+from sync.engine.failed_sends import retry_failed_send, retry_failed_sends
 from sync.engine.timing import Timeouts
 
 __all__ = [

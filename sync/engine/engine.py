@@ -35,10 +35,11 @@ from postbox import (
 )
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
+from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.item_collections import ItemCollectionSync
 from sync.engine.master import MasterElection
-from sync.engine.outbound import ACCOUNT_PEER_PREFERENCE, Outbound
+from sync.engine.outbound import Outbound
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
 from sync.engine.timing import Backoff, Timeouts, loop_time

@@ -19,7 +19,7 @@ from postbox import (
     PeerNamespace,
     Postbox,
 )
-from sync.engine.outbound import SEND_TAG
+from sync.engine.log_tags import SEND_TAG
 
 ALICE = PeerId.make(PeerNamespace.USER, 1001)
 BOB = PeerId.make(PeerNamespace.USER, 1002)

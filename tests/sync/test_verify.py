@@ -42,7 +42,7 @@ from postbox import (
 from sync.connection import ServerConnection
 from sync.engine import enqueue_send
 from sync.engine.convert import CLOUD, message_from_wire
-from sync.engine.outbound import EDIT_TAG, SEND_TAG
+from sync.engine.log_tags import EDIT_TAG, SEND_TAG
 from sync.protocol import (
     Auth,
     Dialog,
