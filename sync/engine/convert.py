@@ -14,6 +14,7 @@ from postbox import (
     StoreMessage,
 )
 from sync.protocol import (
+    MAX_TEXT,
     Dialog,
     DraftMessage,
     ForwardHeader,
@@ -30,6 +31,7 @@ from sync.protocol import (
 __all__ = [
     "CLOUD",
     "draft_from_wire",
+    "synced_part",
     "forward_from_wire",
     "media_from_wire",
     "media_to_wire",
@@ -156,3 +158,11 @@ def draft_from_wire(draft: DraftMessage | None) -> postbox.SynchronizeableDraft 
     if draft is None:
         return None
     return postbox.SynchronizeableDraft(draft.text, draft.reply_to, draft.date)
+
+
+def synced_part(draft: postbox.SynchronizeableDraft | None) -> tuple[str, int | None] | None:
+    """What of a draft the server keeps: its text up to a message's length (a longer one
+    stays whole on this device only) and the message it answers."""
+    if draft is None:
+        return None
+    return draft.text[:MAX_TEXT], draft.reply_to_id

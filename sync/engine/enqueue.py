@@ -26,7 +26,7 @@ from postbox import (
     SynchronizeableDraft,
     Transaction,
 )
-from sync.engine.convert import CLOUD
+from sync.engine.convert import CLOUD, synced_part
 from sync.engine.log_tags import (
     DELETE_TAG,
     DRAFT_TAG,
@@ -204,9 +204,8 @@ def enqueue_draft(
     tx.set_chat_interface_state(peer_id, replace(state, draft=draft), thread_id)
     if thread_id != 0 or peer_id.namespace == PeerNamespace.SECRET_CHAT:
         return  # a topic's draft, and a secret chat's, stay on this device
-    contents: dict[str, Any] = {"text": "", "reply_to": None}
-    if draft is not None:
-        contents = {"text": draft.text, "reply_to": draft.reply_to_id}
+    text, reply_to = synced_part(draft) or ("", None)
+    contents: dict[str, Any] = {"text": text, "reply_to": reply_to}
     for entry in tx.get_operation_log_entries(peer_id, DRAFT_TAG):
         tx.update_operation_log_entry(peer_id, DRAFT_TAG, entry.tag_local_index, contents)
         return

@@ -27,7 +27,7 @@ from postbox import (
     SynchronizeableDraft,
     Transaction,
 )
-from sync.engine.convert import CLOUD
+from sync.engine.convert import CLOUD, synced_part
 from sync.engine.log_tags import DRAFT_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import (
     AccountMutableState,
@@ -197,11 +197,12 @@ def set_draft_from_server(
     tx: Transaction, peer_id: PeerId, draft: SynchronizeableDraft | None
 ) -> None:
     """Take the server's draft of a chat, unless one saved here waits to be sent (that
-    one stands, as with a mute). The rest of the chat's interface state stays."""
+    one stands, as with a mute) or it is what the server keeps of the one here (a draft
+    too long for a message stays whole). The rest of the chat's interface state stays."""
     if tx.get_operation_log_entries(peer_id, DRAFT_TAG):
         return
     state = tx.get_chat_interface_state(peer_id) or ChatInterfaceState()
-    if state.draft != draft:
+    if synced_part(state.draft) != synced_part(draft):
         tx.set_chat_interface_state(peer_id, dataclasses.replace(state, draft=draft))
 
 

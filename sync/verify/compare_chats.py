@@ -12,6 +12,7 @@ from postbox import (
     PeerNamespace,
     PeerReadState,
 )
+from sync.engine.convert import synced_part
 from sync.protocol import Dialog
 from sync.verify.local_side import GROUPS, LocalChat, LocalState
 from sync.verify.report import Category, Report
@@ -196,11 +197,12 @@ def compare_notification_settings(report: Report, chat: LocalChat, dialog: Dialo
 
 
 def compare_drafts(report: Report, chat: LocalChat, dialog: Dialog) -> None:
-    """A listed chat's draft (text and reply) is the server's; its date is the saving
-    device's, so it is not compared. A secret chat's draft stays on its device."""
+    """A listed chat's draft (text and reply, what the server keeps of it) is the
+    server's; its date is the saving device's, so it is not compared. A secret chat's
+    draft stays on its device."""
     if chat.position is None or chat.peer_id.namespace == PeerNamespace.SECRET_CHAT:
         return
-    mine = None if chat.draft is None else (chat.draft.text, chat.draft.reply_to_id)
+    mine = synced_part(chat.draft)
     theirs = None if dialog.draft is None else (dialog.draft.text, dialog.draft.reply_to)
     if mine != theirs:
         report.add(Category.DRAFTS, int(chat.peer_id), f"draft {mine!r} != server {theirs!r}")

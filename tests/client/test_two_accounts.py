@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import postbox
+from client import MAX_MESSAGE_LENGTH
 from client.account import Account
 from postbox import (
     MessageNamespace,
@@ -280,8 +281,14 @@ def test_a_draft_typed_on_one_device_is_waiting_on_the_other(server, tmp_path, c
         wait_until(phone, lambda: draft(phone, group) == ("bring the maps and a torch", None))
         phone.save_draft(PeerId(me), "").result()
         wait_until(laptop, lambda: draft(laptop, me) is None)
+        # Longer than a message may be: the server keeps its first 4,096 characters, the
+        # phone the whole text (pasted, to be sent as several messages).
+        long_draft = "word " * 1_000
+        phone.save_draft(PeerId(me), long_draft).result()
+        wait_until(laptop, lambda: draft(laptop, me) == (long_draft[:MAX_MESSAGE_LENGTH], None))
         for account in (phone, laptop):
             assert account.worker.call(lambda engine: engine.wait_idle(timeout=30))
+        assert draft(phone, me) == (long_draft, None)
         for db in ("b1.db", "b2.db"):
             verify_agrees(server, tmp_path / db, friend_token, capsys)
     # A device that was away gets the drafts saved meanwhile from its difference.
