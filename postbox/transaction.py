@@ -9,7 +9,6 @@ flushes every table in dependency order and freezes the change record.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from postbox.change_record import (
@@ -17,10 +16,10 @@ from postbox.change_record import (
     ChangeRecord,
     ChatListOperation,
     ChatListOperationKind,
-    current_values,
 )
 from postbox.chat_interface_state import ChatInterfaceState
 from postbox.chat_list import ChatListHole, ChatListInclusion, ChatListIndex, PeerGroupId
+from postbox.commit_record import change_record_of
 from postbox.errors import InvalidArgumentError, PostboxError
 from postbox.holes import ClosedRange, MessageHistoryHoleSpace
 from postbox.ids import MessageId, MessageIndex, PeerId
@@ -628,62 +627,8 @@ class Transaction:
         # commit and nothing for views to replay.
         if not any(table.has_changes for table in written):
             return ChangeRecord(tables.metadata.transaction_state_version())
-        record = self._record(tables.metadata.increment_transaction_state_version())
+        version = tables.metadata.increment_transaction_state_version()
+        record = change_record_of(tables, self._collector, version)
         for table in tables.written.in_commit_order():
             table.before_commit()
         return record
-
-    def _record(self, version: int) -> ChangeRecord:
-        """The change record; only what the transaction recorded or wrote is looked at,
-        the rest keeps the record's empty defaults."""
-        tables = self._tables
-        collector = self._collector
-        fields: dict[str, Any] = {}
-        if collector.message_operations:
-            fields["message_operations"] = collector.frozen_messages()
-        if collector.hole_operations:
-            fields["hole_operations"] = collector.frozen_holes()
-        if collector.chat_list_operations:
-            fields["chat_list_operations"] = collector.frozen_chat_list()
-        if collector.operation_log_operations:
-            fields["operation_log_operations"] = collector.frozen_operation_log()
-        if collector.chat_list_positions:
-            fields["updated_chat_list_positions"] = MappingProxyType(
-                dict(collector.chat_list_positions)
-            )
-        for name, table in (
-            ("updated_peers", tables.peers),
-            ("updated_presences", tables.presences),
-            ("updated_cached_peer_data", tables.cached_peer_data),
-            ("updated_notification_settings", tables.notification_settings),
-            ("updated_read_states", tables.read_states),
-            ("updated_peer_chat_states", tables.peer_chat_states),
-        ):
-            if table.is_written:
-                fields[name] = current_values(table.updated())
-        metadata = tables.metadata
-        if any(key == b"state" for key, _, _ in metadata.changes()):
-            fields["updated_state"] = metadata.state()
-        if tables.contacts.is_written and any(True for _ in tables.contacts.changes()):
-            fields["replaced_contact_peer_ids"] = tables.contacts.peer_ids()
-        if tables.unsent.is_written:
-            fields["added_unsent_ids"], fields["removed_unsent_ids"] = tables.unsent.updated()
-        if tables.failed.is_written:
-            fields["updated_failed_message_ids"] = tables.failed.updated()
-        if tables.tag_summaries.is_written:
-            fields["updated_tag_summaries"] = tables.tag_summaries.updated()
-        if tables.preferences.is_written:
-            fields["updated_preferences"] = tables.preferences.updated_keys()
-        if tables.chat_interface_states.is_written:
-            fields["updated_chat_interface_states"] = MappingProxyType(
-                tables.chat_interface_states.updated()
-            )
-        if tables.item_collection_infos.is_written:
-            fields["updated_item_collection_infos"] = (
-                tables.item_collection_infos.updated_namespaces()
-            )
-        if tables.item_collection_items.is_written:
-            fields["updated_item_collection_items"] = (
-                tables.item_collection_items.updated_collections()
-            )
-        return ChangeRecord(version, **fields)
