@@ -11,6 +11,24 @@ from postbox.views.subscription import CombinedView
 Write = Callable[[Transaction], object]
 
 
+class Recorder:
+    """Collects a subscription's snapshots (delivered on the postbox thread)."""
+
+    def __init__(self) -> None:
+        self.snapshots: list[CombinedView] = []
+
+    def __call__(self, snapshot: CombinedView) -> None:
+        self.snapshots.append(snapshot)
+
+    @property
+    def count(self) -> int:
+        return len(self.snapshots)
+
+    @property
+    def last(self) -> CombinedView:
+        return self.snapshots[-1]
+
+
 def fresh(postbox: Postbox, key: AnyViewKey) -> object:
     """The snapshot of ``key`` as a view opened now sees it."""
     subscription = postbox.combined_view([key])

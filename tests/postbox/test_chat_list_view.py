@@ -40,26 +40,17 @@ from postbox.views.chat_list_view import (
     MutableChatListView,
 )
 from postbox.views.holes_views import ChatListHolesEntry, ChatListHolesView
-from postbox.views.subscription import CombinedView, Subscription
+from postbox.views.subscription import Subscription
 from postbox.views.view import ViewUpdateType
+from tests.postbox import live_views
 
 ROOT, ARCHIVE = int(PeerGroupId.ROOT), int(PeerGroupId.ARCHIVE)
 PEERS = [PeerId.make(PeerNamespace.USER, i) for i in range(1, 7)]
 P1, P2, P3, P4, P5, P6 = PEERS
 
 
-class Recorder:
-    """Collects a subscription's snapshots (delivered on the postbox thread)."""
-
-    def __init__(self) -> None:
-        self.snapshots: list[CombinedView] = []
-
-    def __call__(self, snapshot: CombinedView) -> None:
-        self.snapshots.append(snapshot)
-
-    @property
-    def count(self) -> int:
-        return len(self.snapshots)
+class Recorder(live_views.Recorder):
+    """A chat-list subscription's snapshots."""
 
     def view(self, key: ChatListViewKey) -> ChatListView:
         snapshot = self.snapshots[-1][key]

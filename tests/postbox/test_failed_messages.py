@@ -32,7 +32,7 @@ from postbox import (
     Transaction,
 )
 from postbox.coding import pack
-from postbox.views.subscription import CombinedView
+from tests.postbox.live_views import Recorder
 
 LOCAL = int(MessageNamespace.LOCAL)
 REFUSED = MessageFailure("CHAT_WRITE_FORBIDDEN", "only the channel's admins can post", {"r": 1})
@@ -43,24 +43,6 @@ def _pending(tx: Transaction, peer_id: PeerId, text: str = "hi", timestamp: int 
         [StoreMessage(peer_id, LOCAL, None, timestamp, flags=int(MessageFlags.UNSENT), text=text)]
     )
     return index.id
-
-
-class Recorder:
-    """A subscription's snapshots, as they come (on the postbox thread)."""
-
-    def __init__(self) -> None:
-        self.snapshots: list[CombinedView] = []
-
-    def __call__(self, snapshot: CombinedView) -> None:
-        self.snapshots.append(snapshot)
-
-    @property
-    def count(self) -> int:
-        return len(self.snapshots)
-
-    @property
-    def last(self) -> CombinedView:
-        return self.snapshots[-1]
 
 
 requests = st.recursive(

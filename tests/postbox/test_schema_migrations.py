@@ -39,6 +39,16 @@ def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
         connection.close()
 
 
+def back_to_schema_1(path: Path, statement: str) -> None:
+    """Mark the file as schema 1 again, after ``statement`` undid what version 2 adds."""
+    connection = apsw.Connection(str(path))
+    try:
+        connection.execute("PRAGMA user_version = 1")
+        connection.execute(statement)
+    finally:
+        connection.close()
+
+
 def user_version(path: Path) -> int:
     connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
@@ -78,12 +88,7 @@ def test_a_message_a_schema_1_file_holds_as_failed_is_listed_failed(tmp_path) ->
     with Postbox(path) as postbox:
         unsent = postbox.run(lambda tx: tx.get_unsent_message_ids())[0]
     # What the schema-1 code wrote for a send it gave up on: the flag, no table row.
-    connection = apsw.Connection(str(path))
-    try:
-        connection.execute("PRAGMA user_version = 1")
-        connection.execute('DROP TABLE "t_peer_chat_interface_state"')
-    finally:
-        connection.close()
+    back_to_schema_1(path, 'DROP TABLE "t_peer_chat_interface_state"')
     with Postbox(path) as postbox:
 
         def fail_as_schema_1_did(tx: Transaction) -> None:
@@ -93,12 +98,7 @@ def test_a_message_a_schema_1_file_holds_as_failed_is_listed_failed(tmp_path) ->
             tx.update_message(unsent, message.to_store()._replace(flags=flags))
 
         postbox.run(fail_as_schema_1_did)
-    connection = apsw.Connection(str(path))
-    try:
-        connection.execute("PRAGMA user_version = 1")
-        connection.execute('DELETE FROM "t_message_history_failed"')
-    finally:
-        connection.close()
+    back_to_schema_1(path, 'DELETE FROM "t_message_history_failed"')
     with Postbox(path) as postbox:
         failed = postbox.run(lambda tx: tx.get_failed_messages(unsent.peer_id))
         assert failed == [(unsent, MessageFailure())]

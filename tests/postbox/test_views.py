@@ -48,24 +48,7 @@ from postbox.view_keys import (
 )
 from postbox.views.subscription import CombinedView
 from postbox.views.view import UpdateKind, ViewUpdateType
-
-
-class Recorder:
-    """Collects a subscription's snapshots (delivered on the postbox thread)."""
-
-    def __init__(self) -> None:
-        self.snapshots: list[CombinedView] = []
-
-    def __call__(self, snapshot: CombinedView) -> None:
-        self.snapshots.append(snapshot)
-
-    @property
-    def count(self) -> int:
-        return len(self.snapshots)
-
-    @property
-    def last(self) -> CombinedView:
-        return self.snapshots[-1]
+from tests.postbox.live_views import Recorder
 
 
 def test_initial_snapshot_then_generic_updates(postbox: Postbox, alice: PeerId) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QListView, QWidget
 from postbox import ViewUpdateType
 from tests.ui.conftest import loaded
 from ui.chat_list_hold import ChatOrderHold
+from ui.main_window import MainWindow
 from ui.models import ChatListModel
 from ui.rows import ChatRow
 
@@ -91,15 +92,22 @@ def bumped_last(rows: list[ChatRow]) -> list[ChatRow]:
     return [top, *rows[:-1]]
 
 
-@pytest.mark.gui
-def test_a_resting_pointer_keeps_every_row_and_counts_what_waits(qtbot, window) -> None:
-    main, _server = window
+def resting_while_a_chat_moves(qtbot, main: MainWindow) -> tuple[list[ChatRow], list[ChatRow]]:
+    """The pointer rests on the loaded list and a message moves its last chat to the top:
+    the rows before, and the order the move asks for."""
     main.resize(900, 500)
     qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
     rows: list[ChatRow] = list(main.chat_model.rows)
     enter(main.chat_list.viewport())
     moved = bumped_last(rows)
     main.show_chat_rows(moved, ViewUpdateType.GENERIC)
+    return rows, moved
+
+
+@pytest.mark.gui
+def test_a_resting_pointer_keeps_every_row_and_counts_what_waits(qtbot, window) -> None:
+    main, _server = window
+    rows, moved = resting_while_a_chat_moves(qtbot, main)
     shown = list(main.chat_model.rows)
     # The chat stays where it was (below the view, too), with its new preview.
     assert keys(shown) == keys(rows)
@@ -115,12 +123,7 @@ def test_a_resting_pointer_keeps_every_row_and_counts_what_waits(qtbot, window) 
 @pytest.mark.gui
 def test_a_click_on_the_hint_catches_up_and_the_list_holds_again(qtbot, window) -> None:
     main, _server = window
-    main.resize(900, 500)
-    qtbot.waitUntil(lambda: loaded(main), timeout=20_000)
-    rows: list[ChatRow] = list(main.chat_model.rows)
-    enter(main.chat_list.viewport())
-    moved = bumped_last(rows)
-    main.show_chat_rows(moved, ViewUpdateType.GENERIC)
+    _rows, moved = resting_while_a_chat_moves(qtbot, main)
     qtbot.mouseClick(main.order_hold.hint, Qt.MouseButton.LeftButton)
     assert keys(list(main.chat_model.rows)) == keys(moved)
     assert main.order_hold.hint.isHidden()
