@@ -7,8 +7,8 @@ the chats, ``message_rows`` draws each message from counter-based hashes
 (``counter_hash``) in conversations (``conversation``, with the scripts and lines of
 ``talk_scripts``, ``talk_lines`` and ``channel_posts``) among peers ``peer_names``
 names, ``account_tables`` derives the per-chat tables, ``generator`` assembles a
-``DemoDataset`` in this process, and ``files`` (with the row format of ``rows``) writes
-and reads the directory. Live traffic talks on with ``live_talk``, edits with
+``DemoDataset`` in this process, and ``files`` (with the row format of ``rows``) reads
+the directory and ``writing`` writes it. Live traffic talks on with ``live_talk``, edits with
 ``text_edits`` and renames with ``renames``. The mock server (``sync.server``) loads
 datasets and ``spark_tools`` writes large ones on Spark from the same row functions, so
 both paths agree byte for byte.
@@ -35,9 +35,6 @@ from dataset.files import (
     message_to_row,
     read_dataset,
     read_manifest,
-    write_dataset,
-    write_dataset_with,
-    write_message_part,
 )
 from dataset.generator import (
     MAX_DAYS,
@@ -65,6 +62,7 @@ from dataset.message_rows import (
 from dataset.renames import renamed
 from dataset.rows import build_message
 from dataset.text_edits import added_caption, draft_of, edited, has_typo
+from dataset.writing import write_dataset, write_dataset_with, write_message_part
 
 __all__ = [
     "COLUMNS",

@@ -27,9 +27,7 @@ from dataset import (
     read_manifest,
     write_dataset,
 )
-from dataset import (
-    files as dataset_files,
-)
+from dataset import writing as dataset_writing
 from postbox import Media, MediaKind, MessageFlags, MessageTags, PeerId, PeerNamespace, StoreMessage
 
 PART_0 = "messages/part-00000.msgpack"
@@ -396,7 +394,7 @@ def test_duplicate_peer(written: Path) -> None:
 
 
 def _fail_after(calls: int) -> Any:
-    real = dataset_files.message_to_row
+    real = dataset_writing.message_to_row
     count = 0
 
     def message_to_row(message: StoreMessage) -> tuple[Any, ...]:
@@ -412,7 +410,7 @@ def _fail_after(calls: int) -> Any:
 def test_interrupted_write_leaves_nothing(
     tmp_path: Path, dataset: DemoDataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dataset_files, "message_to_row", _fail_after(1200))
+    monkeypatch.setattr(dataset_writing, "message_to_row", _fail_after(1200))
     directory = tmp_path / "dataset"
     with pytest.raises(RuntimeError, match="disk on fire"):
         write_dataset(dataset, directory, rows_per_part=500)
@@ -424,8 +422,8 @@ def test_killed_write_leaves_no_readable_dataset(
     tmp_path: Path, dataset: DemoDataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A process killed mid-write cleans nothing up: the staging directory stays.
-    monkeypatch.setattr(dataset_files, "message_to_row", _fail_after(1200))
-    monkeypatch.setattr(dataset_files, "_remove_tree", lambda path: None)
+    monkeypatch.setattr(dataset_writing, "message_to_row", _fail_after(1200))
+    monkeypatch.setattr(dataset_writing, "_remove_tree", lambda path: None)
     directory = tmp_path / "dataset"
     with pytest.raises(RuntimeError):
         write_dataset(dataset, directory, rows_per_part=500)
