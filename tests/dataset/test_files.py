@@ -394,17 +394,16 @@ def test_duplicate_peer(written: Path) -> None:
 
 
 def _fail_after(calls: int) -> Any:
-    real = dataset_writing.message_to_row
     count = 0
 
-    def message_to_row(message: StoreMessage) -> tuple[Any, ...]:
+    def failing(message: StoreMessage) -> tuple[Any, ...]:
         nonlocal count
         count += 1
         if count > calls:
             raise RuntimeError("disk on fire")
-        return real(message)
+        return message_to_row(message)
 
-    return message_to_row
+    return failing
 
 
 def test_interrupted_write_leaves_nothing(
