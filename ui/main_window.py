@@ -390,7 +390,11 @@ class MainWindow(QMainWindow):
             return
         row = self.chat_model.rows[indexes[0].row()]
         if isinstance(row, ChatRow) and not row.is_hole and row.peer_id != self.open_peer:
+            chosen_in_list = self.chat_list.hasFocus()
             self.open_chat(PeerId(row.peer_id), row.title, unread=row.unread)
+            compose = self.chat_pane.compose
+            if chosen_in_list and compose.isVisibleTo(self):
+                compose.setFocus()  # as Telegram Desktop: the chat opens ready to write
 
     @Slot()
     def switch_theme(self) -> None:

@@ -186,3 +186,18 @@ def test_a_draft_typed_and_left_at_once_is_kept(qtbot, window) -> None:
     window.open_chat(BOB)
     window.open_chat(ALICE)
     qtbot.waitUntil(lambda: pane.compose.text() == "quick note")
+
+
+def test_a_chat_clicked_in_the_list_opens_ready_to_write(qtbot, window) -> None:
+    """As Telegram Desktop: the cursor is in the compose box, so Enter sends there."""
+    model = window.chat_model
+    position = next(i for i, r in enumerate(model.rows) if getattr(r, "peer_id", None) == BOB)
+    centre = window.chat_list.visualRect(model.index(position, 0)).center()
+    window.chat_list.setFocus()
+    qtbot.mouseClick(window.chat_list.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    assert window.open_peer == BOB
+    pane = window.chat_pane
+    qtbot.waitUntil(pane.compose.hasFocus)
+    qtbot.keyClicks(pane.compose, "on my way")
+    qtbot.keyClick(pane.compose, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: pending_texts(window, BOB) == ["on my way"])
