@@ -18,7 +18,8 @@ caught, with the original as the cause.
     ├── ConnectionLostError           the connection dropped; also a ConnectionError
     │                                                                (sync.connection)
     ├── AuthorizationError            the server refused the token   (sync.engine)
-    │   └── SessionTerminatedError    this device's session was ended elsewhere
+    │   ├── SessionTerminatedError    this device's session was ended elsewhere
+    │   └── AccountMismatchError      the database belongs to another account
     ├── ServerDatabaseError           the server's database file     (here)
     │   ├── NotAServerDatabaseError   another application's file, or not a database
     │   └── NewerServerDatabaseError  written by a newer schema version

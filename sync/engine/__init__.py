@@ -8,6 +8,7 @@ replayed in one transaction with the cursor (``replay``).
 
 from sync.engine.engine import (
     DEVICE_PREFERENCE,
+    AccountMismatchError,
     AuthorizationError,
     EngineStatus,
     SessionTerminatedError,
@@ -27,6 +28,7 @@ from sync.engine.failed_sends import retry_failed_send, retry_failed_sends
 from sync.engine.timing import Timeouts
 
 __all__ = [
+    "AccountMismatchError",
     "AuthorizationError",
     "DEVICE_PREFERENCE",
     "SessionTerminatedError",

@@ -50,6 +50,7 @@ from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
 
 __all__ = [
     "DEVICE_PREFERENCE",
+    "AccountMismatchError",
     "AuthorizationError",
     "EngineStatus",
     "SessionTerminatedError",
@@ -69,6 +70,19 @@ class AuthorizationError(SyncError):
 
 class SessionTerminatedError(AuthorizationError):
     """This device's session was terminated from another device: only logging out helps."""
+
+
+class AccountMismatchError(AuthorizationError):
+    """The token logs in as another account than the one the database belongs to:
+    syncing would put one account's chats and unsent messages under the other's."""
+
+    def __init__(self, stored: int, authorized: int) -> None:
+        super().__init__(
+            f"the database belongs to account {stored}, and the token logs in as"
+            f" account {authorized}"
+        )
+        self.stored = stored
+        self.authorized = authorized
 
 
 #: The preference holding this database's device id (``Auth.device``).
@@ -167,6 +181,8 @@ class SyncEngine:
         #: When (loop time) the next attempt to connect is due, while waiting for it.
         self._retry_at: float | None = None
         self._retry_now = asyncio.Event()
+        #: The account the database belongs to, as last read (``None``: not bound yet).
+        self._bound_account: int | None = None
 
     # -- requests ----------------------------------------------------------------------
 
@@ -306,8 +322,9 @@ class SyncEngine:
                 continue
             try:
                 authorization = await self._authorize(connection)
-                if authorization is not None:
-                    await self._store_self(authorization)
+                if authorization is not None and not await self._bind_account(authorization):
+                    await connection.close()
+                    authorization = None
             except BaseException:  # cancelled (or token refused) before it was in use
                 connection.abort("the engine stopped")
                 raise
@@ -355,18 +372,39 @@ class SyncEngine:
         """Cut short the wait before the next attempt to connect (a retry button)."""
         self._retry_now.set()
 
-    async def _store_self(self, authorization: Authorization) -> None:
-        """Store the account's own peer: the author of what is sent from here."""
+    async def _bind_account(self, authorization: Authorization) -> bool:
+        """Check that the database is the authorized account's, and store the account's
+        own peer (the author of what is sent from here). The first authorization binds
+        the database to its account; another account raises ``AccountMismatchError``
+        before anything is sent. False (try again later) if an unbound database could
+        not be bound."""
         me = peer_from_wire(authorization.user)
 
-        def store(tx: Transaction) -> None:
+        def bind(tx: Transaction) -> int | None:
+            stored = tx.get_preference(ACCOUNT_PEER_PREFERENCE)
+            if isinstance(stored, int) and stored != int(me.id):
+                return stored
             tx.update_peers([me])
             tx.set_preference(ACCOUNT_PEER_PREFERENCE, int(me.id))
+            return None
 
         try:
-            await asyncio.wrap_future(self.postbox.transaction(store))
-        except PostboxError as error:  # stored on the next connection
-            log.warning("could not store the account's peer: %s", error)
+            other = await asyncio.wrap_future(self.postbox.transaction(bind))
+        except PostboxError as error:
+            if self._bound_account == int(me.id):  # bound already: stored next time
+                log.warning("could not store the account's peer: %s", error)
+                return True
+            self.problem = f"cannot store the account: {error}"
+            self.changes.notify()
+            return False
+        if other is not None:
+            self._fatal = AccountMismatchError(other, int(me.id))
+            self.connection_state = "another account's database"
+            self.problem = str(self._fatal)
+            self.changes.notify()
+            raise self._fatal
+        self._bound_account = int(me.id)
+        return True
 
     async def _open(self) -> ServerConnection | None:
         self.connection_attempts += 1
@@ -384,17 +422,21 @@ class SyncEngine:
             return None
 
     async def _device_id(self) -> int:
-        """This database's device id, made the first time it is asked for."""
+        """This database's device id, made the first time it is asked for; notes the
+        account the database belongs to, as stored."""
         candidate = self._rng.getrandbits(62) + 1
 
-        def read_or_make(tx: Transaction) -> int:
+        def read_or_make(tx: Transaction) -> tuple[int, int | None]:
             device = tx.get_preference(DEVICE_PREFERENCE)
             if not isinstance(device, int) or device <= 0:
                 device = candidate
                 tx.set_preference(DEVICE_PREFERENCE, device)
-            return device
+            account = tx.get_preference(ACCOUNT_PEER_PREFERENCE)
+            return device, account if isinstance(account, int) else None
 
-        found: int = await asyncio.wrap_future(self.postbox.transaction(read_or_make))
+        found, self._bound_account = await asyncio.wrap_future(
+            self.postbox.transaction(read_or_make)
+        )
         return found
 
     async def _authorize(self, connection: ServerConnection) -> Authorization | None:
