@@ -33,7 +33,7 @@ from client.database_file import DatabasePathError, check_database_path
 from client.send_command import add_send_command
 from client.storage_demo import run_demo
 from client.sync_commands import add_sync_commands
-from client.token_option import missing_token
+from client.token_option import token_problem
 from dataset import MAX_DAYS, MAX_MESSAGES, MAX_PEERS
 from postbox import PostboxError
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed its message (or the help)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    problem = missing_token(args)
+    problem = token_problem(args)
     if problem is not None:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 2

@@ -60,6 +60,7 @@ from sync.protocol.types import (
 
 __all__ = [
     "HISTORY_LIMIT",
+    "MAX_TOKEN_LENGTH",
     "METHODS",
     "AffectedMessages",
     "Auth",
@@ -112,6 +113,8 @@ __all__ = [
 HISTORY_LIMIT = 100
 #: Most dialogs one getDialogs call returns.
 DIALOGS_LIMIT = 100
+#: Longest token ``auth`` takes, in characters.
+MAX_TOKEN_LENGTH = 256
 #: Largest request id: ids must survive a round trip through a double.
 MAX_REQUEST_ID = 2**53
 
@@ -126,7 +129,7 @@ class Auth(WireRecord, frozen=True):
     """``device``: a random id the client keeps for its database (0: none), so that its
     session can be listed and terminated; ``device_name`` says what it is."""
 
-    token: Annotated[str, Meta(max_length=256)]
+    token: Annotated[str, Meta(max_length=MAX_TOKEN_LENGTH)]
     device: Int64 = 0
     device_name: Annotated[str, Meta(max_length=128)] = ""
 
