@@ -7,8 +7,11 @@ could not connect, the token was refused, or (``--until-idle``) the engine did n
 reach "converged and idle": no gap or difference pending, the open views' holes
 filled, nothing waiting to be sent or validated. Only one process syncs a database at a
 time: while another one does (a window), ``sync`` waits as a standby and fails after
-``--connect-timeout`` if it never took over. A database ``sync`` created is removed
-again if it never connected; an empty or foreign file is refused and left as it was.
+``--connect-timeout`` if it never took over; ``--timeout`` bounds the whole run,
+connecting included. A database belongs to the account that first synced it: another
+account's token is refused (exit 1, nothing sent) unless ``--start-over`` empties the
+database first. A database ``sync`` created is removed again if it never connected; an
+empty or foreign file is refused and left as it was.
 ``verify`` compares the database with the server (``sync.verify``), prints each
 divergence on a line (``category peer N: what``) and the JSON summary, and exits 0 if
 they agree, 1 if they diverge and 2 if it cannot compare (database missing, empty or not
@@ -40,7 +43,13 @@ from postbox import (
     PostboxError,
 )
 from sync.connection import ConnectionLostError, ServerConnection
-from sync.engine import AuthorizationError, EngineStatus, SyncEngine, Timeouts
+from sync.engine import (
+    AccountMismatchError,
+    AuthorizationError,
+    EngineStatus,
+    SyncEngine,
+    Timeouts,
+)
 from sync.protocol import Auth, ErrorCode, RpcError
 from sync.verify import Report, verify
 
@@ -96,11 +105,17 @@ def add_sync_commands(commands: Any) -> None:
                 help="open these chats' history, so their holes are filled",
             )  # fmt: skip
             parser.add_argument(
-                "--timeout", type=_seconds, default=600.0, help="give up after this long"
-            )
+                "--timeout", type=_seconds, default=600.0,
+                help="give up after this long, connecting included",
+            )  # fmt: skip
             parser.add_argument(
                 "--connect-timeout", type=_seconds, default=30.0,
-                help="give up if no connection is made in this long",
+                help="give up if no connection is made in this long (at most --timeout)",
+            )  # fmt: skip
+            parser.add_argument(
+                "--start-over", action="store_true",
+                help="empty the database first (its chats, drafts and unsent messages are"
+                " lost), e.g. to sync it as another account than the one it belongs to",
             )  # fmt: skip
             parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
             parser.set_defaults(command=_sync_command)
@@ -124,6 +139,12 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
     file would hold no more than an empty account (a file that was there stays)."""
     db: Path = args.db
     check_database_path(db, create=True)
+    if args.start_over and db.exists() and not _start_over(db):
+        print(
+            f"postbox-chat: error: another process syncs {db}: close it before --start-over",
+            file=sys.stderr,
+        )
+        return 1
     made = [] if db.exists() else [path for path in _files_of(db) if not path.exists()]
     outcome = _Outcome()
     try:
@@ -133,6 +154,23 @@ async def _sync(args: argparse.Namespace, out: TextIO) -> int:
             for path in made:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
+
+
+def _start_over(db: Path) -> bool:
+    """Empty the database ``db``: remove it and SQLite's companions, once Postbox has
+    opened it (another application's file is refused and left as it was) and while no
+    other process syncs it. False if one does."""
+    Postbox(db, watch_file=False).close()
+    lock = MasterClientLock(db)
+    if not lock.try_acquire():
+        return False
+    try:
+        for path in _files_of(db)[:-1]:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    finally:
+        lock.release()
+    return True
 
 
 def _files_of(db: Path) -> list[Path]:
@@ -157,10 +195,12 @@ async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcom
     progress = None if args.quiet else asyncio.create_task(_progress(engine))
     failure: str | None = None
     idle = False
+    connect_timeout, timeout = _limits(args)
     try:
-        failure = await _wait_connected(engine, task, args.connect_timeout, f"{host}:{port}")
+        failure = await _wait_connected(engine, task, connect_timeout, f"{host}:{port}")
+        timeout = max(0.0, timeout - (time.monotonic() - started))
         if failure is None and args.until_idle:
-            waiter = asyncio.create_task(engine.wait_idle(settle=0.5, timeout=args.timeout))
+            waiter = asyncio.create_task(engine.wait_idle(settle=0.5, timeout=timeout))
             done, _ = await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
             if task in done:
                 task.result()
@@ -169,20 +209,25 @@ async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcom
                 failure = f"not converged after {args.timeout:g} s: {_busy_with(engine)}"
         elif failure is None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), args.timeout)
+                await asyncio.wait_for(asyncio.shield(task), timeout)
+    except AccountMismatchError as error:
+        failure = (
+            f"{error}: sync it with that account's token, use another --db, or add"
+            " --start-over to empty it first"
+        )
     except AuthorizationError as error:
         failure = str(error)
     finally:
         if progress is not None:
             progress.cancel()
             print(file=sys.stderr)  # end the progress line
-        # The engine's state as the run ended, before stopping gives its role up.
         status = engine.status()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, AuthorizationError):
             await task
         subscription.dispose()
-        summary = _summary(status, postbox, time.monotonic() - started, idle)
+        elapsed = time.monotonic() - started
+        summary = _summary(status, _role_held(engine), postbox, elapsed, idle)
         outcome.connected = engine.connections > 0
         postbox.close()
     print(json.dumps(summary, indent=2), file=out)
@@ -190,6 +235,21 @@ async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcom
         print(f"postbox-chat: error: {failure}", file=sys.stderr)
         return 1
     return 0
+
+
+def _limits(args: argparse.Namespace) -> tuple[float, float]:
+    """How long to wait for a connection, and for the whole run: ``--timeout`` bounds
+    both (connecting included), ``--connect-timeout`` the first."""
+    timeout: float = args.timeout
+    return min(args.connect_timeout, timeout), timeout
+
+
+def _role_held(engine: SyncEngine) -> str:
+    """The role the engine had while it ran: "master" if it synced the database at any
+    time, "standby" if another process did all along. Taken after the engine stopped,
+    the role itself would always be "standby" (stopping gives the master's role up)."""
+    election = engine.election
+    return "master" if election is None or election.was_master else "standby"
 
 
 async def _wait_connected(
@@ -233,11 +293,13 @@ def _busy_with(engine: SyncEngine) -> str:
     return "; ".join(parts)
 
 
-def _summary(status: EngineStatus, postbox: Postbox, elapsed: float, idle: bool) -> dict[str, Any]:
+def _summary(
+    status: EngineStatus, role: str, postbox: Postbox, elapsed: float, idle: bool
+) -> dict[str, Any]:
     cursor = postbox.run(lambda tx: tx.get_state())
     return {
         "connection": status.connection,
-        "role": status.role,
+        "role": role,
         "converged_and_idle": idle,
         "problem": status.problem,
         "elapsed_seconds": round(elapsed, 3),

@@ -474,7 +474,7 @@ class SyncEngine:
         except (ConnectionLostError, TimeoutError) as error:
             connection.abort("no answer to auth")
             await connection.close()
-            self.problem = f"authorization failed: {error or 'no answer'}"
+            self.problem = f"authorization failed: {str(error) or 'no answer'}"
         self.changes.notify()
         return None
 

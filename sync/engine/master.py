@@ -53,6 +53,8 @@ class MasterElection:
         self.interval = interval
         self.client_id = new_client_id() if client_id is None else client_id
         self.role = MasterRole.STANDBY
+        #: Whether this process has been the master at any time (a summary's role).
+        self.was_master = False
         #: The master's client id as last read (this client's own while it is the master).
         self.master_client_id: int | None = None
         #: Why this process cannot take part (the sidecar cannot be locked), if so.
@@ -98,6 +100,7 @@ class MasterElection:
         if step.role is not self.role:
             log.info("client %x is now %s", self.client_id, step.role.value)
         self.role = step.role
+        self.was_master = self.was_master or self.is_master
         self.master_client_id = recorded
         if changed:
             self.changes.notify()
