@@ -3,9 +3,10 @@
 ``status_line(status)`` turns an ``EngineStatus`` into the line the window shows above
 the chat list, Telegram's "Connecting…" / "Updating…" and more: why it cannot connect
 and when it tries again (with a retry button), a refused token (no retry: it will not
-help), a failure that keeps coming back (the database full), or that another process
-syncs the database (a standby: this window shows what that one receives). Nothing is
-shown while all is well. Pure: tested without Qt.
+help), a database that belongs to another account (logging out empties it), a failure
+that keeps coming back (the database full), or that another process syncs the database
+(a standby: this window shows what that one receives). Nothing is shown while all is
+well. Pure: tested without Qt.
 """
 
 from __future__ import annotations
@@ -49,6 +50,14 @@ def status_line(status: EngineStatus | None) -> StatusLine:
             "The server refused this token. Start the app again with the right one.",
             final=True,
             warning=True,
+        )
+    if connection == "another account's database":
+        return StatusLine(
+            "This database belongs to another account: start the app with that account's"
+            " token, or log out to empty it.",
+            final=True,
+            warning=True,
+            can_log_out=True,
         )
     if status.role == "standby":
         if status.problem:

@@ -73,3 +73,10 @@ def test_a_standby_that_cannot_take_part_warns() -> None:
 def test_a_refused_token_is_said_even_after_the_engine_let_the_master_lock_go() -> None:
     line = status_line(status("token refused", role="standby", problem="refused"))
     assert line.final and line.text.startswith("The server refused this token.")
+
+
+def test_another_accounts_database_is_final_and_offers_to_log_out() -> None:
+    problem = "the database belongs to account 1, and the token logs in as account 2"
+    line = status_line(status("another account's database", role="standby", problem=problem))
+    assert line.final and line.warning and line.can_log_out and not line.can_retry
+    assert line.text.startswith("This database belongs to another account")

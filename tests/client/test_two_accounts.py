@@ -23,11 +23,13 @@ from postbox import (
     PeerReadState,
     PresenceStatus,
 )
+from sync.engine import AccountMismatchError, enqueue_send
 from sync.protocol import PeerKind, peer_kind
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.server import EmbeddedServer
 from tests.client.account_helpers import synced_as as synced
 from tests.client.account_helpers import verify_agrees_for, wait_until
+from tests.sync.engine_helpers import FAST
 
 TOKEN = "accounts"
 CLOUD = int(MessageNamespace.CLOUD)
@@ -177,6 +179,32 @@ def test_a_wrong_token_for_another_user_is_refused(server) -> None:
     forged = token[:-1] + ("0" if token[-1] != "0" else "1")
     assert server.call(lambda s: s.service.accounts.authorize(forged)) is None
     assert server.call(lambda s: s.service.accounts.authorize(f"u{friend}")) is None
+
+
+def test_a_database_opened_with_another_accounts_token_stops_and_sends_nothing(
+    server, tmp_path
+) -> None:
+    me, friend, _group = contact_in_a_group(server)
+    db = tmp_path / "a.db"
+    with synced(server, db, TOKEN, friend):
+        pass
+    with postbox.Postbox(db) as offline:  # written offline: the message waits in the database
+        offline.run(
+            lambda tx: enqueue_send(tx, PeerId(friend), "alice's, never bob's", timestamp=1)
+        )
+    with Account(db, "127.0.0.1", server.port, token_of(server, friend), timeouts=FAST) as bob:
+        assert bob.worker.join(timeout=30)
+        assert isinstance(bob.worker.error, AccountMismatchError)
+    with postbox.Postbox(db) as after:
+        assert after.run(lambda tx: tx.get_preference("account.peer_id")) == me
+    boxes = server.call(
+        lambda s: [
+            m.text
+            for account, peer in ((me, friend), (friend, me))
+            for m in s.service.accounts.box(account).recent_messages(peer, 50)
+        ]
+    )
+    assert "alice's, never bob's" not in boxes
 
 
 def test_the_tokens_file_is_private_and_lists_every_person(tmp_path) -> None:
