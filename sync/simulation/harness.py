@@ -24,9 +24,20 @@ from typing import Any
 
 import apsw
 
-from postbox import MessageFailure, MessageId, Postbox, PostboxError, Transaction
+from postbox import (
+    ChangeRecord,
+    MessageFailure,
+    MessageId,
+    PeerId,
+    PeerNamespace,
+    Postbox,
+    PostboxError,
+    Transaction,
+)
 from postbox.errors import translate_sqlite_error
+from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE, enqueue_send
 from sync.engine.failed_sends import PERMANENT_ERRORS
+from sync.engine.log_tags import SEND_TAG
 from sync.protocol import ProtocolError, Request, WireRecord, method_name
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
@@ -119,6 +130,12 @@ class _World:
         self.storage_rng = random.Random(f"storage:{schedule.seed}")
         self.divergences: list[str] = []
         self.failed_messages = 0
+        #: Which client a file is opened by with another account's token (drawn apart).
+        self.wrong_account_rng = random.Random(f"wrong-account:{schedule.seed}:client")
+        #: The random ids of the sends each client's file queued, by client name.
+        self.queued_sends: dict[str, set[int]] = {}
+        #: Accounts that logged in on a file not their own.
+        self.intruders: set[int] = set()
 
     # -- time --------------------------------------------------------------------------
 
@@ -218,7 +235,91 @@ class _World:
         postbox = client.postbox
         assert postbox is not None
         postbox.before_commit = self._maybe_fail_commit
+        queued = self.queued_sends.setdefault(client.name, set())
+        postbox.add_commit_listener(lambda record: queued.update(_queued_sends(record)))
         self.note(f"{client.name}client start {client.starts}")
+
+    async def _open_as_another_account(self, length: float) -> None:
+        """Open a client's file with another account's token for ``length`` seconds,
+        as a person who picks the wrong file would: the engine must refuse it, send
+        nothing and leave the file as it was; then the file's own account resumes."""
+        number = self.wrong_account_rng.randrange(len(self.clients))
+        client, server = self.clients[number], self.server
+        assert server is not None
+        other = self._another_account(server, client.token)
+        if other is None:
+            self.note(f"{client.name}no other account to open the file with")
+            return
+        account, token = other
+        self.intruders.add(account)
+        self.users[number].close_all()
+        await client.crash()
+        intruder = SimClient(
+            client.path, self.network, lambda: self.server, self.server_tasks,
+            token=token, name=f"{client.name}as {account}:",
+        )  # fmt: skip
+        intruder.start()
+        assert intruder.postbox is not None and intruder.engine is not None
+        self._queue_offline(client, intruder.postbox, server, account)
+        engine, before = intruder.engine, intruder.postbox.run(_file_facts)
+        self.note(f"{client.name}file opened as account {account}")
+        await asyncio.sleep(length)
+        after = intruder.postbox.run(_file_facts)
+        await intruder.crash()
+        name = client.name
+        if engine.connections:
+            self.divergences.append(f"{name}file of another account: synced as account {account}")
+        for failure in intruder.failures:
+            if "AccountMismatchError" not in failure:
+                self.divergences.append(f"{name}file of another account: {failure}")
+        if after != before:
+            self.divergences.append(
+                f"{name}file of another account: changed ({before} before, {after} after)"
+            )
+        self.note(f"{name}file closed as account {account} ({len(intruder.failures)} refusals)")
+        self._start_client(client)
+
+    def _queue_offline(
+        self, client: SimClient, postbox: Postbox, server: SimServer, other: int
+    ) -> None:
+        """A message the file's own account wrote while offline, waiting in the file
+        when it is opened with the wrong token (``other``'s): it must go out as its own
+        account. Into a chat both accounts have if there is one, where the other could
+        post it too."""
+        rng = self.wrong_account_rng
+        accounts = server.service.accounts
+        account = accounts.authorize(client.token)
+        assert account is not None
+        own = [
+            PeerId(peer)
+            for peer, _size in accounts.box(account).chat_sizes()
+            if PeerId(peer).namespace in (PeerNamespace.USER, PeerNamespace.GROUP)
+        ]
+        theirs = {peer for peer, _size in accounts.box(other).chat_sizes()}
+        chats = [peer for peer in own if int(peer) in theirs] or own
+        if not chats:
+            return
+        peer, random_id = rng.choice(chats), rng.getrandbits(62)
+        text, now = f"offline {rng.getrandbits(24):06x}", self.server_date()
+        postbox.run(
+            lambda tx: enqueue_send(
+                tx, peer, text, timestamp=now, author_id=PeerId(account), random_id=random_id
+            )
+        )
+        self.queued_sends.setdefault(client.name, set()).add(random_id)
+        self.note(f"{client.name}queued offline to {int(peer)}")
+
+    def _another_account(self, server: SimServer, token: str) -> tuple[int, str] | None:
+        """An account other than ``token``'s, and its token: the owner's contact for the
+        owner's file, the owner for anyone else's."""
+        accounts = server.service.accounts
+        if token != TOKEN:
+            return accounts.primary_id, TOKEN
+        contact = pick_contact(server)
+        if contact is None:
+            others = [user for user, _ in accounts.users()[1:]]
+            contact = others[0] if others else None
+        return None if contact is None else (contact, accounts.token_for(contact))
 
     def _maybe_fail_commit(self) -> None:
         kind = self.storage_error
@@ -279,6 +380,8 @@ class _World:
             self._start_client(client)
         elif kind == kinds.CLOCK_JUMP:
             self.clock_offset += int(event.amount)
+        elif kind == kinds.WRONG_ACCOUNT:
+            await self._open_as_another_account(event.amount)
         else:
             self.storage_error = kind
             asyncio.get_running_loop().call_later(event.amount, self._end_storage_error)
@@ -410,9 +513,55 @@ class _World:
             return
         self.divergences.extend(client.name + str(divergence) for divergence in report.divergences)
         self._check_failures(client, postbox)
+        self._check_belongs(client, postbox, server, account)
         cursor = postbox.run(_cursor)
         truth = server.service.box(session).digest() if server.store is not None else ""
         self.note(f"{client.name}verified {report.summary()} cursor {cursor} server {truth}")
+
+    def _check_belongs(
+        self, client: SimClient, postbox: Postbox, server: SimServer, account: int
+    ) -> None:
+        """The file belongs to one account: it is bound to its seat's, and no send it
+        queued reached the server as another account."""
+        bound = postbox.run(lambda tx: tx.get_preference(ACCOUNT_PEER_PREFERENCE))
+        if bound != account:
+            self.divergences.append(
+                f"{client.name}file: belongs to account {bound}, not to its seat's {account}"
+            )
+        accounts = server.service.accounts
+        involved = {accounts.authorize(other.token) for other in self.clients} | self.intruders
+        others = sorted(other for other in involved if other is not None and other != account)
+        for random_id in sorted(self.queued_sends.get(client.name, ())):
+            for other in others:
+                if accounts.box(other).sent_before(random_id) is not None:
+                    self.divergences.append(
+                        f"{client.name}file: a send it queued reached the server as"
+                        f" account {other}, not {account}"
+                    )
+
+
+def _queued_sends(record: ChangeRecord) -> list[int]:
+    """The random ids of the sends a commit queued."""
+    return [
+        operation.entry.contents["random_id"]
+        for (_peer, tag), operations in record.operation_log_operations.items()
+        if tag == SEND_TAG
+        for operation in operations
+        if operation.action != "remove"
+        and isinstance(operation.entry.contents, dict)
+        and "random_id" in operation.entry.contents
+    ]
+
+
+def _file_facts(tx: Transaction) -> tuple[object, ...]:
+    """What a file of one account holds that another account must not change: whose it
+    is, its cursor, what waits to be sent and what failed."""
+    return (
+        tx.get_preference(ACCOUNT_PEER_PREFERENCE),
+        tx.get_state(),
+        tuple(tx.get_unsent_message_ids()),
+        tuple(tx.get_failed_message_ids()),
+    )
 
 
 def _failures(tx: Transaction) -> list[tuple[MessageId, MessageFailure | None]]:

@@ -2,7 +2,8 @@
 
 ``Schedule.from_seed(seed)`` picks a small account, a traffic rate, the faults of
 each network direction and of the server, and a timeline of events: server restarts,
-client crashes, clock jumps, windows of storage errors, and the user's actions. About a
+client crashes, clock jumps, windows of storage errors, a file opened with another
+account's token, and the user's actions. About a
 third of the schedules run several clients (``seats``): the account's owner and a
 contact of it as a second account, some of them on two devices; each user action and
 crash then happens at one of them. The same seed always gives the same schedule.
@@ -25,6 +26,11 @@ CLOCK_JUMP = "clock-jump"
 STORAGE_FULL = "storage-full"
 STORAGE_BUSY = "storage-busy"
 USER = "user"
+#: A client's file opened for a while with another account's token (``amount``: how
+#: long); its own account then resumes.
+WRONG_ACCOUNT = "wrong-account"
+#: The share of schedules with a ``WRONG_ACCOUNT`` event.
+WRONG_ACCOUNT_CHANCE = 0.12
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -100,6 +106,7 @@ class Schedule:
         events.extend(Event(round(rng.uniform(0.0, duration), 3), USER) for _ in range(actions))
         events.sort(key=lambda event: (event.at, event.kind))
         seats, events = _seat(seed, events)
+        events = _wrong_account(seed, duration, events)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -149,6 +156,18 @@ def _seat(seed: int, events: list[Event]) -> tuple[tuple[str, ...], list[Event]]
         for event in events
     ]
     return seats, spread
+
+
+def _wrong_account(seed: int, duration: float, events: list[Event]) -> list[Event]:
+    """Now and then, a file opened with another account's token (drawn apart from the
+    rest, so the schedules without it stay as they were)."""
+    rng = random.Random(f"wrong-account:{seed}")
+    if rng.random() >= WRONG_ACCOUNT_CHANCE:
+        return events
+    swap = Event(
+        round(rng.uniform(0.5, duration), 3), WRONG_ACCOUNT, round(rng.uniform(0.5, 4.0), 3)
+    )
+    return sorted([*events, swap], key=lambda event: (event.at, event.kind))
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from postbox import Postbox, Transaction
+from sync.engine import SyncEngine
+from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE
+from sync.protocol import Authorization
 from sync.simulation import Schedule, replay_command, simulate
 from sync.simulation.__main__ import main
 from sync.simulation.batch import Summary, run_batch
@@ -88,6 +92,40 @@ def test_a_divergence_found_by_verify_fails_the_run(monkeypatch: pytest.MonkeyPa
     outcome = simulate(seed)
     assert any("is missing outside the holes" in line for line in outcome.divergences)
     assert "messages peer N: message N is missing outside the holes" in outcome.categories
+
+
+def test_a_file_opened_with_another_accounts_token_is_refused_and_its_account_resumes() -> None:
+    """The file is refused as the other account's, a message its own account queued
+    offline waits through it, and the run then settles and verifies."""
+    seed = _first_seed(lambda s: s.mix == "wrong-account+user")
+    outcome = simulate(seed)
+    assert outcome.ok, outcome.divergences
+    trace = "\n".join(outcome.trace)
+    assert "queued offline to" in trace and "file opened as account" in trace
+    assert "(1 refusals)" in trace
+
+
+def test_a_file_taken_over_by_another_account_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an engine that binds the file to whichever account logs in (as before),
+    the run reports the takeover and the queued message sent as the other account."""
+
+    async def take_over(engine: SyncEngine, authorization: Authorization) -> bool:
+        def store(tx: Transaction) -> None:
+            tx.set_preference(ACCOUNT_PEER_PREFERENCE, authorization.user.id)
+
+        await asyncio.wrap_future(engine.postbox.transaction(store))
+        return True
+
+    monkeypatch.setattr(SyncEngine, "_bind_account", take_over)
+    seed = _first_seed(lambda s: s.mix == "wrong-account+user")
+    categories = simulate(seed).categories
+    assert "file of another account: synced as account N" in categories
+    assert "file: a send it queued reached the server as account N, not N" in categories
+
+
+def test_the_ci_batch_opens_files_with_another_accounts_token() -> None:
+    opened = [seed for seed in CI_SEEDS if "wrong-account" in Schedule.from_seed(seed).mix]
+    assert len(opened) >= 50
 
 
 def test_the_cli_replays_a_seed_and_prints_its_digest(capsys: pytest.CaptureFixture[str]) -> None:
