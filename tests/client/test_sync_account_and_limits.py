@@ -66,6 +66,7 @@ def test_another_accounts_token_is_refused_in_one_line_and_nothing_is_sent(
             lambda tx: enqueue_send(tx, PeerId(contact), QUEUED, timestamp=int(time.time()))
         )
         cursor = postbox.run(lambda tx: tx.get_state())
+    assert cursor is not None
 
     status, out, err = run(capsys, *sync, "--token", contact_token)
     assert status == 1

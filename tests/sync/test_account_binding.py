@@ -16,7 +16,7 @@ import pytest
 from postbox import MessageFlags, PeerId, PeerNamespace, Postbox
 from sync.engine import AccountMismatchError, AuthorizationError, SyncEngine, enqueue_send
 from sync.server.config import ServerConfig
-from sync.server.server import EmbeddedServer
+from sync.server.server import EmbeddedServer, MockServer
 from tests.sync.engine_helpers import FAST, TOKEN, running_engine, wait_quiescent
 
 QUEUED = "queued by the first account"
@@ -25,12 +25,13 @@ QUEUED = "queued by the first account"
 def contact_of(server: EmbeddedServer) -> int:
     """A user with a private chat with the owner (an account of its own)."""
 
-    def find(s) -> int:
+    def find(s: MockServer) -> int:
         people = {user for user, _ in s.service.accounts.users()[1:]}
         chats = [peer for peer, _ in s.service.store.chat_sizes()]
         return next(p for p in chats if p in people and p >> 56 == PeerNamespace.USER)
 
-    return server.call(find)
+    found: int = server.call(find)
+    return found
 
 
 def texts_on_server(server: EmbeddedServer, account: int, peer: int) -> list[str]:
