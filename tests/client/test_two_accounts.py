@@ -17,6 +17,7 @@ import pytest
 import postbox
 from client import MAX_MESSAGE_LENGTH
 from client.account import Account
+from client.status_line import status_line
 from postbox import (
     MessageNamespace,
     PeerId,
@@ -195,6 +196,9 @@ def test_a_database_opened_with_another_accounts_token_stops_and_sends_nothing(
     with Account(db, "127.0.0.1", server.port, token_of(server, friend), timeouts=FAST) as bob:
         assert bob.worker.join(timeout=30)
         assert isinstance(bob.worker.error, AccountMismatchError)
+        line = status_line(bob.status_later().result())
+        assert line.final and line.can_log_out
+        assert line.text.startswith("This database belongs to another account")
     with postbox.Postbox(db) as after:
         assert after.run(lambda tx: tx.get_preference("account.peer_id")) == me
     boxes = server.call(

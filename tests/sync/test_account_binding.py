@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from postbox import MessageFlags, PeerId, PeerNamespace, Postbox
+from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, PostboxError
 from sync.engine import AccountMismatchError, AuthorizationError, SyncEngine, enqueue_send
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer, MockServer
@@ -123,3 +123,37 @@ def test_the_first_account_to_authorize_binds_a_new_database(tmp_path, first) ->
         with Postbox(tmp_path / "c.db") as postbox:
             bound = postbox.run(lambda tx: tx.get_preference("account.peer_id"))
         assert bound == (owner if first == "owner" else contact)
+
+
+def test_a_database_that_cannot_be_bound_is_not_used_until_it_is(tmp_path, monkeypatch) -> None:
+    """A new database whose binding fails (the disk full) does not sync unbound: the
+    engine connects again later and binds it then."""
+    config = ServerConfig(token=TOKEN, peers=5, messages=50, seed=4)
+
+    async def fixed_device(_engine: SyncEngine) -> int:
+        return 7  # no transaction: the first commit is the binding
+
+    monkeypatch.setattr(SyncEngine, "_device_id", fixed_device)
+    with EmbeddedServer(config) as server, Postbox(tmp_path / "c.db") as postbox:
+        failures = [PostboxError("database or disk is full")]
+
+        def fail_once() -> None:
+            if failures:
+                raise failures.pop()
+
+        postbox.before_commit = fail_once
+
+        async def run() -> None:
+            engine = SyncEngine(postbox, "127.0.0.1", server.port, TOKEN, timeouts=FAST)
+            task = asyncio.create_task(engine.run())
+            try:
+                await engine.wait_for(lambda: engine.connected, 10)
+                assert engine.connections == 1 and engine.connection_attempts == 2
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+        asyncio.run(run())
+        owner = server.call(lambda s: s.service.store.self_id)
+        assert postbox.run(lambda tx: tx.get_preference("account.peer_id")) == owner
