@@ -80,7 +80,11 @@ class ChatListHoleSource(Protocol):
 
 class ViewTracker:
     def __init__(self) -> None:
-        self._subscriptions: set[Subscription] = set()
+        #: The open subscriptions in the order they opened, which is the order a commit
+        #: delivers in: never the order of a set, which changes with the process's hash
+        #: seed or memory layout, and with it which waiter wakes first.
+        self._subscriptions: dict[Subscription, int] = {}
+        self._opened = 0
         self._index: defaultdict[Topic, set[_Entry]] = defaultdict(set)
         #: What each view is indexed under (a set once it reports changes itself).
         self._watched: dict[_Entry, AbstractSet[Topic]] = {}
@@ -115,7 +119,8 @@ class ViewTracker:
 
     def add(self, subscription: Subscription, version: int) -> None:
         """Register a subscription whose views are loaded; deliver its first snapshot."""
-        self._subscriptions.add(subscription)
+        self._opened += 1
+        self._subscriptions[subscription] = self._opened
         initial: dict[AnyViewKey, ViewUpdateType] = {}
         for key, view in subscription.views.items():
             self._index_entry((subscription, key), view.topics)
@@ -142,7 +147,7 @@ class ViewTracker:
     def remove(self, subscription: Subscription, version: int) -> None:
         if subscription not in self._subscriptions:
             return
-        self._subscriptions.discard(subscription)
+        del self._subscriptions[subscription]
         for key in subscription.views:
             self._unindex_entry((subscription, key))
             self._hole_holders.pop((subscription, key), None)
@@ -201,8 +206,8 @@ class ViewTracker:
                     woken.setdefault(key, []).append(topic)
         changes: dict[Subscription, dict[AnyViewKey, ViewUpdateType]] = {}
         showing_holes: list[_Entry] = []
-        for subscription, keys in touched.items():
-            for key in dict.fromkeys(keys):
+        for subscription in sorted(touched, key=self._subscriptions.__getitem__):
+            for key in _in_view_order(subscription, touched[subscription]):
                 view = subscription.views[key]
                 self.replays += 1
                 try:
@@ -340,3 +345,12 @@ class ViewTracker:
             else:
                 del counts[hole]
                 self._holes_moved = True
+
+
+def _in_view_order(subscription: Subscription, keys: list[AnyViewKey]) -> Iterable[AnyViewKey]:
+    """The keys a commit touched, once each, in the order the subscription holds them
+    (the topics that found them come from a set)."""
+    if len(keys) == 1:
+        return keys
+    touched = set(keys)
+    return [key for key in subscription.views if key in touched]
