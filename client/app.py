@@ -337,7 +337,7 @@ def _check_database(db: Path) -> None:
     left as it was (``DatabasePathError`` or ``PostboxError``, the command line's to say)."""
     check_database_path(db, create=True)
     if db.exists():
-        Postbox(db, watch_file=False).close()
+        Postbox(db, watch_file=False, check_pages=True).close()
 
 
 @contextmanager

@@ -86,7 +86,7 @@ def _send_command(args: argparse.Namespace, out: TextIO) -> int:
     if not text.strip():
         return _usage_error("a message needs some text")
     check_database_path(db, create=False)
-    with Postbox(db, watch_file=False) as postbox:
+    with Postbox(db, watch_file=False, check_pages=True) as postbox:
         try:
             message_id = postbox.run(lambda tx: _send(tx, args.to, text))
         except PeerLookupError as error:

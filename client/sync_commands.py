@@ -182,7 +182,7 @@ def _files_of(db: Path) -> list[Path]:
 async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcome) -> int:
     host, port = args.server
     started = time.monotonic()
-    postbox = Postbox(args.db)
+    postbox = Postbox(args.db, check_pages=True)
     keys: list[Any] = [ChatListViewKey(PeerGroupId.ROOT, count=100)]
     keys += [
         MessageHistoryViewKey(peer_id, HistoryAnchor.upper_bound(), 50) for peer_id in args.open
@@ -347,7 +347,7 @@ async def _verify(args: argparse.Namespace) -> Report:
     host, port = args.server
     try:
         check_database_path(args.db, create=False)
-        postbox = Postbox(args.db)
+        postbox = Postbox(args.db, check_pages=True)
     except (DatabasePathError, PostboxError) as error:
         raise _CannotCompareError(_naming(args.db, error)) from error
     try:

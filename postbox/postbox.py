@@ -108,7 +108,12 @@ _Completion = Future[T] | _Waiter[T]
 
 
 class Postbox:
-    """One database file (``None`` for memory) and the thread that owns it."""
+    """One database file (``None`` for memory) and the thread that owns it.
+
+    ``check_pages``: look over every page of an existing file before writing into it
+    (SQLite's ``quick_check``), as after an unclean close; a damaged file is refused with
+    ``NotADatabaseError`` and left as it was.
+    """
 
     def __init__(
         self,
@@ -119,6 +124,7 @@ class Postbox:
         external_check_interval: float = EXTERNAL_CHECK_INTERVAL,
         watch_file: bool = True,
         inline: bool = False,
+        check_pages: bool = False,
     ) -> None:
         self.path = None if path is None else str(path)
         self.external_check_interval = external_check_interval
@@ -147,11 +153,11 @@ class Postbox:
         self._follow_up_at: float | None = None
         self._thread = threading.Thread(target=self._run, name="postbox", daemon=True)
         if inline:
-            self._open(busy_timeout_ms)
+            self._open(busy_timeout_ms, check_pages)
             return
         self._thread.start()
         opened: Future[None] = Future()
-        self._queue.put((lambda: self._open(busy_timeout_ms), opened))
+        self._queue.put((lambda: self._open(busy_timeout_ms, check_pages), opened))
         try:
             opened.result()
         except BaseException:
@@ -380,8 +386,8 @@ class Postbox:
             if item is not _STOP and item is not _FILE_WRITTEN:
                 item[1].set_exception(PostboxClosedError("the postbox was closed first"))
 
-    def _open(self, busy_timeout_ms: int) -> None:
-        box = ValueBox(self.path, busy_timeout_ms=busy_timeout_ms)
+    def _open(self, busy_timeout_ms: int, check_pages: bool) -> None:
+        box = ValueBox(self.path, busy_timeout_ms=busy_timeout_ms, check_pages=check_pages)
         try:
             with box.write_transaction():
                 migrate(box)

@@ -287,3 +287,17 @@ def test_after_a_crash_an_intact_file_opens_with_what_was_committed(
     finally:
         postbox.close()
     assert not Path(f"{path}-wal").exists()  # a clean close folds the log back
+
+
+def test_asked_to_check_a_cleanly_closed_file_a_damaged_page_is_refused(
+    filled: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "closed.db"
+    shutil.copyfile(filled, path)
+    assert not Path(f"{path}-wal").exists()  # closed cleanly: nothing says it may be damaged
+    _damage_page_of(path, "t_cached_peer_data")
+    before = path.read_bytes()
+    with pytest.raises(NotADatabaseError, match="is damaged"):
+        Postbox(path, check_pages=True)
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists() or not Path(f"{path}-wal").read_bytes()
