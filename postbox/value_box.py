@@ -20,6 +20,7 @@ from typing import Final, TypeAlias
 import apsw
 
 from postbox.errors import (
+    CorruptValueError,
     DatabaseError,
     InvalidSearchQueryError,
     NotADatabaseError,
@@ -465,12 +466,18 @@ class ValueBox:
         if self._begin_pending:
             self._begin()
         try:
-            return [(int(c), bytes(i)) for c, i in self._db.execute(sql, bindings)]
+            rows = self._db.execute(sql, bindings).fetchall()
         except apsw.SQLError as exc:
             # The statement is fixed: an SQL error here can only come from the query text.
             raise InvalidSearchQueryError(f"cannot search for {query!r}: {exc}") from exc
         except apsw.Error as exc:
             raise translate_sqlite_error(exc, self.path) from exc
+        for found, item in rows:
+            if type(found) is not int or type(item) is not bytes:
+                raise CorruptValueError(
+                    f"stored full-text entry ({found!r:.40}, {item!r:.40}) is malformed"
+                )
+        return rows  # type: ignore[return-value]
 
     # -- maintenance ----------------------------------------------------------
 
