@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from postbox.errors import InvalidArgumentError
 from postbox.ids import MAX_TIMESTAMP, MessageId, MessageIndex, PeerId
-from postbox.keys import O32, O64
+from postbox.keys import O32, O64, wrong_key
 
 __all__ = [
     "ChatListEntryType",
@@ -102,17 +102,19 @@ _ENTRY_TYPES: dict[int, ChatListEntryType] = {kind.value: kind for kind in ChatL
 
 
 def decode_chat_list_key(key: bytes) -> tuple[int, ChatListIndex, ChatListEntryType]:
-    group, pinning_key, timestamp, namespace, id_, peer, entry_type = CHAT_LIST_KEY.unpack(key)
+    try:
+        group, pinning_key, timestamp, namespace, id_, peer, entry_type = CHAT_LIST_KEY.unpack(key)
+    except (struct.error, TypeError) as error:
+        raise wrong_key("chat list", key, error) from error
     pinning_index = None if pinning_key == 0 else 0xFFFF - 1 - pinning_key
     # The tuples are built without their constructors' checks: every field is a number
     # that was unpacked above (a chat list of 50 rows decodes 50 keys per re-emit).
     new = tuple.__new__
     message_id = new(MessageId, (PeerId(peer - O64), namespace - O32, id_ - O32))
     message_index = new(MessageIndex, (message_id, timestamp - O32))
-    try:
-        kind = _ENTRY_TYPES[entry_type]
-    except KeyError:
-        kind = ChatListEntryType(entry_type)  # raises the enum's ValueError
+    kind = _ENTRY_TYPES.get(entry_type)
+    if kind is None:
+        raise wrong_key("chat list", key, ValueError(f"no entry type {entry_type}"))
     return group - O32, ChatListIndex(pinning_index, message_index), kind
 
 

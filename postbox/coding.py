@@ -92,5 +92,5 @@ def stored_number(codec: struct.Struct, data: bytes, what: str) -> int:
     """The one number ``codec`` packed in a stored value."""
     try:
         return int(codec.unpack(data)[0])
-    except struct.error as error:
+    except (struct.error, TypeError) as error:
         raise CorruptValueError(f"stored {what} is malformed: {error}") from error

@@ -2,13 +2,15 @@
 
 Every integer is written big-endian with its sign bit flipped, so SQLite's
 memcmp ordering of BLOB keys equals the numeric ordering of the fields,
-negative numbers included. Each key layout has one precompiled ``Struct``.
+negative numbers included. Each key layout has one precompiled ``Struct``. A stored
+key of the wrong length decodes to a ``CorruptValueError``, never ``struct.error``.
 """
 
 from __future__ import annotations
 
 import struct
 
+from postbox.errors import CorruptValueError
 from postbox.ids import MessageId, MessageIndex, PeerId
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "peer_prefix",
     "peer_thread_key",
     "successor",
+    "wrong_key",
 ]
 
 O32 = 0x8000_0000
@@ -55,12 +58,21 @@ ITEM_COLLECTION_ITEM = struct.Struct(">IQI")
 ITEM_COLLECTION = struct.Struct(">IQ")
 
 
+def wrong_key(what: str, key: bytes, error: Exception) -> CorruptValueError:
+    """The error for a stored ``what`` key that its layout cannot decode."""
+    shown = bytes(key[:32]).hex() if isinstance(key, bytes | bytearray) else f"{key!r:.40}"
+    return CorruptValueError(f"stored {what} key {shown} is malformed: {error}")
+
+
 def encode_int32(value: int) -> bytes:
     return INT32.pack(value + O32)
 
 
 def decode_int32(data: bytes, offset: int = 0) -> int:
-    return int(INT32.unpack_from(data, offset)[0]) - O32
+    try:
+        return int(INT32.unpack_from(data, offset)[0]) - O32
+    except (struct.error, TypeError) as error:
+        raise wrong_key("number", data, error) from error
 
 
 def encode_int64(value: int) -> bytes:
@@ -68,7 +80,10 @@ def encode_int64(value: int) -> bytes:
 
 
 def decode_int64(data: bytes, offset: int = 0) -> int:
-    return int(INT64.unpack_from(data, offset)[0]) - O64
+    try:
+        return int(INT64.unpack_from(data, offset)[0]) - O64
+    except (struct.error, TypeError) as error:
+        raise wrong_key("number", data, error) from error
 
 
 def peer_prefix(peer_id: int) -> bytes:
@@ -85,7 +100,10 @@ def peer_thread_key(peer_id: int, thread_id: int) -> bytes:
 
 
 def decode_peer_thread_key(key: bytes) -> tuple[PeerId, int]:
-    peer, thread = PEER_THREAD.unpack(key)
+    try:
+        peer, thread = PEER_THREAD.unpack(key)
+    except (struct.error, TypeError) as error:
+        raise wrong_key("chat thread", key, error) from error
     return PeerId(peer - O64), thread - O64
 
 
@@ -96,7 +114,10 @@ def message_id_key(message_id: MessageId) -> bytes:
 
 
 def decode_message_id_key(key: bytes, offset: int = 0) -> MessageId:
-    peer, namespace, id_ = MESSAGE_ID.unpack_from(key, offset)
+    try:
+        peer, namespace, id_ = MESSAGE_ID.unpack_from(key, offset)
+    except (struct.error, TypeError) as error:
+        raise wrong_key("message id", key, error) from error
     return MessageId(PeerId(peer - O64), namespace - O32, id_ - O32)
 
 
@@ -107,7 +128,10 @@ def message_index_key(index: MessageIndex) -> bytes:
 
 
 def decode_message_index_key(key: bytes, offset: int = 0) -> MessageIndex:
-    peer, namespace, timestamp, id_ = MESSAGE_INDEX.unpack_from(key, offset)
+    try:
+        peer, namespace, timestamp, id_ = MESSAGE_INDEX.unpack_from(key, offset)
+    except (struct.error, TypeError) as error:
+        raise wrong_key("message", key, error) from error
     return MessageIndex(MessageId(PeerId(peer - O64), namespace - O32, id_ - O32), timestamp - O32)
 
 
@@ -118,7 +142,10 @@ def item_collection_info_key(namespace: int, index: int) -> bytes:
 
 def decode_item_collection_info_key(key: bytes) -> tuple[int, int]:
     """(namespace, index) of an info key."""
-    namespace, index = ITEM_COLLECTION_INFO.unpack(key)
+    try:
+        namespace, index = ITEM_COLLECTION_INFO.unpack(key)
+    except (struct.error, TypeError) as error:
+        raise wrong_key("item collection info", key, error) from error
     return namespace - O32, index - O32
 
 
@@ -134,7 +161,10 @@ def item_collection_item_key(namespace: int, collection_id: int, index: int) -> 
 
 def decode_item_collection_item_key(key: bytes) -> tuple[int, int, int]:
     """(namespace, collection id, item index) of an item key."""
-    namespace, collection_id, index = ITEM_COLLECTION_ITEM.unpack(key)
+    try:
+        namespace, collection_id, index = ITEM_COLLECTION_ITEM.unpack(key)
+    except (struct.error, TypeError) as error:
+        raise wrong_key("item collection item", key, error) from error
     return namespace - O32, collection_id - O64, index - O32
 
 

@@ -92,7 +92,8 @@ class MessageHistoryIndexTable(Table[bytes]):
         peer, ns = peer_id + O64, namespace + O32
         lower, upper = MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
         for key, _ in self._stored(lower, upper, limit=1, reverse=True):
-            return int(struct.unpack_from(">I", key, 12)[0]) - O32
+            with _DECODING:
+                return int(struct.unpack_from(">I", key, 12)[0]) - O32
         return None
 
     def incoming_ids(

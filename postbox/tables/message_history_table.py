@@ -9,6 +9,7 @@ and records the operation for the change record.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Sequence
 
 from postbox.change_record import (
@@ -39,6 +40,7 @@ from postbox.keys import (
     decode_message_index_key,
     message_index_key,
     peer_namespace_prefix,
+    wrong_key,
 )
 from postbox.message import Message, MessageFlags, MessageTags, StoreMessage
 from postbox.read_state import PeerReadState
@@ -124,7 +126,10 @@ class MessageHistoryTable(Table[bytes]):
         decode, unpack_suffix, new = Message.decode, TIMESTAMP_ID.unpack_from, tuple.__new__
         result = []
         for key, data in self._range_list(lower_key, upper_key, limit=limit, reverse=reverse):
-            timestamp, id_ = unpack_suffix(key, 12)
+            try:
+                timestamp, id_ = unpack_suffix(key, 12)
+            except (struct.error, TypeError) as error:
+                raise wrong_key("message", key, error) from error
             message_id = new(MessageId, (peer_id, namespace, id_ - O32))
             result.append(decode(new(MessageIndex, (message_id, timestamp - O32)), data))
         return result

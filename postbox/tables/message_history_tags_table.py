@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 
 from postbox.ids import MessageId, MessageIndex, PeerId
-from postbox.keys import O32, O64
+from postbox.keys import O32, O64, wrong_key
 from postbox.tables.table import Table
 from postbox.value_box import ValueBox
 
@@ -57,7 +57,10 @@ class MessageHistoryTagsTable(Table[bytes]):
         )
         result = []
         for key, _ in self._range(lower_key, upper_key, limit=limit, reverse=reverse):
-            _, _, _, timestamp, id_ = _KEY.unpack(key)
+            try:
+                _, _, _, timestamp, id_ = _KEY.unpack(key)
+            except (struct.error, TypeError) as error:
+                raise wrong_key("tagged message", key, error) from error
             result.append(MessageIndex(MessageId(peer_id, namespace, id_ - O32), timestamp - O32))
         return result
 

@@ -48,8 +48,8 @@ class PeerOperationLogTable(Table[bytes]):
             raise InvalidArgumentError(f"operation log tag {tag} is outside 0..255")
 
     def _decode(self, key: bytes, data: bytes) -> PeerOperationLogEntry:
-        tag, peer, local = _KEY.unpack(key)
         with decoding("operation log entry"):
+            tag, peer, local = _KEY.unpack(key)
             merged, contents = unpack(data, "operation log entry")
             if merged is not None and not isinstance(merged, int):
                 raise TypeError(f"merged index {merged!r} is not a number")

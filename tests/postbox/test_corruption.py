@@ -26,6 +26,7 @@ from postbox import (
     ChannelState,
     ChatListInclusion,
     ChatListViewKey,
+    CorruptValueError,
     ForwardInfo,
     Glyph,
     GlyphShape,
@@ -224,6 +225,54 @@ def test_damaged_stored_values_give_only_typed_errors(filled: Path, tmp_path: Pa
     assert outcomes["refused"] >= CASES // 4, outcomes
 
 
+#: How many files with one damaged key are read.
+KEY_CASES = 200
+
+
+def _damage_key(rng: random.Random, key: bytes) -> bytes:
+    kind = rng.randrange(4)
+    if kind == 0:
+        return key[: rng.randrange(len(key))]  # cut short
+    if kind == 1:
+        at = rng.randrange(len(key))  # one bit flipped
+        return key[:at] + bytes([key[at] ^ (1 << rng.randrange(8))]) + key[at + 1 :]
+    if kind == 2:
+        return key + rng.randbytes(rng.randrange(1, 6))  # grown
+    return rng.randbytes(rng.randrange(0, 24))
+
+
+def test_damaged_stored_keys_give_only_typed_errors(filled: Path, tmp_path: Path) -> None:
+    """A key of the wrong length or with a bit flipped, in any binary-keyed table, is read
+    as some other row or refused as a ``CorruptValueError``; nothing else escapes."""
+    rng = random.Random(20261128)
+    rows = [row for row in _stored_values(filled) if isinstance(row[1], bytes)]
+    outcomes: dict[str, int] = {"read": 0, "refused": 0}
+    escaped: list[str] = []
+    for case in range(KEY_CASES):
+        table, key, _value = rng.choice(rows)
+        assert isinstance(key, bytes)
+        damaged = _damage_key(rng, key)
+        path = tmp_path / f"case{case}.db"
+        shutil.copyfile(filled, path)
+        db = apsw.Connection(str(path))
+        try:
+            db.execute(f"UPDATE {table} SET key = ? WHERE key = ?", (damaged, key))  # noqa: S608
+        except apsw.ConstraintError:  # the damaged key is another row's
+            continue
+        finally:
+            db.close()
+        try:
+            _open_and_read(path)
+            outcomes["read"] += 1
+        except CorruptValueError:
+            outcomes["refused"] += 1
+        except Exception as error:  # noqa: BLE001 - what the test looks for
+            escaped.append(f"{table} {key!r} {damaged!r}: {type(error).__name__}: {error}")
+        path.unlink()
+    assert escaped == [], "\n".join(escaped[:20])
+    assert outcomes["refused"] >= KEY_CASES // 20, outcomes
+
+
 def _open_and_read(path: Path) -> None:
     postbox = Postbox(path)
     try:
@@ -301,3 +350,16 @@ def test_asked_to_check_a_cleanly_closed_file_a_damaged_page_is_refused(
         Postbox(path, check_pages=True)
     assert path.read_bytes() == before
     assert not Path(f"{path}-wal").exists() or not Path(f"{path}-wal").read_bytes()
+
+
+@pytest.mark.parametrize("item", ["text", 10**9, None, 3.5])
+def test_a_search_hit_of_the_wrong_type_is_a_corrupt_value(
+    filled: Path, tmp_path: Path, item: object
+) -> None:
+    path = tmp_path / "search.db"
+    shutil.copyfile(filled, path)
+    db = apsw.Connection(str(path))
+    db.execute("UPDATE ft_message_text SET item = ?", (item,))
+    db.close()
+    with Postbox(path) as postbox, pytest.raises(CorruptValueError, match="full-text entry"):
+        postbox.run(lambda tx: tx.search_messages("chess"))
