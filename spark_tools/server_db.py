@@ -95,7 +95,7 @@ def write_server_db(
         path.parent.mkdir(parents=True, exist_ok=True)
         store = ServerStore(staging, clock=lambda: head.now)
         try:
-            _merge(store.transaction(), shards, rows, progress)
+            _merge(store.database.connection, shards, rows, progress)
             progress.stage("server database: dialogs and log")
             store.import_dataset(head, rows=())
         finally:

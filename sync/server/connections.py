@@ -17,6 +17,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sync.errors import ServerDatabaseError
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AnyUpdates,
@@ -374,6 +375,14 @@ class Connection:
                 and failures >= self.server.config.max_auth_failures
             ):
                 self.close(f"{failures} failed auth attempts")
+            return True
+        except ServerDatabaseError as error:
+            # As a server whose storage fails: this request gets an internal error (the
+            # client tries again later), the others are still served, and the log says why.
+            method = frame.get("method")
+            log.error("connection %s: %s failed: %s", session.number, method, error)
+            failure = ProtocolError("the server's database failed", ErrorCode.INTERNAL)
+            self._respond(encode_error(request_id, failure))
             return True
         except Exception:
             log.exception("connection %s: request failed", session.number)

@@ -2,13 +2,16 @@
 
 ``ServerStore`` and its ``UpdateLogs`` share one ``ServerDatabase``: plain SQL with the
 rows fetched at once, bulk inserts, the ``meta`` table of named counters, and
-transactions that nest (an inner one is a savepoint).
+transactions that nest (an inner one is a savepoint). Every apsw error on the file is a
+``ServerDatabaseError`` saying what is wrong (``database_error``): a damaged page read
+at start ends the server in one line, and one read while serving fails that request.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import apsw
@@ -16,7 +19,7 @@ import apsw
 from sync.errors import NotAServerDatabaseError, ServerDatabaseError
 from sync.server.schema import database_digest, open_database
 
-__all__ = ["ServerDatabase", "database_error"]
+__all__ = ["ServerDatabase", "ServerTransaction", "database_error"]
 
 
 def database_error(error: apsw.Error, path: str | Path) -> ServerDatabaseError:
@@ -48,16 +51,27 @@ class ServerDatabase:
         except OSError as error:  # the file could not even be created
             raise ServerDatabaseError(f"cannot create {path}: {error.strerror}") from error
 
+        self._path = path
+
     def close(self) -> None:
         self._connection.close()
 
-    def transaction(self) -> apsw.Connection:
-        """A context manager: the changes made inside it land together or not at all."""
+    @property
+    def connection(self) -> apsw.Connection:
+        """The apsw connection itself, for bulk tools that run their own SQL (their apsw
+        errors are theirs to translate)."""
         return self._connection
+
+    def transaction(self) -> ServerTransaction:
+        """A context manager: the changes made inside it land together or not at all."""
+        return ServerTransaction(self._connection, self._path)
 
     def execute(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement and return all of its rows."""
-        return self._connection.execute(sql, bindings).fetchall()
+        try:
+            return self._connection.execute(sql, bindings).fetchall()
+        except apsw.Error as error:
+            raise database_error(error, self._path) from error
 
     def one(self, sql: str, bindings: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         """The first row of a query, or ``None`` if it has none."""
@@ -66,7 +80,10 @@ class ServerDatabase:
 
     def execute_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement once for each row of bindings."""
-        self._connection.executemany(sql, rows)
+        try:
+            self._connection.executemany(sql, rows)
+        except apsw.Error as error:
+            raise database_error(error, self._path) from error
 
     def meta(self, key: str, default: int) -> int:
         """The counter ``key`` of the ``meta`` table, or ``default`` if it was never set."""
@@ -78,4 +95,35 @@ class ServerDatabase:
 
     def digest(self) -> str:
         """A hash of every row of every table: equal digests, equal truth."""
-        return database_digest(self._connection)
+        try:
+            return database_digest(self._connection)
+        except apsw.Error as error:
+            raise database_error(error, self._path) from error
+
+
+class ServerTransaction:
+    """``with database.transaction():`` as apsw's own (a savepoint when nested), whose
+    failure to begin, commit or roll back is a ``ServerDatabaseError``."""
+
+    __slots__ = ("_connection", "_path")
+
+    def __init__(self, connection: apsw.Connection, path: str | Path) -> None:
+        self._connection = connection
+        self._path = path
+
+    def __enter__(self) -> apsw.Connection:
+        try:
+            return self._connection.__enter__()
+        except apsw.Error as error:
+            raise database_error(error, self._path) from error
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        try:
+            return self._connection.__exit__(kind, value, traceback)
+        except apsw.Error as error:
+            raise database_error(error, self._path) from error

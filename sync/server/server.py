@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from dataset import DemoDataset, generate_dataset, iter_message_rows, read_dataset
+from sync.errors import ServerDatabaseError
 from sync.notifier import ChangeNotifier
 from sync.protocol import AnyUpdates, ErrorCode, ProtocolError, encode_error, encode_frame
 from sync.server.account_files import AccountBoxFiles
@@ -385,6 +386,9 @@ class MockServer:
             elif due > 0:
                 try:
                     self.service.generate(due)
+                except ServerDatabaseError as error:  # would fail the same way every tick
+                    log.error("traffic generation stopped: %s", error)
+                    return
                 except Exception:
                     log.exception("traffic generation failed")
                 made += due

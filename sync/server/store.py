@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import apsw
 import msgspec
 
 from dataset import DemoDataset
@@ -67,7 +66,7 @@ from sync.protocol import (
     peer_kind,
 )
 from sync.server import dialog_pages, differences
-from sync.server.database import ServerDatabase
+from sync.server.database import ServerDatabase, ServerTransaction
 from sync.server.differences import DIFFERENCE_LIMIT
 from sync.server.history_pages import history_page
 from sync.server.importer import import_dataset
@@ -145,7 +144,7 @@ class ServerStore:
     def database(self) -> ServerDatabase:
         return self._db
 
-    def transaction(self) -> apsw.Connection:
+    def transaction(self) -> ServerTransaction:
         """A context manager: the changes made inside it land together or not at all."""
         return self._db.transaction()
 
