@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import apsw
@@ -102,6 +104,36 @@ def test_a_request_that_meets_a_damaged_page_fails_alone(
         assert record.exc_info is None  # one line, no traceback
         assert "getHistory failed" in record.getMessage()
         assert "is damaged" in record.getMessage()
+
+
+def _crash_after_writing(db: Path) -> None:
+    """Another process writes to the file and dies without closing it: its log stays."""
+    script = (
+        "import os, sys, apsw\n"
+        "db = apsw.Connection(sys.argv[1])\n"
+        "db.execute(\"INSERT OR REPLACE INTO meta (key, value) VALUES ('crashed', 1)\")\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True, timeout=60)
+
+
+def test_after_a_crash_damage_anywhere_is_found_before_serving(
+    intact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    db = _copy(intact, tmp_path / "server.db")
+    _crash_after_writing(db)
+    wal = Path(f"{db}-wal")
+    assert wal.stat().st_size > 0
+    media = _pages(db, "media_index")  # not read at start: found by the check alone
+    _damage_page(db, media[len(media) // 2])
+    before = (db.read_bytes(), wal.read_bytes())
+    monkeypatch.setenv("POSTBOX_SERVER_TOKEN", TOKEN)
+    status = main(["--db", str(db), "--port", "0"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.startswith(f"postbox-server: error: {db} is damaged ("), err
+    assert err.count("\n") == 1
+    assert (db.read_bytes(), wal.read_bytes()) == before
 
 
 async def _ask_every_chat(port: int) -> tuple[list[int], list[int]]:
