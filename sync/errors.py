@@ -13,8 +13,9 @@ caught, with the original as the cause.
     │   ├── RpcError                  the server answered an error   (sync.protocol)
     │   ├── StoreError                the server's data refuses it   (sync.server.store)
     │   ├── StateWentBackwardsError   an answer older than the cursor (sync.engine)
-    │   └── MessageTooLongError       a send no server takes, refused before it goes
-    │                                                                (sync.engine)
+    │   └── PayloadError              an outgoing change the protocol cannot carry,
+    │       │                         refused at enqueue or before it is sent
+    │       └── MessageTooLongError   a text over its limit          (sync.engine)
     ├── ConnectionLostError           the connection dropped; also a ConnectionError
     │                                                                (sync.connection)
     ├── AuthorizationError            the server refused the token   (sync.engine)

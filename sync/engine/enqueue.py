@@ -36,6 +36,7 @@ from sync.engine.log_tags import (
     SETTINGS_TAG,
 )
 from sync.engine.mutable_state import DeleteMessages as DeleteHere
+from sync.engine.payloads import MAX_DRAFT_LENGTH, check_text, send_request
 from sync.engine.replay import apply_operation, ensure_listed
 
 __all__ = [
@@ -78,9 +79,15 @@ def enqueue_send(
 ) -> MessageId:
     """Store a pending message in the local namespace and queue its sending (by the
     account's own peer unless ``author_id`` says otherwise). ``media``: a sticker or GIF
-    (the text may then be empty), sent with its glyph."""
+    (the text may then be empty), sent with its glyph. ``PayloadError`` (one line,
+    nothing stored) for a message the protocol cannot carry, as a text over
+    ``MAX_TEXT`` characters."""
     random_id = random.getrandbits(63) if random_id is None else random_id
     author_id = account_peer(tx) if author_id is None else author_id
+    contents: dict[str, Any] = {"random_id": random_id, "text": text, "reply_to": reply_to}
+    if media:
+        contents["media"] = [item.encode() for item in media]
+    send_request(int(peer_id), contents)
     message = StoreMessage(
         peer_id,
         _LOCAL,
@@ -94,14 +101,7 @@ def enqueue_send(
     )
     ensure_listed(tx, (peer_id,))
     (index,) = tx.add_messages([message])
-    contents: dict[str, Any] = {
-        "random_id": random_id,
-        "local_id": index.id.id,
-        "text": text,
-        "reply_to": reply_to,
-    }
-    if media:
-        contents["media"] = [item.encode() for item in media]
+    contents["local_id"] = index.id.id
     tx.add_operation_log_entry(peer_id, SEND_TAG, contents)
     return index.id
 
@@ -195,7 +195,10 @@ def enqueue_draft(
     tx: Transaction, peer_id: PeerId, draft: SynchronizeableDraft | None, thread_id: int = 0
 ) -> None:
     """Keep a chat's draft here (an empty one clears it) and, for the chat itself, queue
-    sharing it with the account's other devices. Only the newest draft is sent."""
+    sharing it with the account's other devices. Only the newest draft is sent. A draft
+    over ``MAX_DRAFT_LENGTH`` characters is refused (``MessageTooLongError``)."""
+    if draft is not None:
+        check_text(draft.text, "a draft", MAX_DRAFT_LENGTH)
     if draft is not None and draft.is_empty:
         draft = None
     state = tx.get_chat_interface_state(peer_id, thread_id) or ChatInterfaceState()
@@ -213,7 +216,9 @@ def enqueue_draft(
 
 
 def enqueue_edit(tx: Transaction, message_id: MessageId, text: str) -> bool:
-    """Change one of our sent messages' text here, and queue the edit."""
+    """Change one of our sent messages' text here, and queue the edit. A text over
+    ``MAX_TEXT`` characters is refused (``MessageTooLongError``, nothing changed)."""
+    check_text(text, "an edited message")
     message = tx.get_message(message_id)
     if message is None or message.incoming or message_id.namespace != CLOUD:
         return False
@@ -257,7 +262,7 @@ def _cancel_send(tx: Transaction, message_id: MessageId) -> int:
         tx.delete_messages([message_id])  # never sent: gone here is gone everywhere
         return 1
     for entry in tx.get_operation_log_entries(message_id.peer_id, SEND_TAG):
-        if entry.contents["local_id"] == message_id.id:
+        if isinstance(entry.contents, dict) and entry.contents.get("local_id") == message_id.id:
             tx.remove_operation_log_entry(message_id.peer_id, SEND_TAG, entry.tag_local_index)
             tx.delete_messages([message_id])
             return 1

@@ -17,12 +17,10 @@ from typing import Any
 
 from postbox import MessageFailure, MessageFlags, MessageId, PeerId, Transaction
 from sync.engine.log_tags import SEND_TAG
-from sync.protocol import MAX_TEXT, ErrorCode, ProtocolError
+from sync.protocol import ErrorCode, ProtocolError
 
 __all__ = [
     "PERMANENT_ERRORS",
-    "MessageTooLongError",
-    "check_send_request",
     "failure_of",
     "permanent_refusal",
     "retry_failed_send",
@@ -48,24 +46,11 @@ _FAILED = int(MessageFlags.FAILED)
 _UNSENT = int(MessageFlags.UNSENT)
 
 
-class MessageTooLongError(ProtocolError):
-    """A message's text is longer than a message may be: refused before it is sent."""
-
-    code = ErrorCode.MESSAGE_TOO_LONG
-
-
 def permanent_refusal(error: BaseException) -> ProtocolError | None:
     """``error`` if it refuses an outgoing change for good, else ``None`` (try again)."""
     if isinstance(error, ProtocolError) and error.code in PERMANENT_ERRORS:
         return error
     return None
-
-
-def check_send_request(contents: dict[str, Any]) -> None:
-    """Refuse, as the server would, a queued send no server takes (its text too long)."""
-    text = contents.get("text") or ""
-    if len(text) > MAX_TEXT:
-        raise MessageTooLongError(f"a message holds at most {MAX_TEXT} characters, not {len(text)}")
 
 
 def failure_of(error: ProtocolError, request: Any) -> MessageFailure:

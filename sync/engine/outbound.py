@@ -24,7 +24,6 @@ from typing import Any
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
-    Media,
     MessageHistoryHoleSpace,
     MessageId,
     MessageNamespace,
@@ -35,8 +34,8 @@ from postbox import (
     Postbox,
     Transaction,
 )
-from sync.engine.convert import CLOUD, media_to_wire, message_from_wire
-from sync.engine.failed_sends import check_send_request, failure_of, permanent_refusal
+from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.failed_sends import failure_of, permanent_refusal
 from sync.engine.log_tags import (
     DELETE_TAG,
     DRAFT_TAG,
@@ -45,6 +44,7 @@ from sync.engine.log_tags import (
     SEND_TAG,
     SETTINGS_TAG,
 )
+from sync.engine.payloads import PayloadError, edit_request, local_id_of, send_request
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.timing import Backoff, Timeouts
@@ -52,9 +52,7 @@ from sync.notifier import ChangeNotifier
 from sync.protocol import (
     AffectedMessages,
     DeleteMessages,
-    EditMessage,
     ErrorCode,
-    ForwardMessages,
     ProtocolError,
     ReadHistory,
     RpcError,
@@ -172,7 +170,11 @@ class Outbound:
             if refusal is None:
                 raise
             log.warning("giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error)
-            source_gone = "forward" in entry.contents and error.code is ErrorCode.MESSAGE_ID_INVALID
+            source_gone = (
+                isinstance(entry.contents, dict)
+                and "forward" in entry.contents
+                and error.code is ErrorCode.MESSAGE_ID_INVALID
+            )
             await self._read(
                 functools.partial(_give_up, entry=entry, refusal=refusal, drop=source_gone)
             )
@@ -202,8 +204,9 @@ class Outbound:
             )
             gap = await self._read(lambda tx: _kept_unless_changed(tx, entry, drafted))
         elif entry.tag == EDIT_TAG:
+            fields = contents if isinstance(contents, dict) else {}
             edited: SentMessage = await self._call(
-                EditMessage(peer, contents["id"], contents["text"])
+                edit_request(peer, fields.get("id"), fields.get("text"))
             )
             self.recent.record(entry.peer_id, (edited.message.id,))
             gap = await self._read(lambda tx: _edited(tx, entry, edited))
@@ -218,20 +221,14 @@ class Outbound:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
 
     async def _send(self, peer: int, contents: dict[str, Any]) -> SentMessage:
-        check_send_request(contents)
-        forward = contents.get("forward")
-        if forward is None:
-            media = tuple(media_to_wire(Media.decode(item)) for item in contents.get("media", ()))
-            sent: SentMessage = await self._call(
-                SendMessage(
-                    peer, contents["text"], contents["random_id"], contents["reply_to"], media
-                )
-            )
+        # Read back and checked as the server would: an entry no request can carry (a
+        # text too long, a field of the wrong type) is refused here, for good.
+        local_id_of(contents)
+        request = send_request(peer, contents)
+        if isinstance(request, SendMessage):
+            sent: SentMessage = await self._call(request)
             return sent
-        from_peer, source_id = forward
-        copies: SentMessages = await self._call(
-            ForwardMessages(from_peer, (source_id,), peer, (contents["random_id"],))
-        )
+        copies: SentMessages = await self._call(request)
         if len(copies.messages) != 1:
             raise ProtocolError(f"forwarding one message stored {len(copies.messages)}")
         return SentMessage(copies.messages[0], copies.pts, copies.pts_count)
@@ -394,7 +391,12 @@ def _give_up(
         return
     if entry.tag != SEND_TAG:
         return
-    message_id = MessageId(entry.peer_id, _LOCAL, entry.contents["local_id"])
+    try:
+        local_id = local_id_of(entry.contents)
+    except PayloadError as error:
+        log.error("dropped a queued send: %s", error)
+        return
+    message_id = MessageId(entry.peer_id, _LOCAL, local_id)
     if drop:
         tx.delete_messages([message_id])
         return

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from postbox import (
     HistoryAnchor,
@@ -22,10 +23,12 @@ from postbox import (
     MessageHistoryView,
     MessageHistoryViewKey,
     MessageId,
+    MessageNamespace,
     PeerId,
     PeerNamespace,
     PeerNotificationSettings,
     Postbox,
+    StoreMessage,
     Subscription,
     SynchronizeableDraft,
     Transaction,
@@ -41,12 +44,14 @@ from sync.engine import (
 )
 from sync.engine.convert import CLOUD
 from sync.engine.failed_sends import retry_failed_send
+from sync.engine.log_tags import SEND_TAG
+from sync.engine.replay import ensure_listed
 from sync.protocol import DeleteMessages, ProtocolError, Request, SaveDraft, WireRecord
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
 from sync.simulation.world import SimServer
 
-__all__ = ["SimulatedUser"]
+__all__ = ["SimulatedUser", "queue_unchecked"]
 
 MUTED_FOREVER = PeerNotificationSettings.MUTED_FOREVER
 #: Messages on each side of the anchor in an open chat.
@@ -220,6 +225,33 @@ class SimulatedUser:
             server.service.handle(self._other_device, Request(0, method, params))
         except ProtocolError as error:
             self._trace(f"user {method} elsewhere refused: {error}")
+
+
+def queue_unchecked(
+    tx: Transaction,
+    peer_id: PeerId,
+    text: str,
+    contents: dict[str, Any],
+    *,
+    timestamp: int,
+    author_id: PeerId | None = None,
+) -> MessageId:
+    """Write a pending message and its send entry straight into the Postbox, past
+    ``enqueue_send``'s checks, as an older client or a bug could: ``contents`` is the
+    entry as written (its ``local_id`` is filled in unless given)."""
+    message = StoreMessage(
+        peer_id,
+        int(MessageNamespace.LOCAL),
+        None,
+        timestamp,
+        flags=int(MessageFlags.UNSENT),
+        author_id=author_id,
+        text=text,
+    )
+    ensure_listed(tx, (peer_id,))
+    (index,) = tx.add_messages([message])
+    tx.add_operation_log_entry(peer_id, SEND_TAG, {"local_id": index.id.id, **contents})
+    return index.id
 
 
 def _own_messages(tx: Transaction, peer: PeerId) -> list[MessageId]:

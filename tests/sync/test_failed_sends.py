@@ -33,6 +33,7 @@ from sync.engine.failed_sends import (
 from sync.engine.log_tags import SEND_TAG
 from sync.engine.outbound import Outbound
 from sync.protocol import (
+    DEFAULT_MAX_FRAME_SIZE,
     MAX_TEXT,
     ErrorCode,
     FrameTooLargeError,
@@ -40,8 +41,13 @@ from sync.protocol import (
     PeerKind,
     RpcError,
     SendMessage,
+    decode_body,
+    encode_frame,
+    encode_request,
+    parse_request,
     peer_kind,
 )
+from sync.simulation.user import queue_unchecked
 from tests.sync.engine_helpers import FAST
 from tests.sync.server_helpers import Harness, make_harness
 
@@ -185,8 +191,15 @@ def test_a_passing_refusal_is_tried_again_and_keeps_the_order(
 def test_a_text_too_long_for_a_message_fails_without_being_sent(
     harness: Harness, postbox: Postbox
 ) -> None:
+    """Queued past enqueue's checks (which refuse it), as an older client could."""
     user = chat(harness, PeerKind.USER)
-    long = send(postbox, user, "x" * (MAX_TEXT + 1))
+    text = "x" * (MAX_TEXT + 1)
+    long = postbox.run(
+        lambda tx: queue_unchecked(
+            tx, user, text, {"random_id": 3, "text": text, "reply_to": None},
+            timestamp=1_800_000_000,
+        )
+    )  # fmt: skip
     send(postbox, user, "short")
     calls: list[Any] = []
     drain(postbox, through(harness, calls), lambda o: o.sent == 1 and o.failed == 1)
@@ -286,6 +299,96 @@ def test_a_request_over_the_size_limit_is_refused_before_it_is_written() -> None
         reader.feed_eof()
 
     asyncio.run(run())
+
+
+def over_the_wire(harness: Harness, calls: list[Any]) -> Call:
+    """The queue's ``call`` as the client's connection makes it: the request encoded
+    into a frame (refused if it is over the limit), then decoded by the server."""
+
+    async def call(params: Any) -> Any:
+        calls.append(params)
+        frame = encode_frame(encode_request(1, params))
+        if len(frame) - 4 > DEFAULT_MAX_FRAME_SIZE:
+            raise FrameTooLargeError(f"a request of {len(frame) - 4} bytes is over the limit")
+        request = parse_request(decode_body(frame[4:]))
+        return harness.service.handle(harness.session, request)
+
+    return call
+
+
+def test_a_huge_message_queued_first_fails_and_every_send_after_it_goes(
+    harness: Harness, postbox: Postbox
+) -> None:
+    """Written past enqueue's checks (an older client), a text over the frame limit."""
+    user, group = chat(harness, PeerKind.USER), chat(harness, PeerKind.GROUP)
+    huge_text = "h" * (5 * 1024 * 1024)
+    huge = postbox.run(
+        lambda tx: queue_unchecked(
+            tx, user, huge_text, {"random_id": 1, "text": huge_text, "reply_to": None},
+            timestamp=1_800_000_000,
+        )
+    )  # fmt: skip
+    send(postbox, user, "after it, same chat")
+    send(postbox, group, "after it, another chat")
+    send(postbox, user, "and one more")
+    calls: list[Any] = []
+    drain(postbox, over_the_wire(harness, calls), lambda o: o.sent == 3 and o.failed == 1)
+    assert [c.text for c in calls] == [
+        "after it, same chat",
+        "after it, another chat",
+        "and one more",
+    ]
+    assert server_texts(harness, user)[:2] == ["and one more", "after it, same chat"]
+    assert server_texts(harness, group)[0] == "after it, another chat"
+    failure = postbox.run(lambda tx: tx.get_message_failure(huge))
+    assert failure is not None and failure.code == "MESSAGE_TOO_LONG"
+    assert failure.text == "a message holds at most 4,096 characters, not 5,242,880"
+    message = postbox.run(lambda tx: tx.get_message(huge))
+    assert message is not None and message.flags == MessageFlags.FAILED
+    assert _queued(postbox) == []
+
+
+@pytest.mark.parametrize(
+    ("contents", "code"),
+    [
+        ({"text": 7, "random_id": 1, "reply_to": None}, "INVALID_PARAMS"),
+        ({"text": "no random id", "reply_to": None}, "INVALID_PARAMS"),
+        ({"text": "random id too big", "random_id": 2**64 - 1}, "INVALID_PARAMS"),
+        ({"text": "bad reply", "random_id": 1, "reply_to": "yesterday"}, "INVALID_PARAMS"),
+        ({"text": "bad media", "random_id": 1, "media": [["gif"]]}, "INVALID_PARAMS"),
+        ({"text": "", "random_id": 1, "forward": {"from": 1}}, "INVALID_PARAMS"),
+        ({"text": "   ", "random_id": 1}, "MESSAGE_EMPTY"),
+    ],
+)
+def test_a_malformed_queued_send_fails_and_the_queue_goes_on(
+    harness: Harness, postbox: Postbox, contents: dict[str, Any], code: str
+) -> None:
+    user, group = chat(harness, PeerKind.USER), chat(harness, PeerKind.GROUP)
+    broken = postbox.run(
+        lambda tx: queue_unchecked(tx, user, "as shown", contents, timestamp=1_800_000_000)
+    )
+    send(postbox, user, "next in the chat")
+    send(postbox, group, "next elsewhere")
+    calls: list[Any] = []
+    drain(postbox, over_the_wire(harness, calls), lambda o: o.sent == 2 and o.failed == 1)
+    assert "next in the chat" in server_texts(harness, user)
+    assert "next elsewhere" in server_texts(harness, group)
+    failure = postbox.run(lambda tx: tx.get_message_failure(broken))
+    assert failure is not None and failure.code == code
+    assert failure.request["local_id"] == broken.id  # kept as written, for a retry
+    assert _queued(postbox) == []
+
+
+def test_a_queued_send_naming_no_message_is_dropped_and_the_queue_goes_on(
+    harness: Harness, postbox: Postbox
+) -> None:
+    user = chat(harness, PeerKind.USER)
+    postbox.run(lambda tx: tx.add_operation_log_entry(user, SEND_TAG, ["not", "a", "map"]))
+    send(postbox, user, "next")
+    calls: list[Any] = []
+    drain(postbox, over_the_wire(harness, calls), lambda o: o.sent == 1 and o.failed == 1)
+    assert "next" in server_texts(harness, user)
+    assert _queued(postbox) == []
 
 
 def _queued(postbox: Postbox) -> list[Any]:
