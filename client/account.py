@@ -41,10 +41,12 @@ from postbox import (
     Transaction,
 )
 from sync.engine import (
+    MAX_DRAFT_LENGTH,
     EngineStatus,
     SyncEngine,
     SyncWorker,
     Timeouts,
+    check_text,
     enqueue_delete,
     enqueue_draft,
     enqueue_edit,
@@ -127,9 +129,11 @@ class Account:
         self, peer_id: PeerId, text: str, *, reply_to: int | None = None
     ) -> Future[MessageId]:
         """Store a pending message and queue it; the future gives its local id. Does not
-        wait for the database, so the UI thread can call it."""
+        wait for the database, so the UI thread can call it. A text over
+        ``MAX_MESSAGE_LENGTH`` characters raises ``MessageTooLongError`` at once."""
         if not text.strip():
             raise ValueError("a message needs some text")
+        check_text(text)
         return self.postbox.transaction(
             lambda tx: enqueue_send(
                 tx, peer_id, text, timestamp=int(time.time()), reply_to=reply_to
@@ -143,6 +147,7 @@ class Account:
             raise ValueError("only a sticker or GIF from the picker can be sent")
         if media.kind is MediaKind.STICKER and text.strip():
             raise ValueError("a sticker is sent without text")
+        check_text(text, "a caption")
         return self.postbox.transaction(
             lambda tx: enqueue_send(tx, peer_id, text, timestamp=int(time.time()), media=(media,))
         )
@@ -170,9 +175,11 @@ class Account:
 
     def edit_message(self, message_id: MessageId, text: str) -> Future[bool]:
         """Change one of our sent messages; the future gives ``False`` if it is not ours
-        or not sent yet."""
+        or not sent yet. A text over ``MAX_MESSAGE_LENGTH`` characters raises
+        ``MessageTooLongError`` at once."""
         if not text.strip():
             raise ValueError("a message needs some text")
+        check_text(text, "an edited message")
         return self.postbox.transaction(lambda tx: enqueue_edit(tx, message_id, text))
 
     def delete_messages(
@@ -240,7 +247,9 @@ class Account:
         self, peer_id: PeerId, text: str, *, reply_to: int | None = None, thread_id: int = 0
     ) -> Future[None]:
         """Keep what is typed in a chat (an empty text with no reply clears it): here at
-        once, on the account's other devices once the server has it."""
+        once, on the account's other devices once the server has it. A text over
+        ``MAX_DRAFT_LENGTH`` characters raises ``MessageTooLongError`` at once."""
+        check_text(text, "a draft", MAX_DRAFT_LENGTH)
         draft = SynchronizeableDraft(text, reply_to, int(time.time()))
         return self.postbox.transaction(lambda tx: enqueue_draft(tx, peer_id, draft, thread_id))
 

@@ -8,7 +8,8 @@ commits) and sends it; if none runs, the next ``run``, ``demo --db`` or ``sync``
 
 ``PEER`` is a peer id (a number), ``@username`` or a chat's exact title, looked up in
 the local peers table. Exit status: 0 queued; 2 for a wrong command line: a database that
-does not exist (or a directory), a peer unknown or ambiguous, no text; 1 when the file
+does not exist (or a directory), a peer unknown or ambiguous, no text, a text longer than
+a message may be (``MAX_MESSAGE_LENGTH``: it is not split); 1 when the file
 cannot be used (empty, not a postbox database, locked, read-only), all with one line on
 stderr and the file as it was.
 """
@@ -23,7 +24,7 @@ from typing import Any, TextIO
 
 from client.database_file import check_database_path
 from postbox import MessageId, PeerId, Postbox, Transaction
-from sync.engine import enqueue_send
+from sync.engine import PayloadError, check_text, enqueue_send
 
 __all__ = ["PeerLookupError", "add_send_command", "resolve_peer"]
 
@@ -85,12 +86,18 @@ def _send_command(args: argparse.Namespace, out: TextIO) -> int:
     db: Path = args.db
     if not text.strip():
         return _usage_error("a message needs some text")
+    try:
+        check_text(text)
+    except PayloadError as error:
+        return _usage_error(error.message)
     check_database_path(db, create=False)
     with Postbox(db, watch_file=False, check_pages=True) as postbox:
         try:
             message_id = postbox.run(lambda tx: _send(tx, args.to, text))
         except PeerLookupError as error:
             return _usage_error(str(error))
+        except PayloadError as error:
+            return _usage_error(error.message)
     print(message_id.id, file=out)
     return 0
 

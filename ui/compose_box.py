@@ -1,5 +1,6 @@
 """The compose box: a text field that grows with its text up to a few lines, sends on
-Enter and starts a new line on Shift+Enter, and counts characters near the limit."""
+Enter and starts a new line on Shift+Enter, counts characters near the limit, and holds
+no more than a draft may (``MAX_DRAFT_LENGTH``: a longer paste is cut there)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
 from PySide6.QtGui import QKeyEvent, QResizeEvent, QShowEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QFrame, QLabel, QPlainTextEdit, QSizePolicy
 
+from client import MAX_DRAFT_LENGTH
 from ui.chat_interface import length_hint
 from ui.theme import current_theme
 
@@ -97,6 +99,14 @@ class ComposeBox(QPlainTextEdit):
 
     @Slot()
     def _on_text_changed(self) -> None:
+        if self.document().characterCount() - 1 > MAX_DRAFT_LENGTH:
+            # What is past the limit goes (its draft could not be kept): this edit
+            # changes the text again, and that change is the one shown.
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(MAX_DRAFT_LENGTH)
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            return
         self._fit_height()
         hint = length_hint(self.toPlainText())
         if hint is None:

@@ -25,11 +25,16 @@ from sync.engine.enqueue import (
     enqueue_send,
 )
 from sync.engine.failed_sends import retry_failed_send, retry_failed_sends
+from sync.engine.payloads import MAX_DRAFT_LENGTH, MessageTooLongError, PayloadError, check_text
 from sync.engine.timing import Timeouts
 
 __all__ = [
+    "MAX_DRAFT_LENGTH",
     "AccountMismatchError",
     "AuthorizationError",
+    "MessageTooLongError",
+    "PayloadError",
+    "check_text",
     "DEVICE_PREFERENCE",
     "SessionTerminatedError",
     "EngineStatus",

@@ -8,6 +8,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from client import MAX_MESSAGE_LENGTH
 from client.cli import main
 from client.send_command import PeerLookupError, resolve_peer
 from postbox import (
@@ -124,6 +125,14 @@ def test_a_peer_unknown_or_ambiguous_is_refused_and_nothing_queued(db, capsys, t
     assert send(db, "--to", to, "hello") == 2
     assert says in one_error_line(capsys)
     assert queued(db) == {}
+
+
+def test_a_text_longer_than_a_message_is_refused_and_nothing_queued(db, capsys) -> None:
+    assert send(db, "--to", "@alice", "x" * (MAX_MESSAGE_LENGTH + 1)) == 2
+    line = one_error_line(capsys)
+    assert line.endswith("a message holds at most 4,096 characters, not 4,097")
+    assert queued(db) == {}
+    assert send(db, "--to", "@alice", "x" * MAX_MESSAGE_LENGTH) == 0
 
 
 def test_no_text_is_refused(db, capsys) -> None:

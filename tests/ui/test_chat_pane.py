@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
-from client import EngineStatus
+from client import MAX_DRAFT_LENGTH, EngineStatus
 from client.account import Account
 from postbox import (
     MAX_MESSAGE_ID,
@@ -34,6 +34,7 @@ from postbox import (
     StoreMessage,
 )
 from ui.chat_pane import HISTORY_WINDOW
+from ui.compose_box import ComposeBox
 from ui.main_window import CHAT_LIST_PAGE, MainWindow
 from ui.rows import ChatRow, LoadingRow, MessageRow, UnreadRow
 
@@ -873,3 +874,13 @@ def test_the_reply_edit_and_selection_bars_keep_the_chat_at_the_bottom(
     qtbot.waitUntil(lambda: 401 in shown_ids(window))
     qtbot.waitUntil(lambda: not history.animator.running, timeout=2_000)
     assert bar.value() == bar.maximum()
+
+
+def test_the_compose_box_holds_no_more_than_a_draft_may(qtbot) -> None:
+    """A paste past the limit is cut there, so its draft can be kept."""
+    box = ComposeBox()
+    qtbot.addWidget(box)
+    box.insertPlainText("y" * (MAX_DRAFT_LENGTH + 500))
+    assert box.text() == "y" * MAX_DRAFT_LENGTH
+    box.insertPlainText("z")
+    assert box.text() == "y" * MAX_DRAFT_LENGTH
