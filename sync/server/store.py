@@ -789,6 +789,15 @@ class ServerStore:
 
     # -- idempotent sending ----------------------------------------------------------
 
+    def sent_messages(self) -> list[tuple[int, int, int]]:
+        """Every send stored with its random id: (random id, peer, message id)."""
+        return [
+            (random_id, peer_id, message_id)
+            for random_id, peer_id, message_id in self._db.execute(
+                "SELECT random_id, peer, id FROM sent_messages ORDER BY random_id"
+            )
+        ]
+
     def sent_before(self, random_id: int) -> tuple[Message, int, int] | None:
         """The message an earlier send with ``random_id`` stored (as it is now, or as it
         was sent if it has been deleted since), with the pts it took and their count."""

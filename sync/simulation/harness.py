@@ -46,6 +46,7 @@ from sync.simulation import schedule as kinds
 from sync.simulation.loop import SimulationError, VirtualLoop, run_virtual
 from sync.simulation.network import QUIET, Network
 from sync.simulation.schedule import Schedule
+from sync.simulation.sends import SendLedger, check_sends, local_fates
 from sync.simulation.user import SimulatedUser
 from sync.simulation.world import TIMEOUTS, TOKEN, SimClient, SimServer, pick_contact
 from sync.verify import verify
@@ -136,6 +137,8 @@ class _World:
         self.queued_sends: dict[str, set[int]] = {}
         #: Accounts that logged in on a file not their own.
         self.intruders: set[int] = set()
+        #: Every send a client committed, held against the server at the end.
+        self.ledger = SendLedger()
 
     # -- time --------------------------------------------------------------------------
 
@@ -223,7 +226,9 @@ class _World:
             )  # fmt: skip
             seed = self.schedule.seed
             rng = random.Random(f"user:{seed}:{number}" if number else f"user:{seed}")
-            self.users.append(SimulatedUser(rng, self._noter(name), token=token))
+            self.users.append(
+                SimulatedUser(rng, self._noter(name), token=token, ledger=self.ledger, seat=number)
+            )
         if len(seats) > 1:
             self.note(f"seats {', '.join(seats)} (contact {contact})")
 
@@ -476,6 +481,40 @@ class _World:
     async def _verify(self) -> None:
         for client in self.clients:
             await self._verify_client(client)
+        self._check_sends()
+
+    def _check_sends(self) -> None:
+        """Every committed send reached the server exactly once or is failed here
+        (``sends.check_sends``)."""
+        server = self.server
+        assert server is not None and server.store is not None
+        accounts = server.service.accounts
+        tokens = {client.token for client in self.clients}
+        boxes = {
+            account: accounts.box(account)
+            for account in (accounts.authorize(token) for token in sorted(tokens))
+            if account is not None
+        }
+        stored = {
+            account: [row[0] for row in box.sent_messages()] for account, box in boxes.items()
+        }
+        gone = {
+            account: {
+                send.source
+                for send in self.ledger.sends
+                if send.account == account
+                and send.source is not None
+                and box.message(*send.source) is None
+            }
+            for account, box in boxes.items()
+        }
+        fates = {}
+        for number, client in enumerate(self.clients):
+            postbox = client.postbox
+            assert postbox is not None
+            mine = [send for send in self.ledger.sends if send.client == number]
+            fates[number] = postbox.run(lambda tx, mine=mine: local_fates(tx, mine))  # type: ignore[misc]
+        self.divergences.extend(check_sends(self.ledger, stored, fates, gone))
 
     def _check_failures(self, client: SimClient, postbox: Postbox) -> None:
         """Each failed message failed for a refusal no retry cures, recorded with it (a

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from postbox import (
@@ -49,6 +50,7 @@ from sync.engine.replay import ensure_listed
 from sync.protocol import DeleteMessages, ProtocolError, Request, SaveDraft, WireRecord
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
+from sync.simulation.sends import SendLedger
 from sync.simulation.world import SimServer
 
 __all__ = ["SimulatedUser", "queue_unchecked"]
@@ -65,9 +67,20 @@ CHANNEL_SEND_ODDS = 0.3
 
 
 class SimulatedUser:
-    def __init__(self, rng: random.Random, trace: Callable[[str], None], *, token: str) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        trace: Callable[[str], None],
+        *,
+        token: str,
+        ledger: SendLedger | None = None,
+        seat: int = 0,
+    ) -> None:
         self._rng = rng
         self._trace = trace
+        #: Where the sends this user's client committed are kept (for ``check_sends``).
+        self.ledger = ledger if ledger is not None else SendLedger()
+        self._seat = seat
         #: The account's token: its other device speaks for the same account.
         self._token = token
         self.open: dict[PeerId, Subscription] = {}
@@ -128,11 +141,16 @@ class SimulatedUser:
             peer.namespace != PeerNamespace.CHANNEL or rng.random() < CHANNEL_SEND_ODDS
         ):
             text = f"sim {rng.getrandbits(24):06x}"
-            postbox.transaction(
-                lambda tx: enqueue_send(
-                    tx, peer, text, timestamp=now, author_id=PeerId(store.self_id),
-                    random_id=rng.getrandbits(62),
-                )
+            random_id = rng.getrandbits(62)
+            self._queue_sends(
+                postbox,
+                account,
+                lambda tx: [
+                    enqueue_send(
+                        tx, peer, text, timestamp=now, author_id=PeerId(store.self_id),
+                        random_id=random_id,
+                    )
+                ],
             )  # fmt: skip
         elif action == "edit":
             own = postbox.run(lambda tx: _own_messages(tx, peer))
@@ -164,11 +182,13 @@ class SimulatedUser:
             if stored and targets:
                 sources = [m.id for m in rng.sample(stored, min(len(stored), rng.randint(1, 2)))]
                 into = rng.choice(targets)
-                postbox.transaction(
+                self._queue_sends(
+                    postbox,
+                    account,
                     lambda tx: enqueue_forward(
                         tx, into, sources, timestamp=now, author_id=PeerId(store.self_id),
                         rng=rng,
-                    )
+                    ),
                 )  # fmt: skip
         elif action == "retry":
             failed = postbox.run(lambda tx: tx.get_failed_messages(peer))
@@ -177,7 +197,12 @@ class SimulatedUser:
                 if rng.random() < 0.5:
                     postbox.transaction(lambda tx: retry_failed_send(tx, target, rng=rng))
                 else:
-                    postbox.transaction(lambda tx: enqueue_delete(tx, peer, [target]))
+                    deleted = postbox.transaction(lambda tx: enqueue_delete(tx, peer, [target]))
+                    deleted.add_done_callback(
+                        lambda done: (
+                            done.exception() is None and self.ledger.withdraw(self._seat, target)
+                        )
+                    )
         elif action == "mute":
             until = rng.choice((0, MUTED_FOREVER, now + 3600))
             postbox.transaction(lambda tx: enqueue_mute(tx, peer, until))
@@ -194,6 +219,24 @@ class SimulatedUser:
             if own_ids:
                 deletion = DeleteMessages(int(peer), (rng.choice(own_ids),))
                 self._elsewhere(server, account, "deleteMessages", deletion)
+
+    def _queue_sends(
+        self, postbox: Postbox, account: int, fn: Callable[[Transaction], list[MessageId]]
+    ) -> None:
+        """Run ``fn`` (which queues sends) in a transaction; once it has committed, its
+        sends go in the ledger."""
+
+        def queue(tx: Transaction) -> list[tuple[PeerId, object]]:
+            ids = fn(tx)
+            return _entries_of(tx, ids)
+
+        future = postbox.transaction(queue)
+        future.add_done_callback(lambda done: self._record(done, account))
+
+    def _record(self, done: Future[list[tuple[PeerId, object]]], account: int) -> None:
+        if done.exception() is None:
+            for peer_id, contents in done.result():
+                self.ledger.committed(self._seat, account, peer_id, contents)
 
     @staticmethod
     def _draft(rng: random.Random, top: int, now: int) -> SynchronizeableDraft | None:
@@ -225,6 +268,19 @@ class SimulatedUser:
             server.service.handle(self._other_device, Request(0, method, params))
         except ProtocolError as error:
             self._trace(f"user {method} elsewhere refused: {error}")
+
+
+def _entries_of(tx: Transaction, message_ids: list[MessageId]) -> list[tuple[PeerId, object]]:
+    """The send entries ``tx`` holds for the local messages ``message_ids``."""
+    wanted: dict[PeerId, set[int]] = {}
+    for message_id in message_ids:
+        wanted.setdefault(message_id.peer_id, set()).add(message_id.id)
+    return [
+        (peer_id, entry.contents)
+        for peer_id, ids in wanted.items()
+        for entry in tx.get_operation_log_entries(peer_id, SEND_TAG)
+        if isinstance(entry.contents, dict) and entry.contents.get("local_id") in ids
+    ]
 
 
 def queue_unchecked(
