@@ -148,7 +148,14 @@ def _compare_group(
         reverse=True,
     )
     pinned = set(stored.pinned)
-    mine = [int(p) for p in stored.order if p not in pinned]
+    # A chat whose newest message is one of ours the server never had (a failed send)
+    # stands where that message puts it, as on Telegram: its place is the client's own.
+    own_top = {
+        int(peer_id)
+        for peer_id, chat in local.chats.items()
+        if chat.position is not None and chat.position[1].message_index.id.namespace != _CLOUD
+    }
+    mine = [int(p) for p in stored.order if p not in pinned and int(p) not in own_top]
     both = set(mine) & {c.dialog.peer for c in server_order}
     mine = [p for p in mine if p in both]
     theirs = [c.dialog.peer for c in server_order if c.dialog.peer in both]

@@ -535,6 +535,16 @@ def test_a_failed_message_is_the_clients_own(server: EmbeddedServer, db: Path) -
     assert report.failed_messages == report.summary()["failed_messages"] == 1
 
 
+def test_a_failed_message_moves_its_chat_up_here_alone(server: EmbeddedServer, db: Path) -> None:
+    """As on Telegram, the chat stands where its failed message puts it (at the top)."""
+    chats = root_unpinned(server)
+    oldest = chats[-1].peer
+    tamper(db, _fail(PeerId(oldest), 4242, history(server, chats[0].peer)[0].date + 60))
+    report = check(server, db)
+    assert report.ok, report.divergences
+    assert report.failed_messages == 1
+
+
 def test_a_failed_message_the_server_stored_after_all(server: EmbeddedServer, db: Path) -> None:
     top = root_unpinned(server)[0].peer
     tamper(db, _fail(PeerId(top), 4242, history(server, top)[0].date + 60))
