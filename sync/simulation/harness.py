@@ -139,6 +139,7 @@ class _World:
         self.intruders: set[int] = set()
         #: Every send a client committed, held against the server at the end.
         self.ledger = SendLedger()
+        self.payload_rng = random.Random(f"payloads-user:{schedule.seed}")
 
     # -- time --------------------------------------------------------------------------
 
@@ -371,6 +372,20 @@ class _World:
                     user.act(postbox, self.server, self.server_date())
                 except PostboxError as error:  # the app would show it; the user goes on
                     self.note(f"{client.name}user action failed: {error}")
+            return
+        if kind == kinds.BAD_PAYLOAD:
+            client, user = self.clients[int(event.amount)], self.users[int(event.amount)]
+            postbox = client.postbox
+            if postbox is not None and client.running:
+                try:
+                    found = user.bad_payload(
+                        postbox, self.server, self.server_date(), self.payload_rng
+                    )
+                except PostboxError as error:
+                    self.note(f"{client.name}user action failed: {error}")
+                    return
+                if found is not None:
+                    self.divergences.append(client.name + found)
             return
         self.note(f"{kind} {event.amount}")
         if kind == kinds.RESTART:

@@ -31,6 +31,11 @@ USER = "user"
 WRONG_ACCOUNT = "wrong-account"
 #: The share of schedules with a ``WRONG_ACCOUNT`` event.
 WRONG_ACCOUNT_CHANCE = 0.12
+#: The user queues a payload the protocol cannot carry, through enqueue (refused) or
+#: written straight into the Postbox as an older client or a bug could (it must fail).
+BAD_PAYLOAD = "bad-payload"
+#: The share of schedules with bad payloads.
+BAD_PAYLOADS = 0.15
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -107,6 +112,7 @@ class Schedule:
         events.sort(key=lambda event: (event.at, event.kind))
         seats, events = _seat(seed, events)
         events = _wrong_account(seed, duration, events)
+        events = _bad_payloads(seed, duration, len(seats), events)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -168,6 +174,19 @@ def _wrong_account(seed: int, duration: float, events: list[Event]) -> list[Even
         round(rng.uniform(0.5, duration), 3), WRONG_ACCOUNT, round(rng.uniform(0.5, 4.0), 3)
     )
     return sorted([*events, swap], key=lambda event: (event.at, event.kind))
+
+
+def _bad_payloads(seed: int, duration: float, seats: int, events: list[Event]) -> list[Event]:
+    """A few bad payloads, each at one of the clients (drawn apart from the rest, so the
+    schedules without them stay as they were)."""
+    rng = random.Random(f"payloads:{seed}")
+    if rng.random() >= BAD_PAYLOADS:
+        return events
+    drawn = [
+        Event(round(rng.uniform(0.0, duration), 3), BAD_PAYLOAD, rng.randrange(seats))
+        for _ in range(rng.randint(1, 4))
+    ]
+    return sorted([*events, *drawn], key=lambda event: (event.at, event.kind))
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")

@@ -46,8 +46,16 @@ from sync.engine import (
 from sync.engine.convert import CLOUD
 from sync.engine.failed_sends import retry_failed_send
 from sync.engine.log_tags import SEND_TAG
+from sync.engine.payloads import MAX_DRAFT_LENGTH, PayloadError
 from sync.engine.replay import ensure_listed
-from sync.protocol import DeleteMessages, ProtocolError, Request, SaveDraft, WireRecord
+from sync.protocol import (
+    MAX_TEXT,
+    DeleteMessages,
+    ProtocolError,
+    Request,
+    SaveDraft,
+    WireRecord,
+)
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
 from sync.simulation.sends import SendLedger
@@ -198,11 +206,7 @@ class SimulatedUser:
                     postbox.transaction(lambda tx: retry_failed_send(tx, target, rng=rng))
                 else:
                     deleted = postbox.transaction(lambda tx: enqueue_delete(tx, peer, [target]))
-                    deleted.add_done_callback(
-                        lambda done: (
-                            done.exception() is None and self.ledger.withdraw(self._seat, target)
-                        )
-                    )
+                    deleted.add_done_callback(lambda done: self._withdrawn(done, target))
         elif action == "mute":
             until = rng.choice((0, MUTED_FOREVER, now + 3600))
             postbox.transaction(lambda tx: enqueue_mute(tx, peer, until))
@@ -233,10 +237,50 @@ class SimulatedUser:
         future = postbox.transaction(queue)
         future.add_done_callback(lambda done: self._record(done, account))
 
+    def _withdrawn(self, done: Future[int], message_id: MessageId) -> None:
+        if done.exception() is None and done.result():
+            self.ledger.withdraw(self._seat, message_id)
+
     def _record(self, done: Future[list[tuple[PeerId, object]]], account: int) -> None:
         if done.exception() is None:
             for peer_id, contents in done.result():
                 self.ledger.committed(self._seat, account, peer_id, contents)
+
+    def bad_payload(
+        self, postbox: Postbox, server: SimServer | None, now: int, rng: random.Random
+    ) -> str | None:
+        """Queue a payload the protocol cannot carry: through ``enqueue_*``, which must
+        refuse it (else the divergence is returned), or straight into the Postbox past
+        its checks, which the outbound queue must turn into a failed message without
+        holding up the rest."""
+        if server is None or server.store is None:
+            return None
+        account = server.service.accounts.authorize(self._token)
+        if account is None:
+            return None
+        store = server.service.accounts.box(account)
+        chats = [PeerId(peer) for peer, _size in store.chat_sizes()]
+        if not chats:
+            return None
+        peer = rng.choice(chats)
+        author = PeerId(store.self_id)
+        if rng.random() < 0.5:
+            kind, attempt = _refused_payload(rng, postbox, peer, author, now)
+            self._trace(f"user bad payload {kind} {int(peer)}")
+            try:
+                postbox.run(attempt)
+            except PayloadError as error:
+                self._trace(f"user bad payload refused: {error.code}")
+                return None
+            return f"payloads: enqueue took {kind} into peer {int(peer)}"
+        kind, text, contents = _unchecked_payload(rng)
+        self._trace(f"user unchecked payload {kind} {int(peer)}")
+        self._queue_sends(
+            postbox,
+            account,
+            lambda tx: [queue_unchecked(tx, peer, text, contents, timestamp=now, author_id=author)],
+        )
+        return None
 
     @staticmethod
     def _draft(rng: random.Random, top: int, now: int) -> SynchronizeableDraft | None:
@@ -268,6 +312,48 @@ class SimulatedUser:
             server.service.handle(self._other_device, Request(0, method, params))
         except ProtocolError as error:
             self._trace(f"user {method} elsewhere refused: {error}")
+
+
+def _refused_payload(
+    rng: random.Random, postbox: Postbox, peer: PeerId, author: PeerId, now: int
+) -> tuple[str, Callable[[Transaction], object]]:
+    """Something ``enqueue_*`` must refuse, and what it is."""
+    over = MAX_TEXT + rng.choice((1, 100, 50_000))
+    choice = rng.randrange(3)
+    if choice == 0:
+        return f"a text of {over} characters", lambda tx: enqueue_send(
+            tx, peer, "t" * over, timestamp=now, author_id=author, random_id=rng.getrandbits(62)
+        )
+    if choice == 1:
+        draft = SynchronizeableDraft("d" * (MAX_DRAFT_LENGTH + 1), None, now)
+        return "a draft over its limit", lambda tx: enqueue_draft(tx, peer, draft)
+    own = postbox.run(lambda tx: _own_messages(tx, peer))
+    target = own[0] if own else MessageId(peer, CLOUD, 1)
+    return f"an edit of {over} characters", lambda tx: enqueue_edit(tx, target, "e" * over)
+
+
+#: Sends an older client or a bug could write past ``enqueue_send``: what, the text
+#: shown, and the entry's contents (a valid random id is drawn for those that have one).
+_UNCHECKED: tuple[tuple[str, object, dict[str, Any]], ...] = (
+    ("long-text", MAX_TEXT + 1, {}),
+    ("huge-text", 4 * 1024 * 1024 + 1, {}),
+    ("text-not-a-string", "7", {"text": 7}),
+    ("no-random-id", "x", {"random_id": None}),
+    ("random-id-out-of-range", "x", {"random_id": 2**64 - 1}),
+    ("reply-to-a-string", "x", {"reply_to": "yesterday"}),
+    ("unreadable-media", "x", {"media": [["gif"]]}),
+    ("empty", " ", {}),
+)
+
+
+def _unchecked_payload(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
+    kind, shown, overrides = rng.choice(_UNCHECKED)
+    text = "u" * shown if isinstance(shown, int) else str(shown)
+    contents: dict[str, Any] = {"random_id": rng.getrandbits(62), "text": text, "reply_to": None}
+    contents.update(overrides)
+    if contents["random_id"] is None:
+        del contents["random_id"]
+    return kind, text, contents
 
 
 def _entries_of(tx: Transaction, message_ids: list[MessageId]) -> list[tuple[PeerId, object]]:

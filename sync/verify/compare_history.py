@@ -125,10 +125,11 @@ def compare_pending(
 
 
 def failed_random_id(request: object) -> int | None:
-    """The random id a failed send was sent with, if its request is known."""
+    """The random id a failed send was sent with, if its request is known and holds one
+    a server could have stored (an int64)."""
     if isinstance(request, dict):
         random_id = request.get("random_id")
-        if type(random_id) is int:
+        if type(random_id) is int and -(2**63) <= random_id < 2**63:
             return random_id
     return None
 

@@ -61,6 +61,10 @@ REGRESSIONS = [
     # to the account that first authorized on it.
     pytest.param(24, None, id="24-owners-file-taken-over-by-a-contact"),
     pytest.param(22, None, id="22-contacts-file-taken-over-by-the-owner"),
+    # A send written past enqueue (too long, malformed) failed and lifted its chat in the
+    # list here; verify took that place for a divergence.
+    pytest.param(15, None, id="15-failed-send-lifts-its-chat"),
+    pytest.param(295, None, id="295-failed-send-lifts-its-chat"),
 ]
 _REASONS: dict[int, str] = {}
 

@@ -13,6 +13,7 @@ from sync.engine.log_tags import SEND_TAG
 from sync.engine.outbound import Outbound
 from sync.server.store import ServerStore
 from sync.simulation.harness import simulate
+from sync.simulation.schedule import BAD_PAYLOAD, Schedule
 from sync.simulation.sends import LocalFate, SendLedger, check_sends
 
 ALICE = PeerId.make(PeerNamespace.USER, 1001)
@@ -71,6 +72,7 @@ def test_a_send_the_user_deleted_first_may_be_absent_and_a_lost_forward_too() ->
 def test_the_schedule_sends_cleanly_as_it_is() -> None:
     outcome = simulate(SENDING_SEED)
     assert outcome.ok, outcome.divergences
+    assert BAD_PAYLOAD not in outcome.mix
 
 
 def test_a_client_that_drops_a_send_is_caught_where_verify_sees_nothing(
@@ -118,3 +120,28 @@ def test_a_server_that_stores_a_send_twice_is_caught_where_verify_sees_nothing(
         line.startswith("sends: account ") and "stored a send no client committed" in line
         for line in outcome.divergences
     ), outcome.divergences
+
+
+def test_the_ci_batch_draws_bad_payloads() -> None:
+    drawn = [seed for seed in range(500) if BAD_PAYLOAD in Schedule.from_seed(seed).mix]
+    assert len(drawn) >= 50
+
+
+#: A schedule with bad payloads: refused through enqueue, and one written past it.
+PAYLOAD_SEED = 0
+
+
+def test_bad_payloads_are_refused_or_failed_and_hold_nothing_up() -> None:
+    outcome = simulate(PAYLOAD_SEED)
+    assert BAD_PAYLOAD in outcome.mix
+    assert outcome.ok, outcome.divergences
+    assert any("bad payload refused: MESSAGE_TOO_LONG" in line for line in outcome.trace)
+    assert any("user unchecked payload" in line for line in outcome.trace)
+    assert outcome.failed_messages >= 1
+
+
+def test_an_enqueue_that_takes_a_bad_payload_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sync.engine.enqueue.check_text", lambda text, *_args: text)
+    monkeypatch.setattr("sync.engine.enqueue.send_request", lambda *_args: None)
+    outcome = simulate(PAYLOAD_SEED)
+    assert any("payloads: enqueue took" in line for line in outcome.divergences)
