@@ -14,6 +14,7 @@ from postbox import (
     PeerId,
     PeerNamespace,
     Postbox,
+    Transaction,
 )
 from sync.engine import (
     SyncEngine,
@@ -27,6 +28,7 @@ from sync.protocol import GetHistory
 from sync.server.config import ServerConfig
 from sync.server.pushes import push_for
 from sync.server.server import EmbeddedServer
+from sync.simulation.user import queue_unchecked
 from tests.sync.engine_helpers import FAST, TOKEN, running_engine, server_report, wait_quiescent
 
 
@@ -190,6 +192,51 @@ def test_a_send_the_server_refuses_is_marked_failed(tmp_path) -> None:
                 assert report.ok, report.divergences
 
         asyncio.run(run())
+
+
+def test_a_huge_send_queued_first_fails_and_holds_nothing_up(tmp_path) -> None:
+    """Over the frame limit, written past enqueue's checks (an older client), first in
+    the queue: every send after it, in its chat and in another, reaches the server."""
+    with serve() as server:
+        user = PeerId(busiest_user(server))
+        group = PeerId(
+            server.call(
+                lambda s: next(
+                    p for p, _ in s.service.store.chat_sizes() if p >> 56 == PeerNamespace.GROUP
+                )
+            )
+        )
+        huge_text = "h" * (4 * 1024 * 1024 + 1)
+        huge_send = {"random_id": 77, "text": huge_text, "reply_to": None}
+        now = int(time.time())
+
+        async def run() -> None:
+            async with running_engine(server, tmp_path / "c.db") as (engine, postbox):
+                await wait_quiescent(engine)
+
+                def queue(tx: Transaction) -> MessageId:
+                    huge = queue_unchecked(tx, user, huge_text, huge_send, timestamp=now)
+                    enqueue_send(tx, user, "after it", timestamp=now)
+                    enqueue_send(tx, group, "elsewhere", timestamp=now)
+                    return huge
+
+                huge = postbox.run(queue)
+                await engine.wait_for(lambda: engine.outbound.sent == 2)
+                await wait_quiescent(engine)
+                failure = postbox.run(lambda tx: tx.get_message_failure(huge))
+                assert failure is not None and failure.code == "MESSAGE_TOO_LONG"
+                report = await server_report(server, postbox)
+                assert report.ok, report.divergences
+
+        asyncio.run(run())
+        texts = {
+            peer: server.call(
+                lambda s, p=peer: [m.text for m in s.service.store.recent_messages(p, 3)]
+            )
+            for peer in (int(user), int(group))
+        }
+        assert "after it" in texts[int(user)] and "elsewhere" in texts[int(group)]
+        assert server.call(lambda s: s.service.store.sent_before(77)) is None
 
 
 def test_scrolling_a_view_into_a_hole_fills_exactly_that_range(tmp_path) -> None:
