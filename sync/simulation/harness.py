@@ -243,6 +243,8 @@ class _World:
         postbox.before_commit = self._maybe_fail_commit
         queued = self.queued_sends.setdefault(client.name, set())
         postbox.add_commit_listener(lambda record: queued.update(_queued_sends(record)))
+        number = self.clients.index(client)
+        postbox.add_commit_listener(lambda record: self.ledger.record_commit(number, record))
         self.note(f"{client.name}client start {client.starts}")
 
     async def _open_as_another_account(self, length: float) -> None:
@@ -504,32 +506,35 @@ class _World:
         server = self.server
         assert server is not None and server.store is not None
         accounts = server.service.accounts
-        tokens = {client.token for client in self.clients}
-        boxes = {
-            account: accounts.box(account)
-            for account in (accounts.authorize(token) for token in sorted(tokens))
-            if account is not None
-        }
+        account_of: dict[int, int] = {}
+        for number, client in enumerate(self.clients):
+            account = accounts.authorize(client.token)
+            assert account is not None
+            account_of[number] = account
+        boxes = {account: accounts.box(account) for account in set(account_of.values())}
         stored = {
-            account: [row[0] for row in box.sent_messages()] for account, box in boxes.items()
-        }
-        gone = {
-            account: {
-                send.source
-                for send in self.ledger.sends
-                if send.account == account
-                and send.source is not None
-                and box.message(*send.source) is None
-            }
+            account: [random_id for random_id, _, _ in box.sent_messages()]
             for account, box in boxes.items()
         }
+        gone: dict[int, set[tuple[int, int]]] = {account: set() for account in boxes}
+        for send in self.ledger.sends:
+            account = account_of[send.client]
+            if send.source is not None and boxes[account].message(*send.source) is None:
+                gone[account].add(send.source)
+        # Sends queued in a file while another process had it open (wrong-account).
+        elsewhere: dict[int, set[int]] = {}
+        for number, client in enumerate(self.clients):
+            queued = self.queued_sends.get(client.name, set())
+            elsewhere.setdefault(account_of[number], set()).update(queued)
         fates = {}
         for number, client in enumerate(self.clients):
             postbox = client.postbox
             assert postbox is not None
             mine = [send for send in self.ledger.sends if send.client == number]
             fates[number] = postbox.run(lambda tx, mine=mine: local_fates(tx, mine))  # type: ignore[misc]
-        self.divergences.extend(check_sends(self.ledger, stored, fates, gone))
+        self.divergences.extend(
+            check_sends(self.ledger, account_of, stored, fates, gone, elsewhere)
+        )
 
     def _check_failures(self, client: SimClient, postbox: Postbox) -> None:
         """Each failed message failed for a refusal no retry cures, recorded with it (a

@@ -3,10 +3,10 @@
 ``verify`` compares what a client holds with the server and so cannot see a queued
 message that vanished from both, nor a send the server stored twice under two random
 ids (the client then holds both copies, as the server does). ``SendLedger`` remembers
-each send whose transaction committed (its chat, local id and ``random_id``, per
-client); at the end of a schedule ``check_sends`` holds the ledger against the server's
-record of sends (its ``sent_messages``, one row per random id) and each client's
-messages:
+each send whose transaction committed, taken from each client's commits whoever queued
+it (its chat, local id and ``random_id``); at the end of a schedule ``check_sends``
+holds the ledger against the server's record of sends (its ``sent_messages``, one row
+per random id) and each client's messages:
 
 - a committed send is on the server exactly once, or its message is failed in the
   client, or the user deleted it before it was sent (then it may be absent, or have
@@ -22,7 +22,15 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from postbox import MessageFlags, MessageId, MessageNamespace, PeerId, Transaction
+from postbox import (
+    ChangeRecord,
+    MessageFlags,
+    MessageId,
+    MessageNamespace,
+    PeerId,
+    Transaction,
+)
+from sync.engine.log_tags import SEND_TAG
 
 __all__ = ["CommittedSend", "LocalFate", "SendLedger", "check_sends", "local_fates"]
 
@@ -31,11 +39,10 @@ _LOCAL = int(MessageNamespace.LOCAL)
 
 @dataclass(frozen=True, slots=True)
 class CommittedSend:
-    """A send whose transaction committed at client ``client`` (of ``account``);
-    ``random_id`` is ``None`` when the entry carried none a server could take."""
+    """A send whose transaction committed at client ``client``; ``random_id`` is
+    ``None`` when the entry carried none a server could take."""
 
     client: int
-    account: int
     peer_id: PeerId
     local_id: int
     random_id: int | None
@@ -56,9 +63,20 @@ class SendLedger:
     sends: list[CommittedSend] = field(default_factory=list)
     #: (client, peer, local id) of the sends the user deleted before they were sent.
     withdrawn: set[tuple[int, PeerId, int]] = field(default_factory=set)
+    _seen: set[CommittedSend] = field(default_factory=set)
 
-    def committed(self, client: int, account: int, peer_id: PeerId, contents: object) -> None:
-        """Record the send entry ``contents``, as it was committed for ``peer_id``."""
+    def record_commit(self, client: int, record: ChangeRecord) -> None:
+        """Record the send entries a commit of client ``client`` added (a commit
+        listener's work: it sees only what did commit)."""
+        for (peer_id, tag), operations in record.operation_log_operations.items():
+            if tag == SEND_TAG:
+                for operation in operations:
+                    if operation.action == "add":
+                        self.committed(client, peer_id, operation.entry.contents)
+
+    def committed(self, client: int, peer_id: PeerId, contents: object) -> None:
+        """Record the send entry ``contents``, as it was committed for ``peer_id`` (once:
+        a retry queues the same entry again)."""
         if not isinstance(contents, dict) or type(contents.get("local_id")) is not int:
             return  # names no message: nothing to show, failed or sent
         random_id = contents.get("random_id")
@@ -67,12 +85,12 @@ class SendLedger:
         source = None
         if isinstance(forward, list | tuple) and all(type(part) is int for part in forward):
             source = (forward[0], forward[1]) if len(forward) == 2 else None
-        self.sends.append(
-            CommittedSend(
-                client, account, peer_id, contents["local_id"],
-                random_id if valid else None, source,
-            )
-        )  # fmt: skip
+        send = CommittedSend(
+            client, peer_id, contents["local_id"], random_id if valid else None, source
+        )
+        if send not in self._seen:
+            self._seen.add(send)
+            self.sends.append(send)
 
     def withdraw(self, client: int, message_id: MessageId) -> None:
         if message_id.namespace == _LOCAL:
@@ -97,27 +115,32 @@ def local_fates(tx: Transaction, sends: Iterable[CommittedSend]) -> dict[tuple[P
 
 def check_sends(
     ledger: SendLedger,
+    accounts: Mapping[int, int],
     server_sends: Mapping[int, Iterable[int]],
     fates: Mapping[int, Mapping[tuple[PeerId, int], str]],
     gone_sources: Mapping[int, AbstractSet[tuple[int, int]]] | None = None,
+    queued_elsewhere: Mapping[int, AbstractSet[int]] | None = None,
 ) -> list[str]:
-    """Divergences between the committed sends and the server: ``server_sends`` gives
-    each account's stored random ids (one per message stored), ``fates`` each client's
-    ``local_fates``, ``gone_sources`` the forwarded messages each account's server no
-    longer has."""
+    """Divergences between the committed sends and the server: ``accounts`` gives each
+    client's account, ``server_sends`` each account's stored random ids (one per message
+    stored), ``fates`` each client's ``local_fates``, ``gone_sources`` the forwarded
+    messages each account's server no longer has, ``queued_elsewhere`` the random ids
+    an account queued where the ledger did not look (a file opened by another process)."""
     gone_sources = gone_sources or {}
+    queued_elsewhere = queued_elsewhere or {}
     problems: list[str] = []
     stored = {account: Counter(ids) for account, ids in server_sends.items()}
-    committed: dict[int, set[int]] = {}
+    committed: dict[int, set[int]] = {a: set(ids) for a, ids in queued_elsewhere.items()}
     for send in ledger.sends:
+        account = accounts[send.client]
         where = f"client {send.client} peer {int(send.peer_id)} local {send.local_id}"
         count = 0
         if send.random_id is not None:
-            committed.setdefault(send.account, set()).add(send.random_id)
-            count = stored.get(send.account, Counter())[send.random_id]
+            committed.setdefault(account, set()).add(send.random_id)
+            count = stored.get(account, Counter())[send.random_id]
         fate = fates.get(send.client, {}).get((send.peer_id, send.local_id), LocalFate.GONE)
         withdrawn = (send.client, send.peer_id, send.local_id) in ledger.withdrawn or (
-            send.source in gone_sources.get(send.account, set())
+            send.source in gone_sources.get(account, set())
         )
         if count > 1:
             problems.append(f"sends: {where} stored {count} times (random id {send.random_id})")

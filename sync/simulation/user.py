@@ -86,7 +86,7 @@ class SimulatedUser:
     ) -> None:
         self._rng = rng
         self._trace = trace
-        #: Where the sends this user's client committed are kept (for ``check_sends``).
+        #: Where the failed sends this user deletes are noted (for ``check_sends``).
         self.ledger = ledger if ledger is not None else SendLedger()
         self._seat = seat
         #: The account's token: its other device speaks for the same account.
@@ -149,16 +149,11 @@ class SimulatedUser:
             peer.namespace != PeerNamespace.CHANNEL or rng.random() < CHANNEL_SEND_ODDS
         ):
             text = f"sim {rng.getrandbits(24):06x}"
-            random_id = rng.getrandbits(62)
-            self._queue_sends(
-                postbox,
-                account,
-                lambda tx: [
-                    enqueue_send(
-                        tx, peer, text, timestamp=now, author_id=PeerId(store.self_id),
-                        random_id=random_id,
-                    )
-                ],
+            postbox.transaction(
+                lambda tx: enqueue_send(
+                    tx, peer, text, timestamp=now, author_id=PeerId(store.self_id),
+                    random_id=rng.getrandbits(62),
+                )
             )  # fmt: skip
         elif action == "edit":
             own = postbox.run(lambda tx: _own_messages(tx, peer))
@@ -190,13 +185,11 @@ class SimulatedUser:
             if stored and targets:
                 sources = [m.id for m in rng.sample(stored, min(len(stored), rng.randint(1, 2)))]
                 into = rng.choice(targets)
-                self._queue_sends(
-                    postbox,
-                    account,
+                postbox.transaction(
                     lambda tx: enqueue_forward(
                         tx, into, sources, timestamp=now, author_id=PeerId(store.self_id),
                         rng=rng,
-                    ),
+                    )
                 )  # fmt: skip
         elif action == "retry":
             failed = postbox.run(lambda tx: tx.get_failed_messages(peer))
@@ -224,27 +217,9 @@ class SimulatedUser:
                 deletion = DeleteMessages(int(peer), (rng.choice(own_ids),))
                 self._elsewhere(server, account, "deleteMessages", deletion)
 
-    def _queue_sends(
-        self, postbox: Postbox, account: int, fn: Callable[[Transaction], list[MessageId]]
-    ) -> None:
-        """Run ``fn`` (which queues sends) in a transaction; once it has committed, its
-        sends go in the ledger."""
-
-        def queue(tx: Transaction) -> list[tuple[PeerId, object]]:
-            ids = fn(tx)
-            return _entries_of(tx, ids)
-
-        future = postbox.transaction(queue)
-        future.add_done_callback(lambda done: self._record(done, account))
-
     def _withdrawn(self, done: Future[int], message_id: MessageId) -> None:
         if done.exception() is None and done.result():
             self.ledger.withdraw(self._seat, message_id)
-
-    def _record(self, done: Future[list[tuple[PeerId, object]]], account: int) -> None:
-        if done.exception() is None:
-            for peer_id, contents in done.result():
-                self.ledger.committed(self._seat, account, peer_id, contents)
 
     def bad_payload(
         self, postbox: Postbox, server: SimServer | None, now: int, rng: random.Random
@@ -275,10 +250,8 @@ class SimulatedUser:
             return f"payloads: enqueue took {kind} into peer {int(peer)}"
         kind, text, contents = _unchecked_payload(rng)
         self._trace(f"user unchecked payload {kind} {int(peer)}")
-        self._queue_sends(
-            postbox,
-            account,
-            lambda tx: [queue_unchecked(tx, peer, text, contents, timestamp=now, author_id=author)],
+        postbox.transaction(
+            lambda tx: queue_unchecked(tx, peer, text, contents, timestamp=now, author_id=author)
         )
         return None
 
@@ -354,19 +327,6 @@ def _unchecked_payload(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
     if contents["random_id"] is None:
         del contents["random_id"]
     return kind, text, contents
-
-
-def _entries_of(tx: Transaction, message_ids: list[MessageId]) -> list[tuple[PeerId, object]]:
-    """The send entries ``tx`` holds for the local messages ``message_ids``."""
-    wanted: dict[PeerId, set[int]] = {}
-    for message_id in message_ids:
-        wanted.setdefault(message_id.peer_id, set()).add(message_id.id)
-    return [
-        (peer_id, entry.contents)
-        for peer_id, ids in wanted.items()
-        for entry in tx.get_operation_log_entries(peer_id, SEND_TAG)
-        if isinstance(entry.contents, dict) and entry.contents.get("local_id") in ids
-    ]
 
 
 def queue_unchecked(

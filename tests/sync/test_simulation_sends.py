@@ -18,6 +18,8 @@ from sync.simulation.sends import LocalFate, SendLedger, check_sends
 
 ALICE = PeerId.make(PeerNamespace.USER, 1001)
 LOCAL = int(MessageNamespace.LOCAL)
+#: Client 0 is of account 1.
+ACCOUNTS = {0: 1}
 #: A single-client schedule whose user sends about ten messages that all arrive.
 SENDING_SEED = 2
 
@@ -26,7 +28,7 @@ def ledger_of(*sends: tuple[int, int | None]) -> SendLedger:
     """Sends of client 0 (account 1) to Alice: (local id, random id)."""
     ledger = SendLedger()
     for local_id, random_id in sends:
-        ledger.committed(0, 1, ALICE, {"local_id": local_id, "random_id": random_id})
+        ledger.committed(0, ALICE, {"local_id": local_id, "random_id": random_id})
     return ledger
 
 
@@ -34,13 +36,13 @@ def test_each_send_once_on_the_server_or_failed_is_no_divergence() -> None:
     ledger = ledger_of((1, 11), (2, 12), (3, None))
     fates = {0: {(ALICE, 1): LocalFate.GONE, (ALICE, 2): LocalFate.GONE,
                  (ALICE, 3): LocalFate.FAILED}}  # fmt: skip
-    assert check_sends(ledger, {1: [11, 12]}, fates) == []
+    assert check_sends(ledger, ACCOUNTS, {1: [11, 12]}, fates) == []
 
 
 def test_a_send_stored_twice_is_found() -> None:
     ledger = ledger_of((1, 11))
     fates = {0: {(ALICE, 1): LocalFate.GONE}}
-    assert check_sends(ledger, {1: [11, 11]}, fates) == [
+    assert check_sends(ledger, ACCOUNTS, {1: [11, 11]}, fates) == [
         f"sends: client 0 peer {int(ALICE)} local 1 stored 2 times (random id 11)"
     ]
 
@@ -48,14 +50,14 @@ def test_a_send_stored_twice_is_found() -> None:
 @pytest.mark.parametrize("fate", [LocalFate.GONE, LocalFate.PENDING])
 def test_a_send_neither_stored_nor_failed_is_found(fate: str) -> None:
     ledger = ledger_of((1, 11))
-    assert check_sends(ledger, {1: []}, {0: {(ALICE, 1): fate}}) == [
+    assert check_sends(ledger, ACCOUNTS, {1: []}, {0: {(ALICE, 1): fate}}) == [
         f"sends: client 0 peer {int(ALICE)} local 1 committed, neither on the server nor "
         f"failed ({fate} here)"
     ]
 
 
 def test_a_send_nobody_committed_is_found() -> None:
-    assert check_sends(ledger_of(), {1: [99]}, {}) == [
+    assert check_sends(ledger_of(), ACCOUNTS, {1: [99]}, {}) == [
         "sends: account 1 stored a send no client committed (random id 99)"
     ]
 
@@ -63,10 +65,10 @@ def test_a_send_nobody_committed_is_found() -> None:
 def test_a_send_the_user_deleted_first_may_be_absent_and_a_lost_forward_too() -> None:
     ledger = ledger_of((1, 11))
     ledger.withdraw(0, MessageId(ALICE, LOCAL, 1))
-    ledger.committed(0, 1, ALICE, {"local_id": 2, "random_id": 12, "forward": [5, 40]})
+    ledger.committed(0, ALICE, {"local_id": 2, "random_id": 12, "forward": [5, 40]})
     fates = {0: {(ALICE, 1): LocalFate.GONE, (ALICE, 2): LocalFate.GONE}}
-    assert check_sends(ledger, {1: []}, fates, {1: {(5, 40)}}) == []
-    assert len(check_sends(ledger, {1: []}, fates)) == 1  # the forward's source is there
+    assert check_sends(ledger, ACCOUNTS, {1: []}, fates, {1: {(5, 40)}}) == []
+    assert len(check_sends(ledger, ACCOUNTS, {1: []}, fates)) == 1  # the forward's source is there
 
 
 def test_the_schedule_sends_cleanly_as_it_is() -> None:
@@ -145,3 +147,10 @@ def test_an_enqueue_that_takes_a_bad_payload_is_reported(monkeypatch: pytest.Mon
     monkeypatch.setattr("sync.engine.enqueue.send_request", lambda *_args: None)
     outcome = simulate(PAYLOAD_SEED)
     assert any("payloads: enqueue took" in line for line in outcome.divergences)
+
+
+def test_a_retry_is_the_same_send_and_a_send_queued_elsewhere_is_committed() -> None:
+    ledger = ledger_of((1, 11), (1, 11))
+    assert len(ledger.sends) == 1
+    fates = {0: {(ALICE, 1): LocalFate.GONE}}
+    assert check_sends(ledger, ACCOUNTS, {1: [11, 12]}, fates, queued_elsewhere={1: {12}}) == []
