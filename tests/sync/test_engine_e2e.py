@@ -229,13 +229,13 @@ def test_a_huge_send_queued_first_fails_and_holds_nothing_up(tmp_path) -> None:
                 assert report.ok, report.divergences
 
         asyncio.run(run())
-        texts = {
-            peer: server.call(
-                lambda s, p=peer: [m.text for m in s.service.store.recent_messages(p, 3)]
+
+        def texts(peer: PeerId) -> list[str]:
+            return server.call(
+                lambda s: [m.text for m in s.service.store.recent_messages(int(peer), 3)]
             )
-            for peer in (int(user), int(group))
-        }
-        assert "after it" in texts[int(user)] and "elsewhere" in texts[int(group)]
+
+        assert "after it" in texts(user) and "elsewhere" in texts(group)
         assert server.call(lambda s: s.service.store.sent_before(77)) is None
 
 
