@@ -608,7 +608,9 @@ def _queued_sends(record: ChangeRecord) -> list[int]:
         for operation in operations
         if operation.action != "remove"
         and isinstance(operation.entry.contents, dict)
-        and "random_id" in operation.entry.contents
+        and type(operation.entry.contents.get("random_id")) is int
+        # A malformed entry's random id may be out of range: no server stores it.
+        and -(2**63) <= operation.entry.contents["random_id"] < 2**63
     ]
 
 
