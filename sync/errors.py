@@ -13,6 +13,8 @@ caught, with the original as the cause.
     │   ├── RpcError                  the server answered an error   (sync.protocol)
     │   ├── StoreError                the server's data refuses it   (sync.server.store)
     │   ├── StateWentBackwardsError   an answer older than the cursor (sync.engine)
+    │   ├── ServerLiedError           an answer that breaks the protocol's rules,
+    │   │                             refused whole                  (sync.state)
     │   └── MessageTooLongError       a send no server takes, refused before it goes
     │                                                                (sync.engine)
     ├── ConnectionLostError           the connection dropped; also a ConnectionError
