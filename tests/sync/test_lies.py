@@ -37,6 +37,7 @@ from sync.protocol import (
 from sync.simulation.loop import VirtualLoop
 from sync.state import PeerLookups, ServerLiedError, check_update
 from sync.state.answers import LIE_PAUSE_MAX, LIE_PAUSE_MIN
+from sync.verify.local_side import read_local
 
 ANN = PeerId.make(PeerNamespace.USER, 5)
 ME = PeerId.make(PeerNamespace.USER, 1)
@@ -234,3 +235,9 @@ def test_a_peer_the_server_could_not_describe_waits_a_doubling_pause(steps) -> N
             assert missing == {GHOST}
             pause = LIE_PAUSE_MIN if pause is None else min(pause * 2, LIE_PAUSE_MAX)
             assert lookups.waiting()[GHOST] == pytest.approx(now + pause)
+
+
+def test_verify_reads_every_stored_peer_so_one_a_lie_left_is_compared(box) -> None:
+    box.run(lambda tx: tx.update_peers([StoredPeer(PeerId(GHOST), "Nobody")]))
+    local = box.run(lambda tx: read_local(tx, []))
+    assert PeerId(GHOST) in local.peers
