@@ -31,6 +31,10 @@ USER = "user"
 WRONG_ACCOUNT = "wrong-account"
 #: The share of schedules with a ``WRONG_ACCOUNT`` event.
 WRONG_ACCOUNT_CHANCE = 0.12
+#: A window in which the server's answers break the protocol's rules (``liar.py``).
+LYING_SERVER = "lying-server"
+#: The share of schedules with a lying server.
+LIES = 0.15
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -107,6 +111,7 @@ class Schedule:
         events.sort(key=lambda event: (event.at, event.kind))
         seats, events = _seat(seed, events)
         events = _wrong_account(seed, duration, events)
+        events = _lie(seed, events, duration)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -168,6 +173,17 @@ def _wrong_account(seed: int, duration: float, events: list[Event]) -> list[Even
         round(rng.uniform(0.5, duration), 3), WRONG_ACCOUNT, round(rng.uniform(0.5, 4.0), 3)
     )
     return sorted([*events, swap], key=lambda event: (event.at, event.kind))
+
+
+def _lie(seed: int, events: list[Event], duration: float) -> list[Event]:
+    """A lying server's window (its start and length), drawn apart from the rest so that
+    schedules without one stay as they were."""
+    rng = random.Random(f"lies:{seed}")
+    if rng.random() >= LIES:
+        return events
+    at = round(rng.uniform(0.2, duration * 0.7), 3)
+    window = Event(at, LYING_SERVER, round(rng.uniform(0.5, 3.0), 3))
+    return sorted([*events, window], key=lambda event: (event.at, event.kind))
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")
