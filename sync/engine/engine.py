@@ -146,6 +146,7 @@ class SyncEngine:
         self.hole_filler = HoleFiller(
             postbox, self.call, timeouts=timeouts, recent=recent, changes=self.changes,
             on_channel_behind=self.state_manager.request_channel_poll,
+            describer=self.state_manager.describer,
         )  # fmt: skip
         self.outbound = Outbound(
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
@@ -529,6 +530,7 @@ class SyncEngine:
         source = self.state_manager.counters
         counters = {name: getattr(source, name) for name in source.__slots__}
         counters.pop("last_activity", None)
+        counters["lies_refused"] += self.hole_filler.lies_refused
         counters["fills"] = self.hole_filler.fills
         counters["messages_filled"] = self.hole_filler.messages_filled
         counters["dialogs_filled"] = self.hole_filler.dialogs_filled

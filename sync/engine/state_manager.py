@@ -44,6 +44,7 @@ from sync.engine.mutable_state import (
     ResetChannel,
 )
 from sync.engine.recent import RecentChanges
+from sync.engine.references import PeerDescriber
 from sync.engine.replay import replay_final_state
 from sync.engine.timing import Backoff, Timeouts, loop_time
 from sync.notifier import ChangeNotifier
@@ -60,11 +61,9 @@ from sync.protocol import (
     DifferenceTooLong,
     GetChannelDifference,
     GetDifference,
-    GetPeers,
     GetState,
     InvalidParamsError,
     PeerKind,
-    Peers,
     ProtocolError,
     ShortMessage,
     State,
@@ -76,13 +75,11 @@ from sync.protocol import (
 from sync.state import (
     ACCOUNT_CHATS,
     ACCOUNT_PTS,
-    PEERS_PER_REQUEST,
     QTS,
     SEQ,
     GapDeadlines,
     GapKey,
     Grouped,
-    PeerLookups,
     Sequencer,
     ServerLiedError,
     channel_of,
@@ -213,7 +210,8 @@ class StateManager:
         self._poll_waiters: list[asyncio.Future[None]] = []
         self._listeners: list[Callable[[SyncEvents], None]] = []
         self._events: list[SyncEvents] = []
-        self._lookups = PeerLookups()
+        #: Fetches the peers an answer names without describing them (min peers).
+        self.describer = PeerDescriber(postbox, call)
 
     # -- input -----------------------------------------------------------------------
 
@@ -433,36 +431,18 @@ class StateManager:
 
     async def _describe(self, state: AccountMutableState) -> None:
         """Before a replay: every peer its messages name is stored, carried, or fetched
-        now with getPeers (a min peer) and stored with them. ``ServerLiedError`` if the
-        server cannot describe one (``PeerLookups`` says when to ask again)."""
+        now with getPeers (a min peer) and stored with them; ``ServerLiedError`` if the
+        server cannot describe one."""
         carried = {
             int(peer.id)
             for operation in state.operations
             if isinstance(operation, MergePeers)
             for peer in operation.peers
         }
-        wanted = state.references - carried
-        if not wanted:
-            return
-        unknown: set[int] = await self._read(
-            lambda tx: {peer for peer in wanted if tx.get_peer(PeerId(peer)) is None}
-        )
-        if not unknown:
-            return
-        plan = self._lookups.plan(unknown, loop_time())
-        if plan.refuse:
-            raise ServerLiedError(f"names peers it could not describe: {_few(plan.refuse)}")
-        described = []
-        for start in range(0, len(plan.fetch), PEERS_PER_REQUEST):
-            asked = plan.fetch[start : start + PEERS_PER_REQUEST]
-            answer: Peers = await self._call(GetPeers(asked))
-            check_peers(answer.peers, "getPeers")
-            described += [peer for peer in answer.peers if peer.id in asked]
-        missing = self._lookups.answered(plan.fetch, (p.id for p in described), loop_time())
-        if missing:
-            raise ServerLiedError(f"cannot describe the peers it names: {_few(missing)}")
-        self.counters.peers_fetched += len(described)
-        state.operations.insert(0, MergePeers(tuple(peer_from_wire(p) for p in described)))
+        described = await self.describer.describe(state.references, carried)
+        if described:
+            self.counters.peers_fetched += len(described)
+            state.operations.insert(0, MergePeers(tuple(peer_from_wire(p) for p in described)))
 
     async def _replay(self, state: AccountMutableState, channels: dict[PeerId, int]) -> bool:
         """Phase three; ``False`` if the stored cursor moved since phase one."""
@@ -819,11 +799,6 @@ class StateManager:
         self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
         state.set_channel_pts(peer_id, answer.pts)
         return answer.final
-
-
-def _few(peers: Any) -> str:
-    ids = sorted(peers)
-    return ", ".join(map(str, ids[:3])) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 def _check_push(push: AnyUpdates) -> None:

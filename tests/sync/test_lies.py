@@ -14,16 +14,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from postbox import (
+    MAX_MESSAGE_ID,
+    ClosedRange,
+    HoleDirection,
+    MessageHistoryHolesEntry,
+    MessageHistoryHoleSpace,
+    PeerId,
+    PeerNamespace,
+    Postbox,
+    StateCursor,
+)
 from postbox import Peer as StoredPeer
-from postbox import PeerId, PeerNamespace, Postbox, StateCursor
+from sync.engine.hole_filler import HoleFiller
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
 from sync.protocol import (
     Difference,
     ForwardHeader,
     GetDifference,
+    GetHistory,
     GetPeers,
     Message,
+    MessagesSlice,
     Peer,
     PeerKind,
     Peers,
@@ -241,3 +254,53 @@ def test_verify_reads_every_stored_peer_so_one_a_lie_left_is_compared(box) -> No
     box.run(lambda tx: tx.update_peers([StoredPeer(PeerId(GHOST), "Nobody")]))
     local = box.run(lambda tx: read_local(tx, []))
     assert PeerId(GHOST) in local.peers
+
+
+# -- hole fills -------------------------------------------------------------------------
+
+
+def _fill(box: Postbox, page: MessagesSlice) -> HoleFiller:
+    """One fill of the group's whole history, answered with ``page``."""
+
+    async def call(params: object) -> object:
+        if isinstance(params, GetPeers):
+            return Peers(tuple(DESCRIBED[i] for i in params.ids if i in DESCRIBED))
+        assert isinstance(params, GetHistory)
+        return page
+
+    filler = HoleFiller(box, call)
+    hole = MessageHistoryHolesEntry(
+        GROUP, 0, MessageHistoryHoleSpace.everywhere(), ClosedRange(1, MAX_MESSAGE_ID),
+        HoleDirection.OLDER, MAX_MESSAGE_ID, 20,
+    )  # fmt: skip
+
+    async def main() -> None:
+        await filler._fetch(hole)
+
+    loop = VirtualLoop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    return filler
+
+
+def test_a_history_page_naming_a_min_peer_stores_it_fetched(box) -> None:
+    filler = _fill(box, MessagesSlice((message(51, BOB), message(50)), (), 2))
+    assert group_ids(box) == [50, 51] and peer_name(box, BOB) == "Bob"
+    assert filler.describer.fetched == 1 and filler.lies_refused == 0
+
+
+@pytest.mark.parametrize(
+    "lie",
+    [
+        message(51, GHOST),
+        Message(CHANNEL, 51, 1_051, False, "another chat's message"),
+        Message(int(GROUP), 51, 1_051, False, "by nobody", (0x7F << 56) | 1),
+    ],
+    ids=["ghost-author", "another-chat", "author-of-no-kind"],
+)
+def test_a_history_page_that_lies_is_refused_whole(box, lie: Message) -> None:
+    filler = _fill(box, MessagesSlice((lie, message(50)), (), 2))
+    assert group_ids(box) == [] and peer_name(box, GHOST) is None
+    assert filler.lies_refused == 1 and filler.fills == 0
