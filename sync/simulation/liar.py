@@ -1,10 +1,12 @@
 """A lying server: frames rewritten on their way to the client, for a window of time.
 
-While the window lasts, some of the pushes, difference answers and ``getPeers`` answers
-the server sends are rewritten to break the protocol's rules: a message by an author or
-in a chat the server cannot describe, a field of the wrong type, an impossible message
-id, a peer id of no kind, a ``getPeers`` answer that leaves out what it was asked; or,
-legally, an answer whose peers are left out (min peers, which ``getPeers`` describes).
+While the window lasts, some of the pushes, difference answers, history pages and
+``getPeers`` answers the server sends are rewritten to break the protocol's rules: a
+message by an author or in a chat the server cannot describe, a field of the wrong type,
+an impossible message id, a peer id of no kind, a ``getPeers`` answer that leaves out
+what it was asked; or, legally, an answer whose peers are left out (min peers, which
+``getPeers`` describes). Every lie is one a client can tell: a field of the right type
+with a false value would be undetectable, so none is told.
 The client must refuse every lie whole and keep nothing of it; once the window is over
 the honest server must heal everything. What is rewritten is drawn from its own
 generator, so a schedule without a lying server replays as before.
@@ -36,6 +38,12 @@ LIES = (
 _DIFFERENCES = frozenset(
     {"difference", "differenceSlice", "channelDifference", "channelDifferenceTooLong"}
 )
+#: Values of the wrong type for a message's fields (never one a client could take).
+_WRONG: dict[str, tuple[Any, ...]] = {
+    "date": ("yesterday", 1.5, [1]),
+    "text": (7, [1], {"_": "text"}),
+    "out": ("yes", 1.5, None),
+}
 #: Ids no server hands out: a ghost is one of these.
 _GHOSTS = 2**40
 
@@ -73,7 +81,8 @@ class Liar:
 
     def _tell(self, target: dict[str, Any]) -> str | None:
         rng = self._rng
-        if "_" not in target:  # a getPeers answer: it describes nothing it was asked
+        if "_" not in target and "messages" not in target:
+            # A getPeers answer: it describes nothing it was asked.
             if not target.get("peers"):
                 return None
             target["peers"] = []
@@ -92,7 +101,8 @@ class Liar:
         elif lie == "ghost-chat":
             message["peer"] = make_peer_id(PeerKind.GROUP, ghost)
         elif lie == "wrong-type":
-            message[rng.choice(("date", "text", "out"))] = rng.choice(("yesterday", 1.5, [1]))
+            name = rng.choice(sorted(_WRONG))
+            message[name] = rng.choice(_WRONG[name])
         elif lie == "impossible-id":
             message["id"] = rng.choice((0, -1, 2**31))
         else:
@@ -111,6 +121,8 @@ def _target(body: Any) -> dict[str, Any] | None:
     if not isinstance(result, dict):
         return None
     if result.get("_") in _DIFFERENCES or set(result) <= {"peers", "presences"}:
+        return result
+    if set(result) == {"messages", "peers", "count"}:  # a history page
         return result
     return None
 
