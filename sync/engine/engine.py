@@ -530,7 +530,11 @@ class SyncEngine:
         source = self.state_manager.counters
         counters = {name: getattr(source, name) for name in source.__slots__}
         counters.pop("last_activity", None)
-        counters["lies_refused"] += self.hole_filler.lies_refused
+        counters["lies_refused"] += (
+            self.hole_filler.lies_refused
+            + self.read_states.lies_refused
+            + self.tag_summaries.lies_refused
+        )
         counters["fills"] = self.hole_filler.fills
         counters["messages_filled"] = self.hole_filler.messages_filled
         counters["dialogs_filled"] = self.hole_filler.dialogs_filled

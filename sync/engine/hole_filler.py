@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
@@ -64,7 +66,13 @@ from sync.protocol import (
     RpcError,
     peer_kind,
 )
-from sync.state import ServerLiedError, check_message, check_peers, referenced_peers
+from sync.state import (
+    ServerLiedError,
+    check_dialogs,
+    check_message,
+    check_peers,
+    referenced_peers,
+)
 
 __all__ = ["HoleFiller"]
 
@@ -329,6 +337,13 @@ class HoleFiller:
             )
         generation = self.recent.generation
         page: Dialogs = await self._call(request)
+        check_dialogs(page.dialogs, page.messages, page.peers, "a chat-list page")
+        described = await self.describer.describe(
+            {*referenced_peers(page.messages), *(d.peer for d in page.dialogs)},
+            (p.id for p in page.peers),
+        )
+        if described:
+            page = msgspec.structs.replace(page, peers=(*page.peers, *described))
         store = functools.partial(
             _store_dialogs, page=page, hole=hole, recent=self.recent, generation=generation
         )

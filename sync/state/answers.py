@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from sync.protocol import (
     AnyUpdate,
     ChannelPts,
+    Dialog,
     ErrorCode,
     Message,
     Peer,
@@ -52,6 +53,7 @@ __all__ = [
     "LookupPlan",
     "PeerLookups",
     "ServerLiedError",
+    "check_dialogs",
     "check_message",
     "check_peers",
     "check_update",
@@ -124,6 +126,27 @@ def check_peers(peers: Iterable[Peer], where: str, hints: Iterable[ChannelPts] =
         _kind_is(peer.id, tuple(PeerKind), f"{where}: peer")
     for hint in hints:
         _kind_is(hint.channel, (PeerKind.CHANNEL,), f"{where}: channel hint")
+
+
+def check_dialogs(
+    dialogs: Iterable[Dialog], messages: Iterable[Message], peers: Iterable[Peer], where: str
+) -> None:
+    """A chat-list page: dialogs of peers with a kind (a pts for a channel only), each
+    message the top message of one of them; ``ServerLiedError`` if not."""
+    check_peers(peers, where)
+    tops: dict[tuple[int, int], PeerKind] = {}
+    for dialog in dialogs:
+        _kind_is(dialog.peer, tuple(PeerKind), f"{where}: the dialog of")
+        kind = peer_kind(dialog.peer)
+        assert kind is not None
+        if dialog.pts is not None and kind is not PeerKind.CHANNEL:
+            raise ServerLiedError(f"{where}: the dialog of {dialog.peer} has pts {dialog.pts}")
+        tops[(dialog.peer, dialog.top_message)] = kind
+    for message in messages:
+        kind = tops.get((message.peer, message.id))
+        if kind is None:
+            raise ServerLiedError(f"{where}: message {message.id} of {message.peer} tops no dialog")
+        check_message(message, (kind,), where)
 
 
 def referenced_peers(messages: Iterable[Message]) -> set[int]:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from postbox import (
     MAX_MESSAGE_ID,
+    ChatListInclusion,
     ClosedRange,
     HoleDirection,
     MessageHistoryHolesEntry,
@@ -29,15 +30,19 @@ from postbox import Peer as StoredPeer
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
+from sync.engine.validators import ReadStateValidator
 from sync.protocol import (
+    Dialog,
     Difference,
     ForwardHeader,
     GetDifference,
     GetHistory,
+    GetPeerDialogs,
     GetPeers,
     Message,
     MessagesSlice,
     Peer,
+    PeerDialogs,
     PeerKind,
     Peers,
     State,
@@ -48,7 +53,7 @@ from sync.protocol import (
     make_peer_id,
 )
 from sync.simulation.loop import VirtualLoop
-from sync.state import PeerLookups, ServerLiedError, check_update
+from sync.state import PeerLookups, ServerLiedError, check_dialogs, check_update
 from sync.state.answers import LIE_PAUSE_MAX, LIE_PAUSE_MIN
 from sync.verify.local_side import read_local
 
@@ -304,3 +309,44 @@ def test_a_history_page_that_lies_is_refused_whole(box, lie: Message) -> None:
     filler = _fill(box, MessagesSlice((lie, message(50)), (), 2))
     assert group_ids(box) == [] and peer_name(box, GHOST) is None
     assert filler.lies_refused == 1 and filler.fills == 0
+
+
+# -- chat-list pages and getPeerDialogs ---------------------------------------------------
+
+
+def _dialog(peer: int, top: int, pts: int | None = None) -> Dialog:
+    return Dialog(peer, top, 0, 0, 0, pts=pts)
+
+
+@pytest.mark.parametrize(
+    ("dialogs", "messages"),
+    [
+        ((_dialog(int(GROUP), 50),), (message(51),)),
+        ((_dialog(int(GROUP), 50, pts=3),), (message(50),)),
+        ((_dialog((0x7F << 56) | 1, 50),), ()),
+        ((_dialog(int(GROUP), 50),), (message(50, (0x7F << 56) | 1),)),
+    ],
+    ids=["message-tops-no-dialog", "pts-of-a-group", "dialog-of-no-kind", "author-of-no-kind"],
+)
+def test_a_chat_list_page_that_lies_is_refused(dialogs, messages) -> None:
+    with pytest.raises(ServerLiedError):
+        check_dialogs(dialogs, messages, (), "a page")
+
+
+def test_a_peer_dialogs_answer_naming_a_ghost_is_refused_and_stores_nothing(box) -> None:
+    box.run(lambda tx: tx.update_chat_list_inclusion(GROUP, ChatListInclusion()))
+    answer = PeerDialogs((_dialog(int(GROUP), 50),), (message(50, GHOST),), (), State(10, 0, 1, 0))
+
+    async def call(params: object) -> object:
+        if isinstance(params, GetPeers):
+            return Peers(())
+        assert isinstance(params, GetPeerDialogs)
+        return answer
+
+    async def body(manager: StateManager) -> None:
+        validator = ReadStateValidator(box, call, manager)
+        with pytest.raises(ServerLiedError):
+            await validator._fetch_and_apply([GROUP])
+
+    run(box, Server(), body)
+    assert group_ids(box) == [] and peer_name(box, GHOST) is None
