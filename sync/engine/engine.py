@@ -347,6 +347,10 @@ class SyncEngine:
                 if push is None:
                     break
                 self.state_manager.push(push)
+            if connection.bad_frame is not None:
+                # Nothing of it was taken: the difference after the reconnect heals.
+                self.state_manager.counters.lies_refused += 1
+                log.error("refused a frame from the server: %s", connection.bad_frame)
             self._connected.clear()
             self._connection = None
             self.connection_state = f"reconnecting ({connection.closed_reason})"

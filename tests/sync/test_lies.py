@@ -27,6 +27,7 @@ from postbox import (
     StateCursor,
 )
 from postbox import Peer as StoredPeer
+from sync.connection import ServerConnection
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
@@ -39,6 +40,7 @@ from sync.protocol import (
     GetHistory,
     GetPeerDialogs,
     GetPeers,
+    InvalidParamsError,
     Message,
     MessagesSlice,
     Peer,
@@ -50,6 +52,7 @@ from sync.protocol import (
     UpdateNewChannelMessage,
     UpdateNewMessage,
     Updates,
+    encode_frame,
     make_peer_id,
 )
 from sync.simulation.loop import VirtualLoop
@@ -350,3 +353,25 @@ def test_a_peer_dialogs_answer_naming_a_ghost_is_refused_and_stores_nothing(box)
 
     run(box, Server(), body)
     assert group_ids(box) == [] and peer_name(box, GHOST) is None
+
+
+def test_a_push_with_a_field_of_the_wrong_type_gives_the_connection_up() -> None:
+    class Writer:
+        def write(self, data: bytes) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    async def main() -> None:
+        reader = asyncio.StreamReader()
+        connection = ServerConnection(reader, Writer())  # type: ignore[arg-type]
+        update = push(UpdateNewMessage(message(50), 11, 1)).to_wire()
+        update["updates"][0]["message"]["date"] = "yesterday"
+        reader.feed_data(encode_frame({"push": "updates", "updates": update}))
+        assert await connection.pushes.get() is None
+        assert isinstance(connection.bad_frame, InvalidParamsError)
+        assert "date" in str(connection.bad_frame)
+        reader.feed_eof()
+
+    asyncio.run(main())
