@@ -67,6 +67,9 @@ class ServerConnection:
         self.closed_reason: str | None = None
         #: The last error the server sent for no request, if any.
         self.server_error: RpcError | None = None
+        #: A frame that broke the protocol (a push with a field of the wrong type, say),
+        #: for which the connection was given up: a lie the engine counts.
+        self.bad_frame: ProtocolError | None = None
         self._reading = asyncio.create_task(self._read_loop(), name="server-connection")
 
     @classmethod
@@ -138,6 +141,7 @@ class ServerConnection:
                 for body in self._decoder.feed(data):
                     self._dispatch(body)
         except ProtocolError as error:
+            self.bad_frame = error
             self._lost(f"the server sent a bad frame: {error}")
             self._writer.close()
         except (ConnectionError, OSError) as error:

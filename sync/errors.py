@@ -13,6 +13,8 @@ caught, with the original as the cause.
     │   ├── RpcError                  the server answered an error   (sync.protocol)
     │   ├── StoreError                the server's data refuses it   (sync.server.store)
     │   ├── StateWentBackwardsError   an answer older than the cursor (sync.engine)
+    │   ├── ServerLiedError           an answer that breaks the protocol's rules,
+    │   │                             refused whole                  (sync.state)
     │   └── PayloadError              an outgoing change the protocol cannot carry,
     │       │                         refused at enqueue or before it is sent
     │       └── MessageTooLongError   a text over its limit          (sync.engine)

@@ -72,6 +72,7 @@ from ui.rows import (
     history_rows,
     peer_kind,
     peer_subtitle,
+    unnamed_peer,
 )
 from ui.selecting import SelectionBar, text_overlay
 from ui.sticker_picker import StickerButton
@@ -379,6 +380,8 @@ class ChatPane(QWidget):
         self._moving = False
         if peer.peer is not None:
             self.title.setText(peer.peer.name)
+        elif self.peer_id is not None:
+            self.title.setText(unnamed_peer(int(self.peer_id)))
         self.subtitle.setText(peer_subtitle(peer, int(self._clock())))
         self._show_compose_or_mute(peer)
         failed_key = self._failed_key

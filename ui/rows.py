@@ -103,6 +103,12 @@ def initials(name: str) -> str:
     return "".join(firsts[:2]).upper() or "?"
 
 
+def unnamed_peer(peer_id: int) -> str:
+    """What stands for a peer whose name has not arrived yet (a min peer being fetched):
+    its kind, until the name replaces it."""
+    return f"Loading {peer_kind(peer_id)}…"
+
+
 def _first_alnum(word: str) -> str:
     return next((c for c in word if c.isalnum()), "")
 
@@ -219,7 +225,7 @@ def chat_list_rows_of(
             continue
         assert isinstance(entry, ChatListMessageEntry)
         peer_id = entry.peer_id
-        name = entry.peer.name if entry.peer is not None else f"Chat {peer_id.id}"
+        name = entry.peer.name if entry.peer is not None else unnamed_peer(int(peer_id))
         message = entry.message
         settings = entry.notification_settings
         presence = entry.presence
@@ -228,7 +234,7 @@ def chat_list_rows_of(
                 key=int(peer_id),
                 peer_id=int(peer_id),
                 title=name,
-                initials=initials(name),
+                initials=initials(name) if entry.peer is not None else "…",
                 color=avatar_color(peer_id),
                 preview=preview_text(message),
                 time=_list_time(message.timestamp, today, tz) if message else "",
@@ -429,7 +435,7 @@ def history_rows(
         starts_run = author_id is not None and author_id != last_author
         if authors is not None and incoming and starts_run:
             assert author_id is not None
-            author = authors.get(author_id, f"User {author_id & ((1 << 56) - 1)}")
+            author = authors.get(author_id) or unnamed_peer(author_id)
             author_color = avatar_color(author_id)
         last_author = author_id if incoming else None
         if (
@@ -559,7 +565,10 @@ def _forwarded_from(message: Message, names: Mapping[int, str] | None) -> str | 
     forward = message.forward_info
     if forward is None:
         return None
-    return (names or {}).get(int(forward.author_id), "")
+    if names is None:
+        return ""
+    author = int(forward.author_id)
+    return names.get(author) or unnamed_peer(author)
 
 
 def _reply_preview(

@@ -146,6 +146,7 @@ class SyncEngine:
         self.hole_filler = HoleFiller(
             postbox, self.call, timeouts=timeouts, recent=recent, changes=self.changes,
             on_channel_behind=self.state_manager.request_channel_poll,
+            describer=self.state_manager.describer,
         )  # fmt: skip
         self.outbound = Outbound(
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
@@ -346,6 +347,10 @@ class SyncEngine:
                 if push is None:
                     break
                 self.state_manager.push(push)
+            if connection.bad_frame is not None:
+                # Nothing of it was taken: the difference after the reconnect heals.
+                self.state_manager.counters.lies_refused += 1
+                log.error("refused a frame from the server: %s", connection.bad_frame)
             self._connected.clear()
             self._connection = None
             self.connection_state = f"reconnecting ({connection.closed_reason})"
@@ -529,6 +534,11 @@ class SyncEngine:
         source = self.state_manager.counters
         counters = {name: getattr(source, name) for name in source.__slots__}
         counters.pop("last_activity", None)
+        counters["lies_refused"] += (
+            self.hole_filler.lies_refused
+            + self.read_states.lies_refused
+            + self.tag_summaries.lies_refused
+        )
         counters["fills"] = self.hole_filler.fills
         counters["messages_filled"] = self.hole_filler.messages_filled
         counters["dialogs_filled"] = self.hole_filler.dialogs_filled

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from postbox import (
     MAX_MESSAGE_ID,
     ChannelState,
@@ -49,6 +51,7 @@ from sync.engine.convert import (
 )
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
+from sync.engine.references import PeerDescriber
 from sync.engine.replay import replace_range, set_draft_from_server, set_muted_from_server
 from sync.engine.timing import Timeouts, loop_time
 from sync.notifier import ChangeNotifier
@@ -57,9 +60,18 @@ from sync.protocol import (
     Dialogs,
     GetDialogs,
     GetHistory,
+    InvalidParamsError,
     MediaKind,
     MessagesSlice,
     RpcError,
+    peer_kind,
+)
+from sync.state import (
+    ServerLiedError,
+    check_dialogs,
+    check_message,
+    check_peers,
+    referenced_peers,
 )
 
 __all__ = ["HoleFiller"]
@@ -104,8 +116,12 @@ class HoleFiller:
         recent: RecentChanges | None = None,
         changes: ChangeNotifier | None = None,
         clock: Callable[[], float] = loop_time,
+        describer: PeerDescriber | None = None,
     ) -> None:
         self.postbox = postbox
+        self.describer = describer or PeerDescriber(postbox, call, clock=clock)
+        #: Answers refused for breaking the protocol's rules (nothing of them stored).
+        self.lies_refused = 0
         self._clock = clock
         self.recent = recent or RecentChanges()
         #: Notified when a fetch starts or ends.
@@ -206,6 +222,9 @@ class HoleFiller:
                 log.info("hole fill interrupted: %s", error)
             elif isinstance(error, RpcError):
                 log.warning("hole fill refused (retry in %.1f s): %s", pause, error)
+            elif isinstance(error, ServerLiedError | InvalidParamsError):
+                self.lies_refused += 1
+                log.error("hole fill refused an answer from the server: %s", error)
             else:
                 log.exception("hole fill failed: %r", entry)
         else:
@@ -249,6 +268,10 @@ class HoleFiller:
             )
         generation = self.recent.generation
         page: MessagesSlice = await self._call(request)
+        _check_page(page, peer, bounds["min_id"], bounds["max_id"])
+        described = await self.describer.describe(
+            referenced_peers(page.messages), (p.id for p in page.peers)
+        )
         ids = sorted(m.id for m in page.messages)
         covered_lower, covered_upper = lower, upper
         # A side that came back full may have more beyond it: the range covered ends
@@ -269,7 +292,7 @@ class HoleFiller:
             if newer and len(newer) >= half:
                 covered_upper = newer[-1]
         messages = [message_from_wire(m) for m in page.messages]
-        peers = [peer_from_wire(p) for p in page.peers]
+        peers = [peer_from_wire(p) for p in (*page.peers, *described)]
         space = entry.space
 
         def fill(tx: Transaction) -> None:
@@ -314,6 +337,13 @@ class HoleFiller:
             )
         generation = self.recent.generation
         page: Dialogs = await self._call(request)
+        check_dialogs(page.dialogs, page.messages, page.peers, "a chat-list page")
+        described = await self.describer.describe(
+            {*referenced_peers(page.messages), *(d.peer for d in page.dialogs)},
+            (p.id for p in page.peers),
+        )
+        if described:
+            page = msgspec.structs.replace(page, peers=(*page.peers, *described))
         store = functools.partial(
             _store_dialogs, page=page, hole=hole, recent=self.recent, generation=generation
         )
@@ -321,6 +351,17 @@ class HoleFiller:
         self.dialogs_filled += len(page.dialogs)
         for channel in behind:
             self._on_channel_behind(channel)
+
+
+def _check_page(page: MessagesSlice, peer: int, min_id: int, max_id: int) -> None:
+    """A page of ``peer``'s history holds its messages alone, within the bounds asked."""
+    kind = peer_kind(peer)
+    where = f"a history page of {peer}"
+    check_peers(page.peers, where)
+    for message in page.messages:
+        check_message(message, () if kind is None else (kind,), where)
+        if message.peer != peer or not min_id < message.id < max_id:
+            raise ServerLiedError(f"{where} has message {message.id} of {message.peer}")
 
 
 class _StaleFetchError(Exception):

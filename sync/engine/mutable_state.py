@@ -53,6 +53,7 @@ from sync.protocol import (
     UpdateReadHistoryOutbox,
     UpdateUserStatus,
 )
+from sync.state import referenced_peers
 
 __all__ = [
     "AccountMutableState",
@@ -195,6 +196,9 @@ class AccountMutableState:
     branch_index: int = 0
     #: Channels whose updates showed a gap: getChannelDifference after this state.
     channels_to_poll: set[PeerId] = field(default_factory=set)
+    #: Peers the stored messages name (chats, authors, forward sources): each must be
+    #: stored, carried by the answer, or described by ``getPeers`` before the replay.
+    references: set[int] = field(default_factory=set)
 
     def branch(self) -> AccountMutableState:
         """A copy to work on separately; ``merge`` takes back only what it adds."""
@@ -205,12 +209,14 @@ class AccountMutableState:
             list(self.operations),
             len(self.operations),
             set(self.channels_to_poll),
+            set(self.references),
         )
 
     def merge(self, other: AccountMutableState) -> None:
         self.operations.extend(other.operations[other.branch_index :])
         self.channel_pts.update(other.channel_pts)
         self.channels_to_poll |= other.channels_to_poll
+        self.references |= other.references
 
     # -- recording -------------------------------------------------------------------
 
@@ -228,6 +234,7 @@ class AccountMutableState:
         if messages:
             stored = tuple(message_from_wire(message) for message in messages)
             self.operations.append(AddMessages(stored, upper_block))
+            self.references |= referenced_peers(messages)
 
     def set_channel_pts(self, channel: PeerId, pts: int) -> None:
         self.channel_pts[channel] = pts
@@ -236,6 +243,7 @@ class AccountMutableState:
     def reset_channel(self, dialog: Dialog, messages: Sequence[Message]) -> None:
         channel = PeerId(dialog.peer)
         stored = tuple(message_from_wire(message) for message in messages)
+        self.references |= referenced_peers(messages)
         read_state = read_state_from_dialog(dialog)
         self.operations.append(ResetChannel(channel, stored, read_state, dialog.pts or 0))
         self.channel_pts[channel] = dialog.pts or 0
@@ -263,6 +271,7 @@ class AccountMutableState:
                 self.add_messages((update.message,))
             case UpdateEditMessage() | UpdateEditChannelMessage():
                 self.operations.append(EditMessage(message_from_wire(update.message)))
+                self.references |= referenced_peers((update.message,))
             case UpdateDeleteMessages():
                 self.operations.append(DeleteMessages(PeerId(update.peer), update.ids))
             case UpdateDeleteChannelMessages():

@@ -34,14 +34,17 @@ from postbox import (
     StateCursor,
     Transaction,
 )
+from sync.engine.convert import peer_from_wire
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
     DeleteMessages,
     EditMessage,
+    MergePeers,
     ResetChannel,
 )
 from sync.engine.recent import RecentChanges
+from sync.engine.references import PeerDescriber
 from sync.engine.replay import replay_final_state
 from sync.engine.timing import Backoff, Timeouts, loop_time
 from sync.notifier import ChangeNotifier
@@ -59,13 +62,18 @@ from sync.protocol import (
     GetChannelDifference,
     GetDifference,
     GetState,
+    InvalidParamsError,
+    PeerKind,
     ProtocolError,
+    ShortMessage,
     State,
     UpdateNewEncryptedMessage,
     UpdatePeer,
+    Updates,
     UpdateUserStatus,
 )
 from sync.state import (
+    ACCOUNT_CHATS,
     ACCOUNT_PTS,
     QTS,
     SEQ,
@@ -73,6 +81,11 @@ from sync.state import (
     GapKey,
     Grouped,
     Sequencer,
+    ServerLiedError,
+    channel_of,
+    check_message,
+    check_peers,
+    check_update,
     group_push,
     pts_of,
 )
@@ -142,6 +155,10 @@ class Counters:
     replays: int = 0
     replay_retries: int = 0
     failures: int = 0
+    #: Answers refused for breaking the protocol's rules (nothing of them stored).
+    lies_refused: int = 0
+    #: Peers an answer named without describing them, fetched with getPeers.
+    peers_fetched: int = 0
     last_activity: float = field(default_factory=loop_time)
 
 
@@ -193,6 +210,8 @@ class StateManager:
         self._poll_waiters: list[asyncio.Future[None]] = []
         self._listeners: list[Callable[[SyncEvents], None]] = []
         self._events: list[SyncEvents] = []
+        #: Fetches the peers an answer names without describing them (min peers).
+        self.describer = PeerDescriber(postbox, call)
 
     # -- input -----------------------------------------------------------------------
 
@@ -200,6 +219,13 @@ class StateManager:
         """A push from the server; processed with whatever else arrives meanwhile."""
         self.counters.pushes += 1
         self.counters.last_activity = loop_time()
+        try:
+            _check_push(push)
+        except ServerLiedError as error:
+            # Refused whole: the difference brings what the push should have said.
+            self._lied(error)
+            self.request_poll("a push that breaks the protocol")
+            return
         self._incoming.append(group_push(push, self.self_id))
         self._wake.set()
 
@@ -378,6 +404,8 @@ class StateManager:
     def _failed(self, name: str, error: Exception, retry: Callable[[], None] | None) -> None:
         pause = self._failures.next()
         self.counters.failures += 1
+        if isinstance(error, ServerLiedError | InvalidParamsError):
+            self.counters.lies_refused += 1
         self.problem = f"{name} failed: {error}"
         if isinstance(error, PostboxError | ProtocolError):
             log.error("%s failed, retrying in %.1f s: %s", name, pause, error)
@@ -396,8 +424,29 @@ class StateManager:
     async def _read(self, fn: Callable[[Transaction], T]) -> T:
         return await asyncio.wrap_future(self.postbox.transaction(fn))
 
+    def _lied(self, error: ServerLiedError) -> None:
+        self.counters.lies_refused += 1
+        self.problem = f"refused an answer from the server: {error}"
+        log.error("refused an answer from the server: %s", error)
+
+    async def _describe(self, state: AccountMutableState) -> None:
+        """Before a replay: every peer its messages name is stored, carried, or fetched
+        now with getPeers (a min peer) and stored with them; ``ServerLiedError`` if the
+        server cannot describe one."""
+        carried = {
+            int(peer.id)
+            for operation in state.operations
+            if isinstance(operation, MergePeers)
+            for peer in operation.peers
+        }
+        described = await self.describer.describe(state.references, carried)
+        if described:
+            self.counters.peers_fetched += len(described)
+            state.operations.insert(0, MergePeers(tuple(peer_from_wire(p) for p in described)))
+
     async def _replay(self, state: AccountMutableState, channels: dict[PeerId, int]) -> bool:
         """Phase three; ``False`` if the stored cursor moved since phase one."""
+        await self._describe(state)
         for operation in state.operations:
             if isinstance(operation, DeleteMessages):
                 self.recent.record(operation.peer_id, operation.ids)
@@ -662,6 +711,7 @@ class StateManager:
                 f"a difference from pts/qts {stored.pts}/{stored.qts}"
                 f" leads to {reached.pts}/{reached.qts}"
             )
+        _check_difference(answer)
         state.merge_peers(answer.peers)
         messages = (*answer.new_messages, *answer.new_encrypted_messages)
         state.add_difference(messages, answer.other_updates)
@@ -732,6 +782,7 @@ class StateManager:
             if answer.pts != local:
                 state.set_channel_pts(peer_id, answer.pts)
             return True
+        _check_channel_difference(int(peer_id), answer)
         if isinstance(answer, ChannelDifferenceTooLong):
             self.counters.channel_too_long += 1
             self.recent.record_jump()
@@ -748,6 +799,50 @@ class StateManager:
         self.counters.updates_applied += len(answer.new_messages) + len(answer.other_updates)
         state.set_channel_pts(peer_id, answer.pts)
         return answer.final
+
+
+def _check_push(push: AnyUpdates) -> None:
+    """``ServerLiedError`` if a push names peers of the wrong kinds."""
+    if isinstance(push, Updates):
+        check_peers(push.peers, "a push")
+        for update in push.updates:
+            check_update(update, "a push")
+    elif isinstance(push, ShortMessage):
+        check_update(push.as_update(0), "a short message")
+
+
+def _check_difference(answer: Difference | DifferenceSlice) -> None:
+    where = "a difference"
+    check_peers(answer.peers, where, answer.channels if isinstance(answer, Difference) else ())
+    for message in answer.new_messages:
+        check_message(message, ACCOUNT_CHATS, where)
+    for message in answer.new_encrypted_messages:
+        check_message(message, (PeerKind.SECRET,), where)
+    for update in answer.other_updates:
+        check_update(update, where)
+
+
+def _check_channel_difference(channel: int, answer: Any) -> None:
+    """A channel's difference speaks of that channel alone."""
+    where = f"channel {channel}'s difference"
+    if isinstance(answer, ChannelDifferenceEmpty):
+        return
+    check_peers(answer.peers, where)
+    if isinstance(answer, ChannelDifferenceTooLong):
+        messages = answer.messages
+        updates: tuple[AnyUpdate, ...] = ()
+        if answer.dialog.peer != channel:
+            raise ServerLiedError(f"{where} has the dialog of {answer.dialog.peer}")
+    else:
+        messages, updates = answer.new_messages, answer.other_updates
+    for message in messages:
+        check_message(message, (PeerKind.CHANNEL,), where)
+        if message.peer != channel:
+            raise ServerLiedError(f"{where} has message {message.id} of {message.peer}")
+    for update in updates:
+        check_update(update, where)
+        if channel_of(update) not in (None, channel):
+            raise ServerLiedError(f"{where} has an update of channel {channel_of(update)}")
 
 
 def _request_name(cursor: StateCursor) -> str:

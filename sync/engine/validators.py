@@ -17,6 +17,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from postbox import (
     MAX_MESSAGE_ID,
     ChatListInclusion,
@@ -53,11 +55,13 @@ from sync.protocol import (
     Dialog,
     GetHistory,
     GetPeerDialogs,
+    InvalidParamsError,
     Media,
     MediaKind,
     MessagesSlice,
     PeerDialogs,
 )
+from sync.state import ServerLiedError, check_dialogs, referenced_peers
 
 __all__ = ["MEDIA_KINDS", "ReadStateValidator", "TagSummaryValidator"]
 
@@ -99,6 +103,8 @@ class _Validator:
         self.corrected = 0
         #: The last failure, until a batch is validated again (for the status line).
         self.problem: str | None = None
+        #: Answers refused for breaking the protocol's rules (nothing of them stored).
+        self.lies_refused = 0
 
     @property
     def idle(self) -> bool:
@@ -143,6 +149,8 @@ class _Validator:
                 continue
             except Exception as error:
                 # The database full or locked, a broken answer: shown, and tried again.
+                if isinstance(error, ServerLiedError | InvalidParamsError):
+                    self.lies_refused += 1
                 log.error("%s failed: %s", type(self).__name__, error)
                 self.problem = f"{type(self).__name__} failed: {error}"
                 await asyncio.sleep(backoff.next())
@@ -192,6 +200,16 @@ class ReadStateValidator(_Validator):
 
     async def _fetch_and_apply(self, peers: list[PeerId]) -> list[PeerId]:
         answer: PeerDialogs = await self._call(GetPeerDialogs(tuple(int(p) for p in peers)))
+        check_dialogs(answer.dialogs, answer.messages, answer.peers, "getPeerDialogs")
+        asked = {int(peer) for peer in peers}
+        if any(dialog.peer not in asked for dialog in answer.dialogs):
+            raise ServerLiedError("getPeerDialogs answers with a dialog it was not asked for")
+        described = await self._state_manager.describer.describe(
+            {*referenced_peers(answer.messages), *(d.peer for d in answer.dialogs)},
+            (p.id for p in answer.peers),
+        )
+        if described:
+            answer = msgspec.structs.replace(answer, peers=(*answer.peers, *described))
         waiting, corrected = await self._read(
             functools.partial(apply_peer_dialogs, peers=peers, answer=answer)
         )

@@ -40,10 +40,42 @@ from sync.protocol import (
 )
 from sync.server.update_logs import LogEntry, UpdateLogs
 
-__all__ = ["DIFFERENCE_LIMIT", "DifferenceSource", "channel_difference", "difference"]
+__all__ = [
+    "DIFFERENCE_LIMIT",
+    "MIN_PEER_SHARE",
+    "DifferenceSource",
+    "channel_difference",
+    "difference",
+    "left_out",
+    "without",
+]
 
 #: pts points one getDifference answer covers when the client sets no limit.
 DIFFERENCE_LIMIT = 1_000
+#: One incoming message in this many names its author and forward source without
+#: describing them: the client asks getPeers (Telegram's min peers).
+MIN_PEER_SHARE = 5
+
+
+def left_out(messages: Iterable[Message]) -> set[int]:
+    """The peers an answer names but leaves out, as Telegram does for a group member or a
+    forward's channel the client may never have met: for one incoming message in
+    ``MIN_PEER_SHARE``, drawn from its chat and id so that every answer carrying it
+    leaves out the same. The chats of the messages are always described."""
+    ids: set[int | None] = set()
+    chats: set[int | None] = set()
+    for message in messages:
+        chats.add(message.peer)
+        if message.out or (message.peer * 31 + message.id) % MIN_PEER_SHARE:
+            continue
+        ids.add(message.author)
+        if message.forward is not None:
+            ids |= {message.forward.author, message.forward.channel}
+    return {peer for peer in ids - chats if peer is not None}
+
+
+def without(peers: tuple[Peer, ...], ids: set[int]) -> tuple[Peer, ...]:
+    return tuple(peer for peer in peers if peer.id not in ids) if ids else peers
 
 
 class DifferenceSource(Protocol):
@@ -109,7 +141,8 @@ def difference(
     more = more or len(secret) > limit
     secret = secret[:limit]
     encrypted = tuple(update.message for update in secret)
-    peers = store.peers_of((*messages, *encrypted, *_messages_in(others)))
+    named = (*messages, *encrypted, *_messages_in(others))
+    peers = without(store.peers_of(named), left_out(named))
     if more:
         # The date stays the request's, so the final answer's hints (peers, presences,
         # channels changed since that date) cover every slice of the chain.
@@ -125,7 +158,8 @@ def difference(
     channels = store.logs.channels_changed_since(request.date)
     if not taken and not secret and not changed and not presences and not channels:
         return DifferenceEmpty(state.date, state.seq)
-    peers = store.peers_of((*messages, *encrypted, *_messages_in(others)), changed)
+    # A peer changed since the client's date is always described: it may hold an old one.
+    peers = without(store.peers_of(named, changed), left_out(named) - set(changed))
     return Difference(messages, others, peers, state, presences, channels, encrypted)
 
 
@@ -144,10 +178,11 @@ def channel_difference(
         return ChannelDifferenceEmpty(pts)
     taken, more = _take(entries, request.limit)
     messages, others = _split(taken)
+    named = (*messages, *_messages_in(others))
     return ChannelDifference(
         messages,
         others,
-        store.peers_of((*messages, *_messages_in(others)), (request.channel,)),
+        without(store.peers_of(named, (request.channel,)), left_out(named)),
         taken[-1].pts,
         not more,
     )

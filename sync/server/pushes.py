@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sync.protocol import (
     AnyUpdate,
     AnyUpdates,
+    Message,
     Peer,
     PeerKind,
     ShortMessage,
@@ -16,6 +17,7 @@ from sync.protocol import (
     Updates,
     peer_kind,
 )
+from sync.server.differences import left_out, without
 from sync.server.store import ServerStore
 
 __all__ = ["push_for", "seq_container"]
@@ -42,7 +44,14 @@ def push_for(store: ServerStore, update: AnyUpdate, seq: int = 0) -> AnyUpdates:
         )
     if isinstance(update, UpdatePeer):
         return Updates((update,), (update.peer,), store.now(), seq, seq)
-    return Updates((update,), store.peers_of_update(update), store.now())
+    return Updates((update,), _peers_of(store, update), store.now())
+
+
+def _peers_of(store: ServerStore, update: AnyUpdate) -> tuple[Peer, ...]:
+    """The peers a push describes: a share of messages name a min peer (``left_out``)."""
+    message = getattr(update, "message", None)
+    named = (message,) if isinstance(message, Message) else ()
+    return without(store.peers_of_update(update), left_out(named))
 
 
 def seq_container(store: ServerStore, updates: Sequence[AnyUpdate], points: int = 1) -> Updates:
@@ -53,7 +62,7 @@ def seq_container(store: ServerStore, updates: Sequence[AnyUpdate], points: int 
     """
     peers: dict[int, Peer] = {}
     for update in updates:
-        for peer in store.peers_of_update(update):
+        for peer in _peers_of(store, update):
             peers[peer.id] = peer
     seq_start, seq = store.advance_seq(points)
     ordered = tuple(peers[key] for key in sorted(peers))

@@ -43,6 +43,7 @@ from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
 from sync.simulation import schedule as kinds
+from sync.simulation.liar import Liar
 from sync.simulation.loop import SimulationError, VirtualLoop, run_virtual
 from sync.simulation.network import QUIET, Network
 from sync.simulation.schedule import Schedule
@@ -404,6 +405,9 @@ class _World:
             self.clock_offset += int(event.amount)
         elif kind == kinds.WRONG_ACCOUNT:
             await self._open_as_another_account(event.amount)
+        elif kind == kinds.LYING_SERVER:
+            rng = random.Random(f"lies:{self.schedule.seed}:frames")
+            self.network.liar = Liar(rng, self.now() + event.amount, self.note)
         else:
             self.storage_error = kind
             asyncio.get_running_loop().call_later(event.amount, self._end_storage_error)
@@ -417,6 +421,7 @@ class _World:
         self.network.to_client = replace(QUIET, latency=self.schedule.to_client.latency)
         self.network.to_server = replace(QUIET, latency=self.schedule.to_server.latency)
         self.storage_error = None
+        self.network.liar = None
         server = self.server
         assert server is not None
         server.clear_faults()

@@ -20,6 +20,8 @@ from typing import Any
 
 import msgpack
 
+from sync.simulation.liar import Liar
+
 __all__ = ["LinkFaults", "Network", "Pipe"]
 
 _HEADER = 4
@@ -132,6 +134,9 @@ class Pipe(asyncio.Transport):
         rng = self._rng
         loop = asyncio.get_running_loop()
         now = loop.time()
+        liar = self.network.liar
+        if liar is not None and self.name.startswith("s>"):
+            frame = liar.rewrite(frame, now)
         self.network.frames += 1
         low, high = faults.latency
         arrival = max(self._last_arrival + _TICK, now + rng.uniform(low, high))
@@ -225,6 +230,8 @@ class Network:
         self.connections = 0
         self.frames = 0
         self.trace: list[str] = []
+        #: Rewrites what the server sends while a lying window lasts.
+        self.liar: Liar | None = None
         self._open: list[tuple[Pipe, Pipe]] = []
 
     def note(self, event: str) -> None:

@@ -36,6 +36,10 @@ WRONG_ACCOUNT_CHANCE = 0.12
 BAD_PAYLOAD = "bad-payload"
 #: The share of schedules with bad payloads.
 BAD_PAYLOADS = 0.15
+#: A window in which the server's answers break the protocol's rules (``liar.py``).
+LYING_SERVER = "lying-server"
+#: The share of schedules with a lying server.
+LIES = 0.15
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -113,6 +117,7 @@ class Schedule:
         seats, events = _seat(seed, events)
         events = _wrong_account(seed, duration, events)
         events = _bad_payloads(seed, duration, len(seats), events)
+        events = _lie(seed, events, duration)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -187,6 +192,17 @@ def _bad_payloads(seed: int, duration: float, seats: int, events: list[Event]) -
         for _ in range(rng.randint(1, 4))
     ]
     return sorted([*events, *drawn], key=lambda event: (event.at, event.kind))
+
+
+def _lie(seed: int, events: list[Event], duration: float) -> list[Event]:
+    """A lying server's window (its start and length), drawn apart from the rest so that
+    schedules without one stay as they were."""
+    rng = random.Random(f"lies:{seed}")
+    if rng.random() >= LIES:
+        return events
+    at = round(rng.uniform(0.2, duration * 0.7), 3)
+    window = Event(at, LYING_SERVER, round(rng.uniform(0.5, 3.0), 3))
+    return sorted([*events, window], key=lambda event: (event.at, event.kind))
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")

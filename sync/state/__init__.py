@@ -6,9 +6,22 @@ says which updates apply now, which are old and which wait for a missing one; an
 ``GapDeadlines`` takes the time as an argument and says when a wait has lasted long
 enough that the difference must be asked for. The engine's state manager is the
 driver: it feeds them what arrives with the loop's time, arms one timer at the next
-deadline, and does the requests and the Postbox transactions.
+deadline, and does the requests and the Postbox transactions. ``answers`` says which
+answers break the protocol's rules and when to ask for a peer an answer names.
 """
 
+from sync.state.answers import (
+    ACCOUNT_CHATS,
+    PEERS_PER_REQUEST,
+    LookupPlan,
+    PeerLookups,
+    ServerLiedError,
+    check_dialogs,
+    check_message,
+    check_peers,
+    check_update,
+    referenced_peers,
+)
 from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
     Grouped,
@@ -22,11 +35,21 @@ from sync.state.updates import (
 )
 
 __all__ = [
+    "ACCOUNT_CHATS",
     "ACCOUNT_PTS",
+    "PEERS_PER_REQUEST",
     "POSSIBLE_GAP_TIMEOUT",
     "QTS",
     "SEQ",
     "GapDeadlines",
+    "LookupPlan",
+    "PeerLookups",
+    "ServerLiedError",
+    "check_dialogs",
+    "check_message",
+    "check_peers",
+    "check_update",
+    "referenced_peers",
     "GapKey",
     "Grouped",
     "Sequenced",

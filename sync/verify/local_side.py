@@ -130,7 +130,8 @@ def read_local(tx: Transaction, server_peers: Iterable[int]) -> LocalState:
         chat_peers.update(listed.order)
     chats = {peer_id: _read_chat(tx, peer_id) for peer_id in sorted(chat_peers)}
     contacts = tx.get_contact_peer_ids()
-    named: set[PeerId] = set(chat_peers) | contacts
+    # Every stored peer: one a lying answer left behind names nothing, and must go too.
+    named: set[PeerId] = set(chat_peers) | contacts | set(tx.get_all_peers())
     for chat in chats.values():
         named.update(PeerId(m.author_id) for m in chat.messages if m.author_id is not None)
     profiles = {peer_id for peer_id in named if tx.get_cached_peer_data(peer_id) is not None}

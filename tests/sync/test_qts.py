@@ -178,7 +178,11 @@ def test_a_qts_update_is_sorted_apart_from_pts_in_containers_with_a_seq() -> Non
 def make_postbox(path) -> Postbox:
     box = Postbox(path, inline=True)
     box.run(lambda tx: tx.set_state(StateCursor(10, 3, 1, 500)))
-    box.run(lambda tx: tx.update_peers([StoredPeer(USER, "Ann"), StoredPeer(ME, "Me")]))
+    box.run(
+        lambda tx: tx.update_peers(
+            [StoredPeer(USER, "Ann"), StoredPeer(ME, "Me"), StoredPeer(SECRET, "Ann")]
+        )
+    )
     return box
 
 

@@ -22,6 +22,8 @@ from sync.protocol import (
     DifferenceTooLong,
     GetChannelDifference,
     GetDifference,
+    GetPeers,
+    Message,
     PeerKind,
     PresenceStatus,
     ShortMessage,
@@ -40,6 +42,7 @@ from sync.protocol import (
     UpdateUserStatus,
     peer_kind,
 )
+from sync.server.differences import left_out
 from sync.server.traffic import EVENT_WEIGHTS
 from tests.sync.server_helpers import Harness, make_harness
 
@@ -117,10 +120,16 @@ def test_a_burst_is_one_seq_container_with_several_pts_updates() -> None:
             assert update.pts - update.pts_count == pts
             pts = update.pts
         assert (pts, qts) == (after.pts, after.qts)
-        # The container names every peer its updates need.
+        # The container names every peer its updates need but the min peers, which
+        # getPeers describes.
         named = {peer.id for peer in push.peers}
         for update in push.updates:
-            assert {peer.id for peer in harness.store.peers_of_update(update)} <= named
+            needed = {peer.id for peer in harness.store.peers_of_update(update)}
+            message = getattr(update, "message", None)
+            left = left_out((message,)) if message is not None else set()
+            assert needed - left <= named
+            fetched = harness.call(GetPeers(tuple(sorted(needed - named))))
+            assert {peer.id for peer in fetched.peers} == needed - named
     # Both Telegram shapes, and several updates in one container, occurred.
     assert (False, True) in shapes
     assert (True, True) in shapes
@@ -404,3 +413,27 @@ def test_someone_who_keeps_writing_is_announced_once_while_online() -> None:
     assert [s.presence.user for s in statuses] == [person]
     assert statuses[0].presence.status is PresenceStatus.ONLINE
     assert statuses[0].presence.timestamp == store.presences((person,))[0].timestamp
+
+
+def test_a_share_of_messages_name_peers_the_push_leaves_out_the_same_each_time() -> None:
+    """Telegram's min peers: a group member or a forward's source named and not described,
+    drawn from the message, so a run leaves out the same; getPeers describes them."""
+    runs = []
+    for _ in range(2):
+        harness = make_harness(seed=5)
+        harness.service.generate(300)
+        missing: set[int] = set()
+        for push, _session in harness.pushes:
+            if not isinstance(push, Updates):
+                continue
+            named = [
+                m for u in push.updates if isinstance(m := getattr(u, "message", None), Message)
+            ]
+            described = {peer.id for peer in push.peers}
+            left = {peer.id for peer in harness.store.peers_of(named)} - described
+            assert left <= left_out(named)
+            missing |= left
+        runs.append(sorted(missing))
+        fetched = harness.call(GetPeers(tuple(sorted(missing))))
+        assert {peer.id for peer in fetched.peers} == missing
+    assert runs[0] and runs[0] == runs[1]
