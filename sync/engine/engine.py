@@ -35,6 +35,7 @@ from postbox import (
 )
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
+from sync.engine.crash_points import crash_point
 from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE
 from sync.engine.hole_filler import HoleFiller
 from sync.engine.item_collections import ItemCollectionSync
@@ -395,6 +396,7 @@ class SyncEngine:
 
         try:
             other = await asyncio.wrap_future(self.postbox.transaction(bind))
+            crash_point("engine.bind_account.stored")
         except PostboxError as error:
             if self._bound_account == int(me.id):  # bound already: stored next time
                 log.warning("could not store the account's peer: %s", error)
@@ -447,6 +449,7 @@ class SyncEngine:
     async def _authorize(self, connection: ServerConnection) -> Authorization | None:
         try:
             device = await self._device_id()
+            crash_point("engine.device_id.stored")
         except PostboxError as error:  # the database is full or busy: try again later
             connection.abort("no device id")
             await connection.close()
@@ -458,6 +461,7 @@ class SyncEngine:
                 answer: Authorization = await connection.call(
                     Auth(self.token, device, self.device_name[:128])
                 )
+            crash_point("engine.authorize.answered")
             return answer
         except RpcError as error:
             await connection.close()

@@ -49,6 +49,7 @@ from sync.engine.convert import (
     peer_from_wire,
     read_state_from_dialog,
 )
+from sync.engine.crash_points import crash_point
 from sync.engine.read_states import request_validation
 from sync.engine.recent import RecentChanges
 from sync.engine.references import PeerDescriber
@@ -268,6 +269,7 @@ class HoleFiller:
             )
         generation = self.recent.generation
         page: MessagesSlice = await self._call(request)
+        crash_point("hole_filler.fill_history.answered")
         _check_page(page, peer, bounds["min_id"], bounds["max_id"])
         described = await self.describer.describe(
             referenced_peers(page.messages), (p.id for p in page.peers)
@@ -319,6 +321,7 @@ class HoleFiller:
                 tx.remove_hole(entry.peer_id, entry.namespace, space, covered_lower, covered_upper)
 
         await self._write(fill)
+        crash_point("hole_filler.fill_history.stored")
         self.messages_filled += len(messages)
 
     # -- chat list ----------------------------------------------------------------------
@@ -337,6 +340,7 @@ class HoleFiller:
             )
         generation = self.recent.generation
         page: Dialogs = await self._call(request)
+        crash_point("hole_filler.fill_chat_list.answered")
         check_dialogs(page.dialogs, page.messages, page.peers, "a chat-list page")
         described = await self.describer.describe(
             {*referenced_peers(page.messages), *(d.peer for d in page.dialogs)},
@@ -348,6 +352,7 @@ class HoleFiller:
             _store_dialogs, page=page, hole=hole, recent=self.recent, generation=generation
         )
         behind = await self._write(store)
+        crash_point("hole_filler.fill_chat_list.stored")
         self.dialogs_filled += len(page.dialogs)
         for channel in behind:
             self._on_channel_behind(channel)

@@ -27,6 +27,7 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import media_from_wire
+from sync.engine.crash_points import crash_point
 from sync.engine.timing import Backoff, Timeouts
 from sync.notifier import ChangeNotifier
 from sync.protocol import (
@@ -196,12 +197,14 @@ class ItemCollectionSync:
         stored: StoredCollections = await self._read(read_stored)
         found = _Changes()
         listed: AnyAllStickers = await self._call(GetAllStickers(stored.sets_hash()))
+        crash_point("sticker_sets.sync_once.list_answered")
         if isinstance(listed, AllStickers):
             found.sets = await self._fetch_sets(listed, stored, found)
         else:
             self.not_modified += 1
         known_gifs = 0 if stored.gifs is None else stored.gifs.hash
         gifs: AnySavedGifs = await self._call(GetSavedGifs(known_gifs))
+        crash_point("sticker_sets.sync_once.gifs_answered")
         if isinstance(gifs, SavedGifs):
             found.gifs = gifs
         else:
@@ -210,6 +213,7 @@ class ItemCollectionSync:
         if found.sets is None and found.gifs is None:
             return False
         await self._read(found.apply)
+        crash_point("sticker_sets.sync_once.stored")
         return True
 
     async def _fetch_sets(
@@ -229,6 +233,7 @@ class ItemCollectionSync:
                     listed_set.id, listed_set.access_hash, 0 if before is None else before.hash
                 )
             )
+            crash_point("sticker_sets.fetch_sets.set_answered")
             if isinstance(answer, StickerSetContents):
                 self.sets_fetched += 1
                 found.stickers[collection_id] = _items(answer.documents)

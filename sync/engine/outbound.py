@@ -35,6 +35,7 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.crash_points import crash_point
 from sync.engine.failed_sends import failure_of, permanent_refusal
 from sync.engine.log_tags import (
     DELETE_TAG,
@@ -178,6 +179,7 @@ class Outbound:
             await self._read(
                 functools.partial(_give_up, entry=entry, refusal=refusal, drop=source_gone)
             )
+            crash_point("outbound.attempt.given_up")
             self.failed += 1
             self.changes.notify()
 
@@ -188,35 +190,46 @@ class Outbound:
             sent = await self._send(peer, contents)
             self.recent.record(entry.peer_id, (sent.message.id,))
             gap = await self._read(lambda tx: _sent(tx, entry, sent))
+            crash_point("outbound.deliver.send_stored")
             self.sent += 1
             self.changes.notify()
         elif entry.tag == READ_TAG:
             affected: AffectedMessages = await self._call(ReadHistory(peer, contents["max_id"]))
+            crash_point("outbound.deliver.read_answered")
             gap = await self._read(lambda tx: _read_done(tx, entry, affected))
+            crash_point("outbound.deliver.read_stored")
         elif entry.tag == SETTINGS_TAG:
             saved: AffectedMessages = await self._call(
                 SetNotifySettings(peer, contents["muted_until"])
             )
+            crash_point("outbound.deliver.mute_answered")
             gap = await self._read(lambda tx: _kept_unless_changed(tx, entry, saved))
+            crash_point("outbound.deliver.mute_stored")
         elif entry.tag == DRAFT_TAG:
             drafted: AffectedMessages = await self._call(
                 SaveDraft(peer, contents["text"], contents["reply_to"])
             )
+            crash_point("outbound.deliver.draft_answered")
             gap = await self._read(lambda tx: _kept_unless_changed(tx, entry, drafted))
+            crash_point("outbound.deliver.draft_stored")
         elif entry.tag == EDIT_TAG:
             fields = contents if isinstance(contents, dict) else {}
             edited: SentMessage = await self._call(
                 edit_request(peer, fields.get("id"), fields.get("text"))
             )
+            crash_point("outbound.deliver.edit_answered")
             self.recent.record(entry.peer_id, (edited.message.id,))
             gap = await self._read(lambda tx: _edited(tx, entry, edited))
+            crash_point("outbound.deliver.edit_stored")
         else:
             ids = tuple(contents["ids"])
             deleted: AffectedMessages = await self._call(
                 DeleteMessages(peer, ids, contents["revoke"])
             )
+            crash_point("outbound.deliver.delete_answered")
             self.recent.record(entry.peer_id, ids)
             gap = await self._read(lambda tx: _deleted(tx, entry, deleted))
+            crash_point("outbound.deliver.delete_stored")
         if gap:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
 
@@ -227,8 +240,10 @@ class Outbound:
         request = send_request(peer, contents)
         if isinstance(request, SendMessage):
             sent: SentMessage = await self._call(request)
+            crash_point("outbound.send.answered")
             return sent
         copies: SentMessages = await self._call(request)
+        crash_point("outbound.forward.answered")
         if len(copies.messages) != 1:
             raise ProtocolError(f"forwarding one message stored {len(copies.messages)}")
         return SentMessage(copies.messages[0], copies.pts, copies.pts_count)

@@ -35,6 +35,7 @@ from postbox import (
     Transaction,
 )
 from sync.engine.convert import peer_from_wire
+from sync.engine.crash_points import crash_point
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
@@ -555,6 +556,7 @@ class StateManager:
         if not state.operations and state.cursor == stored:
             return
         replayed = await self._replay(state, initial_channels)
+        crash_point("state_manager.process.replayed")
         self.counters.replays += 1
         if not replayed:
             # The cursor moved under us (a send applied its pts): start this batch over.
@@ -633,9 +635,11 @@ class StateManager:
                 stored = await self._read(lambda tx: tx.get_state())
                 if stored is None:
                     server = await self._call(GetState())
+                    crash_point("state_manager.poll_difference.state_answered")
                     self.recent.record_jump()  # history before this state comes by fills
                     initial = functools.partial(_set_initial_state, cursor=_cursor(server))
                     await self._read(initial)
+                    crash_point("state_manager.poll_difference.state_stored")
                     stored = _cursor(server)
                 if prefetch is not None and prefetch.get_name() == _request_name(stored):
                     answer = await prefetch
@@ -643,6 +647,7 @@ class StateManager:
                     if prefetch is not None:
                         prefetch.cancel()
                     answer = await self._call(self._difference_request(stored))
+                crash_point("state_manager.poll_difference.answered")
                 prefetch = None
                 self.counters.differences += 1
                 state = AccountMutableState(stored, stored)
@@ -653,6 +658,7 @@ class StateManager:
                         name=_request_name(state.cursor),
                     )
                 replayed = await self._replay(state, {})
+                crash_point("state_manager.poll_difference.replayed")
                 self.counters.replays += 1
                 if not replayed:
                     self.counters.replay_retries += 1
@@ -750,6 +756,7 @@ class StateManager:
         except BaseException:
             self._channels_to_poll.update(channels)  # asked again after the reconnect
             raise
+        crash_point("state_manager.poll_channels.answered")
         self.counters.channel_differences += len(channels)
         state = AccountMutableState(stored, stored)
         initial: dict[PeerId, int] = {}
@@ -763,6 +770,7 @@ class StateManager:
                 initial[peer_id] = pts
         if state.operations:
             replayed = await self._replay(state, initial)
+            crash_point("state_manager.poll_channels.replayed")
             self.counters.replays += 1
             if not replayed:
                 self.counters.replay_retries += 1

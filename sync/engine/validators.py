@@ -39,6 +39,7 @@ from sync.engine.convert import (
     read_state_from_dialog,
     tags_of,
 )
+from sync.engine.crash_points import crash_point
 from sync.engine.log_tags import (
     DELETE_TAG,
     READ_TAG,
@@ -200,6 +201,7 @@ class ReadStateValidator(_Validator):
 
     async def _fetch_and_apply(self, peers: list[PeerId]) -> list[PeerId]:
         answer: PeerDialogs = await self._call(GetPeerDialogs(tuple(int(p) for p in peers)))
+        crash_point("read_states.fetch_and_apply.answered")
         check_dialogs(answer.dialogs, answer.messages, answer.peers, "getPeerDialogs")
         asked = {int(peer) for peer in peers}
         if any(dialog.peer not in asked for dialog in answer.dialogs):
@@ -213,6 +215,7 @@ class ReadStateValidator(_Validator):
         waiting, corrected = await self._read(
             functools.partial(apply_peer_dialogs, peers=peers, answer=answer)
         )
+        crash_point("read_states.fetch_and_apply.stored")
         self.validated += len(peers) - len(waiting)
         self.corrected += corrected
         return list(waiting)
@@ -232,7 +235,9 @@ class TagSummaryValidator(_Validator):
     async def validate(self, peers: list[PeerId]) -> list[PeerId]:
         generation = self.recent.generation
         pages = await asyncio.gather(*(self._fetch(peer_id) for peer_id in peers))
+        crash_point("tag_summaries.validate.answered")
         self.corrected += await self._read(functools.partial(_store, peers=peers, pages=pages))
+        crash_point("tag_summaries.validate.stored")
         await self._state_manager.poll_completion()
 
         def settle(tx: Transaction) -> list[PeerId]:
@@ -249,6 +254,7 @@ class TagSummaryValidator(_Validator):
             return waiting
 
         waiting: list[PeerId] = await self._read(settle)
+        crash_point("tag_summaries.validate.settled")
         self.validated += len(peers) - len(waiting)
         return waiting
 

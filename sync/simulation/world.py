@@ -4,7 +4,8 @@
 TCP listener replaced by ``accept``, which the simulated network calls. ``SimClient``
 is a Postbox on a file (run inline, on the loop's thread) and a ``SyncEngine`` whose
 connector dials through the simulated network; ``crash`` drops both and ``start``
-reopens the file, as a restarted app would.
+reopens the file, as a restarted app would. ``kill`` does the same at once, from inside
+the engine (a crash point): nothing the engine does after it reaches the file.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from postbox import Postbox
 from sync.connection import ServerConnection
 from sync.engine import SyncEngine
+from sync.engine.crash_points import with_crash_point_hook
 from sync.engine.timing import Timeouts
 from sync.errors import SyncError
 from sync.protocol import PeerKind, peer_kind
@@ -94,8 +96,11 @@ class SimClient:
         *,
         token: str = TOKEN,
         name: str = "",
+        crash_hook: Callable[[str], None] | None = None,
     ) -> None:
         self.path = path
+        #: Told of every crash point the engine reaches (see ``sync.engine.crash_points``).
+        self.crash_hook = crash_hook
         self.token = token
         #: Tells this client's trace lines and random draws from the others' ("" for the
         #: first, whose draws are those of a run with one client).
@@ -109,6 +114,8 @@ class SimClient:
         self.starts = 0
         #: Exceptions the engine stopped with (besides being cancelled).
         self.failures: list[str] = []
+        #: The engine task ``kill`` stopped, until ``crash`` has seen it end.
+        self._killed: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.starts += 1
@@ -117,7 +124,12 @@ class SimClient:
             self.postbox, "sim", 0, self.token, timeouts=TIMEOUTS, connector=self._connect,
             rng=random.Random(f"engine:{self.name}{self.starts}"),
         )  # fmt: skip
-        self.task = asyncio.create_task(self.engine.run(), name=f"engine-{self.name}{self.starts}")
+        hook = self.crash_hook
+        self.task = asyncio.create_task(
+            self.engine.run(),
+            name=f"engine-{self.name}{self.starts}",
+            context=None if hook is None else with_crash_point_hook(hook),
+        )
         self.task.add_done_callback(self._ended)
 
     def _ended(self, task: asyncio.Task[None]) -> None:
@@ -130,14 +142,29 @@ class SimClient:
     def running(self) -> bool:
         return self.task is not None and not self.task.done()
 
+    def kill(self) -> asyncio.Task[None] | None:
+        """Die here and now: the engine is cancelled and the Postbox closed before
+        anything else runs, so nothing after this moment reaches the file. The engine's
+        task is returned, to be awaited (``crash``) before the next ``start``."""
+        task, postbox = self.task, self.postbox
+        self.task = self.engine = self.postbox = None
+        self._killed = task
+        if task is not None:
+            task.cancel()
+        if postbox is not None:
+            postbox.close()
+        return task
+
     async def crash(self) -> None:
         """Stop the engine and forget everything but the file."""
         task, postbox = self.task, self.postbox
         self.task = self.engine = self.postbox = None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        for ending in (task, self._killed):
+            if ending is not None:
+                ending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ending
+        self._killed = None
         if postbox is not None:
             postbox.close()
 
