@@ -16,7 +16,7 @@ from postbox.value_box import KeyType, ValueBox, ValueBoxTable
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate"]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 Migration = Callable[[ValueBox], None]
 
@@ -33,8 +33,14 @@ def _to_version_2(box: ValueBox) -> None:
     record_flagged_failures(box)
 
 
+def _to_version_3(box: ValueBox) -> None:
+    """Version 3: the channels whose own difference is still to be fetched, stored with
+    the cursor instead of kept in memory (an older file starts with none)."""
+    box.ensure_table(ValueBoxTable("channels_to_poll", KeyType.INT64))
+
+
 #: ``MIGRATIONS[v]`` upgrades a file from version ``v`` to ``v + 1``.
-MIGRATIONS: dict[int, Migration] = {1: _to_version_2}
+MIGRATIONS: dict[int, Migration] = {1: _to_version_2, 2: _to_version_3}
 
 
 def migrate(

@@ -1,4 +1,5 @@
-"""Sync positions: the account's state cursor and each channel's own pts."""
+"""Sync positions: the account's state cursor, each channel's own pts, and the channels
+still to catch up."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from postbox.coding import pack, unpack
 from postbox.errors import CorruptValueError
 
-__all__ = ["ChannelState", "StateCursor"]
+__all__ = ["ChannelState", "ChannelToPoll", "StateCursor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +51,23 @@ class ChannelState:
         if type(fields[1]) is not int or not (fields[2] is None or type(fields[2]) is int):
             raise CorruptValueError("stored channel state holds a value that is not a number")
         return cls(fields[1], fields[2])
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelToPoll:
+    """A channel to ask its own difference for: ``pts`` is the highest pts the server
+    said it reached (0: not said, as in a ``channelTooLong`` without one)."""
+
+    pts: int
+
+    def encode(self) -> bytes:
+        return pack((1, self.pts))
+
+    @classmethod
+    def decode(cls, data: bytes) -> ChannelToPoll:
+        fields = unpack(data, "channel to poll")
+        if not isinstance(fields, tuple) or len(fields) != 2 or fields[0] != 1:
+            raise CorruptValueError("stored channel to poll has an unknown layout")
+        if type(fields[1]) is not int:
+            raise CorruptValueError("stored channel to poll holds a pts that is not a number")
+        return cls(fields[1])

@@ -36,7 +36,7 @@ from postbox.operation_log import PeerOperationLogEntry
 from postbox.peer import CachedPeerData, Peer, PeerNotificationSettings, PeerPresence
 from postbox.read_state import CombinedPeerReadState, PeerReadState
 from postbox.seed_configuration import SeedConfiguration
-from postbox.state import ChannelState, StateCursor
+from postbox.state import ChannelState, ChannelToPoll, StateCursor
 from postbox.tables import ChatListEntryKey, Tables
 from postbox.tag_summary import MessageHistoryTagSummary, TagSummaryKey
 
@@ -88,6 +88,28 @@ class Transaction:
 
     def set_peer_chat_state(self, peer_id: PeerId, state: ChannelState) -> None:
         self._check().peer_chat_states.set(peer_id, state)
+
+    def get_channels_to_poll(self) -> dict[PeerId, int]:
+        """The channels whose own difference is still to be fetched, each with the
+        highest pts the server said it reached (0: not said)."""
+        return {peer: row.pts for peer, row in self._check().channels_to_poll.all().items()}
+
+    def get_channel_to_poll(self, peer_id: PeerId) -> int | None:
+        row = self._check().channels_to_poll.get(peer_id)
+        return None if row is None else row.pts
+
+    def add_channel_to_poll(self, peer_id: PeerId, pts: int = 0) -> None:
+        """Remember to fetch the channel's difference, at least up to ``pts``."""
+        table = self._check().channels_to_poll
+        known = table.get(peer_id)
+        if known is None or known.pts < pts:
+            table.set(peer_id, ChannelToPoll(pts))
+
+    def remove_channel_to_poll(self, peer_id: PeerId) -> None:
+        """The channel is caught up: forget it."""
+        table = self._check().channels_to_poll
+        if table.get(peer_id) is not None:
+            table.remove(peer_id)
 
     # -- peers ----------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from postbox.change_record import ChangeCollector
 from postbox.seed_configuration import SeedConfiguration
 from postbox.tables.cached_peer_data_table import CachedPeerDataTable
+from postbox.tables.channels_to_poll_table import ChannelsToPollTable
 from postbox.tables.chat_list_index_table import ChatListIndexTable, ChatListPeerState
 from postbox.tables.chat_list_table import ChatListEntryKey, ChatListTable
 from postbox.tables.contact_table import ContactTable
@@ -75,6 +76,7 @@ class Tables:
         self.chat_list_index = ChatListIndexTable(box)
         self.chat_list = ChatListTable(box)
         self.peer_chat_states = PeerChatStateTable(box)
+        self.channels_to_poll = ChannelsToPollTable(box)
         self.operation_log_metadata = PeerOperationLogMetadataTable(box)
         self.merged_operation_log = PeerMergedOperationLogIndexTable(box)
         self.operation_log = PeerOperationLogTable(
@@ -103,6 +105,7 @@ class Tables:
             self.chat_list_index,
             self.chat_list,
             self.peer_chat_states,
+            self.channels_to_poll,
             self.operation_log,
             self.merged_operation_log,
             self.operation_log_metadata,

@@ -437,6 +437,7 @@ def _store_dialogs(
             if stored is None:
                 tx.set_peer_chat_state(peer_id, ChannelState(dialog.pts))
             elif stored.pts != dialog.pts:
+                tx.add_channel_to_poll(peer_id, dialog.pts)
                 behind.append(dialog.peer)
     for pinned_group, peers in groups.items():
         peers.sort(key=lambda p: pinned[int(p)])

@@ -58,11 +58,13 @@ from sync.state import referenced_peers
 __all__ = [
     "AccountMutableState",
     "AddMessages",
+    "ChannelCaughtUp",
     "DeleteMessages",
     "EditMessage",
     "MergePeers",
     "MergePresences",
     "Operation",
+    "PollChannel",
     "ReadInbox",
     "SetDraft",
     "SetMuted",
@@ -160,6 +162,24 @@ class ResetChannel:
 
 
 @dataclass(frozen=True, slots=True)
+class PollChannel:
+    """Remember to fetch the channel's own difference: ``pts`` is the pts the server
+    said it reached (0: not said). ``always``: whatever the channel's stored pts (a
+    ``channelTooLong``, a channel never synced); otherwise only if it differs."""
+
+    peer_id: PeerId
+    pts: int
+    always: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelCaughtUp:
+    """The channel's own difference was fetched to its end: nothing left to poll."""
+
+    peer_id: PeerId
+
+
+@dataclass(frozen=True, slots=True)
 class ResetHistories:
     """Difference too long: every known history and the chat list become holes again
     (their stored messages stay), to be filled from the server on demand."""
@@ -178,6 +198,8 @@ Operation = (
     | UpdateChannelState
     | ResetChannel
     | ResetHistories
+    | PollChannel
+    | ChannelCaughtUp
 )
 
 
@@ -248,6 +270,16 @@ class AccountMutableState:
         self.operations.append(ResetChannel(channel, stored, read_state, dialog.pts or 0))
         self.channel_pts[channel] = dialog.pts or 0
 
+    def poll_channel(self, channel: PeerId, pts: int = 0, *, always: bool = True) -> None:
+        """Fetch the channel's difference after this state, and store that it is to be
+        fetched with this state (see ``PollChannel``)."""
+        if always:
+            self.channels_to_poll.add(channel)
+        self.operations.append(PollChannel(channel, pts, always))
+
+    def channel_caught_up(self, channel: PeerId) -> None:
+        self.operations.append(ChannelCaughtUp(channel))
+
     def reset_histories(self) -> None:
         self.operations.append(ResetHistories())
 
@@ -295,7 +327,7 @@ class AccountMutableState:
             case UpdatePeer():
                 self.merge_peers((update.peer,))
             case UpdateChannelTooLong():
-                self.channels_to_poll.add(PeerId(update.channel))
+                self.poll_channel(PeerId(update.channel), update.pts or 0)
             case _:
                 assert_never(update)
 

@@ -32,11 +32,13 @@ from sync.engine.log_tags import DRAFT_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import (
     AccountMutableState,
     AddMessages,
+    ChannelCaughtUp,
     DeleteMessages,
     EditMessage,
     MergePeers,
     MergePresences,
     Operation,
+    PollChannel,
     ReadInbox,
     ReadOutbox,
     ResetChannel,
@@ -177,6 +179,12 @@ def apply_operation(
             _reset_channel(tx, operation)
         case ResetHistories():
             _reset_histories(tx)
+        case PollChannel(peer_id=peer_id, pts=pts):
+            stored = tx.get_peer_chat_state(peer_id)
+            if operation.always or stored is None or stored.pts != pts:
+                tx.add_channel_to_poll(peer_id, pts)
+        case ChannelCaughtUp(peer_id=peer_id):
+            tx.remove_channel_to_poll(peer_id)
         case _:
             assert_never(operation)
 

@@ -55,7 +55,6 @@ from sync.protocol import (
     ChannelDifference,
     ChannelDifferenceEmpty,
     ChannelDifferenceTooLong,
-    ChannelPts,
     Difference,
     DifferenceEmpty,
     DifferenceSlice,
@@ -505,7 +504,7 @@ class StateManager:
                 if not (late and isinstance(update, UpdateUserStatus | UpdatePeer)):
                     state.apply(update)
             for hint in grouped.channel_hints:
-                self._channels_to_poll.add(hint.channel)
+                state.poll_channel(PeerId(hint.channel), hint.pts or 0)
         pts_items = []
         for grouped in groups:
             if grouped.needs_peer in unknown_peers:
@@ -534,8 +533,9 @@ class StateManager:
         initial_channels: dict[PeerId, int] = {}
         for channel in sorted(channels):
             local = channel_pts[channel]
-            if local is None:
-                self._channels_to_poll.add(channel)  # never synced: start from the server
+            if local is None:  # never synced: start from the server
+                told = [pts_of(u) or (0, 0) for g in groups for u in g.channels.get(channel, ())]
+                state.poll_channel(PeerId(channel), max((pts for pts, _ in told), default=0))
                 continue
             initial_channels[PeerId(channel)] = local
             sequencer = self._channel_seqs.setdefault(channel, Sequencer[AnyUpdate](local))
@@ -628,7 +628,6 @@ class StateManager:
         the slice leads to: if the replay finds the stored cursor moved, that prefetch
         is dropped and the loop starts again from what is stored.
         """
-        hints: list[ChannelPts] = []
         prefetch: asyncio.Task[Any] | None = None
         try:
             while True:
@@ -651,7 +650,7 @@ class StateManager:
                 prefetch = None
                 self.counters.differences += 1
                 state = AccountMutableState(stored, stored)
-                final = self._build_difference(state, answer, hints)
+                final = self._build_difference(state, answer)
                 if not final:
                     prefetch = asyncio.create_task(
                         self._call(self._difference_request(state.cursor)),
@@ -676,23 +675,14 @@ class StateManager:
             self._watch_gap(counter, False, False)
         self._requeue_held(None)
         self.counters.last_activity = loop_time()
-        if hints:
-            known = await self._read(
-                lambda tx: {
-                    hint.channel: tx.get_peer_chat_state(PeerId(hint.channel)) for hint in hints
-                }
-            )
-            for hint in hints:
-                local = known[hint.channel]
-                if local is None or local.pts != hint.pts:
-                    self._channels_to_poll.add(hint.channel)
+        # What this difference named, and what a process before this one left unpolled.
+        stored_polls = await self._read(lambda tx: tx.get_channels_to_poll())
+        self._channels_to_poll |= {int(channel) for channel in stored_polls}
 
     def _difference_request(self, cursor: StateCursor) -> GetDifference:
         return GetDifference(cursor.pts, cursor.qts, cursor.date, self.difference_limit)
 
-    def _build_difference(
-        self, state: AccountMutableState, answer: Any, hints: list[ChannelPts]
-    ) -> bool:
+    def _build_difference(self, state: AccountMutableState, answer: Any) -> bool:
         """Phase two for one difference answer; ``True`` if it was the final one."""
         stored = state.cursor
         if isinstance(answer, DifferenceEmpty):
@@ -728,20 +718,25 @@ class StateManager:
             return False
         state.merge_presences(answer.presences)
         state.cursor = _cursor(answer.state)
-        hints.extend(answer.channels)
+        for hint in answer.channels:
+            state.poll_channel(PeerId(hint.channel), hint.pts, always=False)
         return True
 
     async def _poll_channels(self, channels: list[int]) -> None:
         """getChannelDifference for several channels at once, as the seeds branch: each
         answer is built on a branch of one state, the branches are merged back, and the
-        whole is replayed in one transaction. Channels not final yet go round again."""
+        whole is replayed in one transaction. Channels not final yet go round again; a
+        stored channel to poll goes in the transaction that stores it caught up."""
         peer_ids = [PeerId(channel) for channel in channels]
 
-        def phase_one(tx: Transaction) -> tuple[StateCursor | None, list[int | None]]:
+        def phase_one(
+            tx: Transaction,
+        ) -> tuple[StateCursor | None, list[int | None], set[PeerId]]:
             states = [tx.get_peer_chat_state(peer_id) for peer_id in peer_ids]
-            return tx.get_state(), [s.pts if s else None for s in states]
+            listed = {p for p in peer_ids if tx.get_channel_to_poll(p) is not None}
+            return tx.get_state(), [s.pts if s else None for s in states], listed
 
-        stored, local = await self._read(phase_one)
+        stored, local, listed = await self._read(phase_one)
         if stored is None:
             self.request_poll("no stored state yet")
             self._channels_to_poll.update(channels)
@@ -765,6 +760,8 @@ class StateManager:
             branch = state.branch()
             if not self._build_channel(branch, peer_id, pts, answer):
                 unfinished.append(int(peer_id))
+            elif peer_id in listed:
+                branch.channel_caught_up(peer_id)
             state.merge(branch)
             if pts is not None:
                 initial[peer_id] = pts

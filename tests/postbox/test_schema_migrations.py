@@ -104,3 +104,26 @@ def test_a_message_a_schema_1_file_holds_as_failed_is_listed_failed(tmp_path) ->
         assert failed == [(unsent, MessageFailure())]
         assert postbox.run(lambda tx: retry_failed_send(tx, unsent))
         assert postbox.run(lambda tx: tx.get_unsent_message_ids()) == [unsent]
+
+
+def test_a_schema_2_file_takes_the_channels_to_poll(tmp_path) -> None:
+    """Schema 3 stores the channels whose own difference is still to be fetched; a file
+    of schema 2 (as the schema-1 fixture becomes) opens with none and can store some."""
+    path = tmp_path / "old.db"
+    shutil.copyfile(FIXTURES / "schema-1.db", path)
+    with Postbox(path) as postbox:
+        channel = next(iter(postbox.run(lambda tx: tx.get_all_peers())))
+    connection = apsw.Connection(str(path))
+    try:
+        connection.execute('DROP TABLE "t_channels_to_poll"')
+        connection.execute("PRAGMA user_version = 2")
+    finally:
+        connection.close()
+    with Postbox(path) as postbox:
+        assert postbox.run(lambda tx: tx.get_channels_to_poll()) == {}
+        postbox.run(lambda tx: tx.add_channel_to_poll(channel, 42))
+    assert user_version(path) == SCHEMA_VERSION
+    with Postbox(path) as postbox:
+        assert postbox.run(lambda tx: tx.get_channels_to_poll()) == {channel: 42}
+        postbox.run(lambda tx: tx.remove_channel_to_poll(channel))
+        assert postbox.run(lambda tx: tx.get_channels_to_poll()) == {}

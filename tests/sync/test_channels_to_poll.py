@@ -1,0 +1,115 @@
+"""A channel the account's difference names is caught up even when the process dies
+between that difference's commit and the channel's own difference: the channels to
+poll are stored with the cursor, not kept in memory. Runs the real engine, Postbox and
+server on the simulation's virtual loop and network, so every step is deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+from postbox import PeerId, Postbox
+from sync.engine.crash_points import CrashPointReached
+from sync.protocol import Request, WireRecord, method_name
+from sync.server.config import FaultConfig, ServerConfig
+from sync.server.faults import FaultInjector
+from sync.server.service import Session
+from sync.simulation import run_virtual
+from sync.simulation.network import Network
+from sync.simulation.world import TOKEN, SimClient, SimServer
+from sync.verify import Report, verify
+
+EPOCH = 1_700_000_000
+#: A small dataset with a channel.
+DATASET_SEED, PEERS, MESSAGES = 3, 12, 200
+
+
+def server_channel_pts(server: SimServer) -> dict[int, int]:
+    store = server.service.store
+    return {int(hint.channel): hint.pts for hint in store.logs.channels_changed_since(0)}
+
+
+def stored_channel_pts(postbox: Postbox, channels: list[int]) -> dict[int, int | None]:
+    def read(tx: Any) -> dict[int, int | None]:
+        states = {channel: tx.get_peer_chat_state(PeerId(channel)) for channel in channels}
+        return {channel: None if s is None else s.pts for channel, s in states.items()}
+
+    result: dict[int, int | None] = postbox.run(read)
+    return result
+
+
+async def verify_against(server: SimServer, postbox: Postbox) -> Report:
+    account = server.service.accounts.authorize(TOKEN)
+    assert account is not None
+    session = Session(
+        -1, FaultInjector.for_connection(FaultConfig(), 0, 0), authorized=True, account=account
+    )
+
+    async def call(params: WireRecord) -> Any:
+        return server.service.handle(session, Request(0, method_name(params), params))
+
+    return await verify(postbox, call)
+
+
+async def offline_posts_then_crash_at(
+    directory: Path, point: str
+) -> tuple[dict[int, int], dict[int, int | None], Report, list[str]]:
+    """Sync, go offline while channels get posts, come back and die at ``point`` the
+    first time it is reached, come back again and settle. The server's channel pts,
+    the stored ones, verify's report, and where the client died."""
+    loop = asyncio.get_running_loop()
+    config = ServerConfig(
+        token=TOKEN, db=directory / "server.db", seed=DATASET_SEED, peers=PEERS,
+        messages=MESSAGES, days=3, clock=lambda: EPOCH + int(loop.time()),
+    )  # fmt: skip
+    server = SimServer(config)
+    await server.start_simulated()
+    armed: list[str] = []
+    died: list[str] = []
+
+    def at_point(name: str) -> None:
+        if name in armed:
+            armed.clear()
+            died.append(name)
+            client.kill()
+            raise CrashPointReached(name)
+
+    client = SimClient(
+        directory / "client.db", Network(random.Random(1)), lambda: server, set(),
+        crash_hook=at_point,
+    )  # fmt: skip
+    try:
+        client.start()
+        server.service.generate(6, "channel_post")  # the client learns the channels
+        assert client.engine is not None and await client.engine.wait_idle(settle=1.0)
+        await client.crash()
+        server.service.generate(40, "channel_post")  # while the client is away
+        await asyncio.sleep(3.0)  # the next difference's date is past the posts
+        armed.append(point)
+        client.start()
+        await asyncio.sleep(5.0)
+        await client.crash()  # wait for the killed engine to end
+        client.start()
+        assert client.engine is not None and await client.engine.wait_idle(settle=1.0)
+        assert client.postbox is not None
+        truth = server_channel_pts(server)
+        stored = stored_channel_pts(client.postbox, sorted(truth))
+        report = await verify_against(server, client.postbox)
+    finally:
+        await client.crash()
+        await server.stop()
+    return truth, stored, report, died
+
+
+def test_channels_named_by_a_committed_difference_are_caught_up_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    truth, stored, report, died = run_virtual(
+        offline_posts_then_crash_at(tmp_path, "state_manager.poll_difference.replayed")
+    )
+    assert died == ["state_manager.poll_difference.replayed"]
+    assert truth, "the dataset should have a channel"
+    assert stored == truth
+    assert report.ok, [str(d) for d in report.divergences]
