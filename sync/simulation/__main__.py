@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=100, help="schedules in a batch")
     parser.add_argument("--jobs", type=int, default=1, help="processes for a batch")
     parser.add_argument("--trace", action="store_true", help="print the replayed run's events")
+    parser.add_argument(
+        "--points", action="store_true", help="list the crash points a batch reached and killed at"
+    )
     args = parser.parse_args(argv)
     if args.seed is not None:
         outcome = simulate(args.seed)
@@ -33,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     for outcome in run_batch(range(args.start, args.start + args.count), args.jobs):
         summary.add(outcome)
     print("\n".join(summary.lines(time.perf_counter() - started)))
+    if args.points:
+        print("\n".join(summary.point_lines()))
     return 0 if not summary.failing else 1
 
 

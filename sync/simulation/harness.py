@@ -2,8 +2,9 @@
 
 ``simulate(seed)`` builds the world on a ``VirtualLoop`` in a temporary directory,
 plays the schedule (traffic, faults, restarts, crashes, clock jumps, storage errors,
-the user), then stops every fault, lets the engine settle (idle, the open windows'
-holes filled, the queue empty, and once more after the engine's quiet poll), and
+the user, a kill at a crash point of the engine), then stops every fault, lets the
+engine settle (idle, the open windows' holes filled, the queue empty, and once more
+after the engine's quiet poll), and
 compares the Postbox with the server through ``sync.verify.verify``. The ``Outcome``
 lists the divergences and a digest of everything that happened: the same seed gives
 the same digest.
@@ -35,6 +36,7 @@ from postbox import (
     Transaction,
 )
 from postbox.errors import translate_sqlite_error
+from sync.engine.crash_points import CrashPointReached
 from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE, enqueue_send
 from sync.engine.failed_sends import PERMANENT_ERRORS
 from sync.engine.log_tags import SEND_TAG
@@ -72,6 +74,9 @@ class Outcome:
     virtual_seconds: float
     #: Sends the server refused for good, failed in the clients at the end.
     failed_messages: int = 0
+    #: The crash points the clients' engines reached, and the one a client was killed at.
+    points_reached: frozenset[str] = frozenset()
+    killed_at: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -141,6 +146,13 @@ class _World:
         #: Every send a client committed, held against the server at the end.
         self.ledger = SendLedger()
         self.payload_rng = random.Random(f"payloads-user:{schedule.seed}")
+        #: The crash point still to kill a client at, and how often it was reached.
+        self.crash_at = schedule.crash_at
+        self.crash_count = 0
+        self.crash_rng = random.Random(f"crash-point-restart:{schedule.seed}")
+        self.points_reached: set[str] = set()
+        self.killed_at: str | None = None
+        self.restarting: asyncio.Task[None] | None = None
 
     # -- time --------------------------------------------------------------------------
 
@@ -171,6 +183,9 @@ class _World:
         except Exception as error:  # noqa: BLE001 - every failure is a finding with a seed
             self.divergences.append(f"harness: {type(error).__name__}: {error}")
         finally:
+            if self.restarting is not None:
+                self.restarting.cancel()
+                await asyncio.gather(self.restarting, return_exceptions=True)
             for client, user in zip(self.clients, self.users, strict=True):
                 if client.engine is not None:
                     self.note(f"{client.name}engine counters {client.engine.status().counters}")
@@ -193,6 +208,8 @@ class _World:
             trace,
             self.now(),
             self.failed_messages,
+            frozenset(self.points_reached),
+            self.killed_at,
         )
 
     async def _start_server(self) -> None:
@@ -223,7 +240,7 @@ class _World:
             self.clients.append(
                 SimClient(
                     path, self.network, lambda: self.server, self.server_tasks,
-                    token=token, name=name,
+                    token=token, name=name, crash_hook=self._crash_hook(number),
                 )
             )  # fmt: skip
             seed = self.schedule.seed
@@ -233,6 +250,34 @@ class _World:
             )
         if len(seats) > 1:
             self.note(f"seats {', '.join(seats)} (contact {contact})")
+
+    def _crash_hook(self, seat: int) -> Callable[[str], None]:
+        return lambda point: self._at_crash_point(seat, point)
+
+    def _at_crash_point(self, seat: int, point: str) -> None:
+        """Client ``seat``'s engine is at ``point``: kill it there if the schedule says
+        so (it starts again from its file a moment later)."""
+        self.points_reached.add(point)
+        crash_at = self.crash_at
+        if crash_at is None or crash_at.seat != seat or crash_at.point != point:
+            return
+        self.crash_count += 1
+        if self.crash_count < crash_at.time:
+            return
+        self.crash_at = None
+        self.killed_at = point
+        client = self.clients[seat]
+        self.note(f"{client.name}killed at {point}")
+        self.users[seat].close_all()
+        client.kill()
+        self.restarting = asyncio.get_running_loop().create_task(self._restart(client))
+        raise CrashPointReached(point)
+
+    async def _restart(self, client: SimClient) -> None:
+        await client.crash()  # the killed engine's task ends
+        await asyncio.sleep(self.crash_rng.uniform(0.0, 1.0))
+        if client.task is None:  # unless a scheduled crash started it meanwhile
+            self._start_client(client)
 
     def _noter(self, name: str) -> Callable[[str], None]:
         return lambda event: self.note(name + event)
@@ -400,7 +445,8 @@ class _World:
             self.users[int(event.amount)].close_all()
             await client.crash()
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
-            self._start_client(client)
+            if client.task is None:  # unless the restart after a crash point did
+                self._start_client(client)
         elif kind == kinds.CLOCK_JUMP:
             self.clock_offset += int(event.amount)
         elif kind == kinds.WRONG_ACCOUNT:
@@ -430,6 +476,8 @@ class _World:
 
     async def _settle_and_verify(self) -> None:
         self._heal()
+        if self.restarting is not None:
+            await self.restarting
         for client in self.clients:
             if not client.running:
                 self.divergences.append(
@@ -501,6 +549,7 @@ class _World:
         return f"[{', '.join(tags)}] ({'; '.join(details)})"
 
     async def _verify(self) -> None:
+        self.crash_at = None  # the clients stay as they are while compared
         for client in self.clients:
             await self._verify_client(client)
         self._check_sends()

@@ -6,7 +6,9 @@ client crashes, clock jumps, windows of storage errors, a file opened with anoth
 account's token, and the user's actions. About a
 third of the schedules run several clients (``seats``): the account's owner and a
 contact of it as a second account, some of them on two devices; each user action and
-crash then happens at one of them. The same seed always gives the same schedule.
+crash then happens at one of them. Some schedules also kill one client at a named crash
+point of its engine (``crash_at``: the point, and at which time it is reached). The same
+seed always gives the same schedule.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from sync.engine.crash_points import CRASH_POINTS
 from sync.server.config import FaultConfig
 from sync.simulation.network import QUIET, LinkFaults
 
-__all__ = ["Event", "Schedule"]
+__all__ = ["CrashAt", "Event", "Schedule"]
 
 #: Kinds of timeline events.
 RESTART = "server-restart"
@@ -65,6 +68,22 @@ class Event:
     amount: float = 0.0
 
 
+#: The share of schedules that kill a client at a crash point, and at which time the
+#: point is reached (the first far more often: many points are reached once or twice).
+CRASH_POINT_SHARE = 0.35
+CRASH_POINT_TIMES = (1, 1, 1, 2, 3)
+
+
+@dataclass(frozen=True, slots=True)
+class CrashAt:
+    """Kill client ``seat`` the ``time``-th time its engine reaches crash point ``point``
+    (one of ``sync.engine.crash_points.CRASH_POINTS``)."""
+
+    point: str
+    time: int
+    seat: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Schedule:
     seed: int
@@ -81,6 +100,8 @@ class Schedule:
     events: tuple[Event, ...]
     #: Whose each client is (``OWNER`` or ``CONTACT``), in order.
     seats: tuple[str, ...] = (OWNER,)
+    #: The crash point where one client is killed, if any.
+    crash_at: CrashAt | None = None
 
     @classmethod
     def from_seed(cls, seed: int) -> Schedule:
@@ -130,6 +151,7 @@ class Schedule:
             server_faults=server_faults,
             events=tuple(events),
             seats=seats,
+            crash_at=_crash_at(seed, seats),
         )
 
     @property
@@ -148,6 +170,8 @@ class Schedule:
         parts.extend(kinds)
         if any(event.kind == USER for event in self.events):
             parts.append("user")
+        if self.crash_at is not None:
+            parts.append("crash-point")
         if len(self.seats) > 1:
             parts.append("clients:" + ",".join(self.seats))
         return "+".join(parts) or "none"
@@ -203,6 +227,17 @@ def _lie(seed: int, events: list[Event], duration: float) -> list[Event]:
     at = round(rng.uniform(0.2, duration * 0.7), 3)
     window = Event(at, LYING_SERVER, round(rng.uniform(0.5, 3.0), 3))
     return sorted([*events, window], key=lambda event: (event.at, event.kind))
+
+
+def _crash_at(seed: int, seats: tuple[str, ...]) -> CrashAt | None:
+    """The crash point of a schedule, if it has one (drawn apart from the rest, so the
+    schedules without one stay as they were)."""
+    rng = random.Random(f"crash-point:{seed}")
+    if rng.random() >= CRASH_POINT_SHARE:
+        return None
+    return CrashAt(
+        rng.choice(CRASH_POINTS), rng.choice(CRASH_POINT_TIMES), rng.randrange(len(seats))
+    )
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")
