@@ -9,8 +9,8 @@ call is one context-variable read. A test or the simulation installs a hook for 
 tasks of one engine (``with_crash_point_hook``); the hook may raise ``CrashPointReached``
 to stop the engine exactly there, as a killed process would.
 
-Left out: the master election's commits (only with a master lock, which the simulation
-does not use) and ``refresh_profile`` (asked by the app's profile screen alone).
+Left out: the master election's commits, made only with a master lock (which the
+simulation does not use) and about which process syncs, not what it synced.
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ CRASH_POINTS: Final[tuple[str, ...]] = (
     "sticker_sets.fetch_sets.set_answered",
     "sticker_sets.sync_once.gifs_answered",
     "sticker_sets.sync_once.stored",
+    # profile.py: a profile screen opened
+    "profile.refresh_profile.answered",
+    "profile.refresh_profile.stored",
 )
 
 _KNOWN: Final = frozenset(CRASH_POINTS)

@@ -15,6 +15,7 @@ from typing import Any
 
 from postbox import CachedPeerData, PeerId, Postbox, Transaction
 from sync.engine.convert import peer_from_wire, presence_from_wire
+from sync.engine.crash_points import crash_point
 from sync.engine.tag_summaries import request_summary_validation
 from sync.protocol import FullPeer, GetFullPeer
 
@@ -26,6 +27,7 @@ async def refresh_profile(
 ) -> None:
     peer = int(peer_id)
     full: FullPeer = await call(GetFullPeer(peer))
+    crash_point("profile.refresh_profile.answered")
 
     def store(tx: Transaction) -> None:
         tx.update_peers([peer_from_wire(full.peer)])
@@ -49,3 +51,4 @@ async def refresh_profile(
         request_summary_validation(tx, peer_id)
 
     await asyncio.wrap_future(postbox.transaction(store))
+    crash_point("profile.refresh_profile.stored")

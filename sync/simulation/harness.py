@@ -27,8 +27,10 @@ import apsw
 
 from postbox import (
     ChangeRecord,
+    ChatListViewKey,
     MessageFailure,
     MessageId,
+    PeerGroupId,
     PeerId,
     PeerNamespace,
     Postbox,
@@ -292,6 +294,38 @@ class _World:
         number = self.clients.index(client)
         postbox.add_commit_listener(lambda record: self.ledger.record_commit(number, record))
         self.note(f"{client.name}client start {client.starts}")
+        crash_at = self.schedule.crash_at
+        if crash_at is not None and self.clients.index(client) == crash_at.seat:
+            self._prepare_crash_point(client, crash_at.point)
+
+    def _prepare_crash_point(self, client: SimClient, point: str) -> None:
+        """What the app does that leads the engine to ``point``: its chat list is on
+        screen; on its first start, a profile screen opened (for the media counts), a
+        post into a channel the account only reads (refused for good), channel news."""
+        client.show([ChatListViewKey(PeerGroupId.ROOT, count=50)])
+        server, postbox = self.server, client.postbox
+        if client.starts > 1 or server is None or server.store is None or postbox is None:
+            return
+        account = server.service.accounts.authorize(client.token)
+        if account is None:
+            return
+        store = server.service.accounts.box(account)
+        chats = [PeerId(peer) for peer, _size in store.chat_sizes()]
+        channels = [peer for peer in chats if peer.namespace == PeerNamespace.CHANNEL]
+        rng = self.crash_rng
+        if point.startswith(("profile.", "tag_summaries.")) and chats:
+            client.open_profile(rng.choice(chats))
+        elif point == "outbound.attempt.given_up" and channels:
+            channel, random_id = rng.choice(channels), rng.getrandbits(62)
+            author = PeerId(store.self_id)
+            postbox.transaction(
+                lambda tx: enqueue_send(
+                    tx, channel, "into a channel", timestamp=self.server_date(),
+                    author_id=author, random_id=random_id,
+                )
+            )  # fmt: skip
+        elif point.startswith("state_manager.poll_channels.") and channels:
+            server.service.generate(3, "channel_post")
 
     async def _open_as_another_account(self, length: float) -> None:
         """Open a client's file with another account's token for ``length`` seconds,

@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from postbox import Postbox
+from postbox import PeerId, Postbox, PostboxError, Subscription
 from sync.connection import ServerConnection
 from sync.engine import SyncEngine
 from sync.engine.crash_points import with_crash_point_hook
+from sync.engine.profile import refresh_profile
 from sync.engine.timing import Timeouts
 from sync.errors import SyncError
-from sync.protocol import PeerKind, peer_kind
+from sync.protocol import PeerKind, ProtocolError, peer_kind
 from sync.server.server import MockServer, import_into
 from sync.server.store import ServerStore
 from sync.simulation.network import Network
@@ -116,6 +119,10 @@ class SimClient:
         self.failures: list[str] = []
         #: The engine task ``kill`` stopped, until ``crash`` has seen it end.
         self._killed: asyncio.Task[None] | None = None
+        #: The app's screens open beside the engine (``show``, ``open_profile``).
+        self._views: list[Subscription] = []
+        self._screens: set[asyncio.Task[None]] = set()
+        self._context: contextvars.Context | None = None
 
     def start(self) -> None:
         self.starts += 1
@@ -125,10 +132,9 @@ class SimClient:
             rng=random.Random(f"engine:{self.name}{self.starts}"),
         )  # fmt: skip
         hook = self.crash_hook
+        self._context = None if hook is None else with_crash_point_hook(hook)
         self.task = asyncio.create_task(
-            self.engine.run(),
-            name=f"engine-{self.name}{self.starts}",
-            context=None if hook is None else with_crash_point_hook(hook),
+            self.engine.run(), name=f"engine-{self.name}{self.starts}", context=self._context
         )
         self.task.add_done_callback(self._ended)
 
@@ -142,6 +148,35 @@ class SimClient:
     def running(self) -> bool:
         return self.task is not None and not self.task.done()
 
+    def show(self, keys: list[Any]) -> None:
+        """Keep views of ``keys`` open until the client stops, as an app's screen does
+        (the hole filler fills what they show)."""
+        assert self.postbox is not None
+        self._views.append(self.postbox.combined_view(keys))
+
+    def open_profile(self, peer_id: PeerId) -> None:
+        """Open a peer's profile screen: its refresh runs beside the engine, as the app
+        asks it of the sync worker."""
+        engine, postbox = self.engine, self.postbox
+        assert engine is not None and postbox is not None
+
+        async def refresh() -> None:
+            try:
+                await refresh_profile(engine.call, postbox, peer_id)
+            except (ProtocolError, PostboxError, ConnectionError) as error:
+                log.info("profile of %s not refreshed: %s", int(peer_id), error)
+
+        task = asyncio.create_task(refresh(), context=self._context)
+        self._screens.add(task)
+        task.add_done_callback(self._screens.discard)
+
+    def _close_screens(self) -> None:
+        for subscription in self._views:
+            subscription.dispose()
+        self._views.clear()
+        for task in self._screens:
+            task.cancel()
+
     def kill(self) -> asyncio.Task[None] | None:
         """Die here and now: the engine is cancelled and the Postbox closed before
         anything else runs, so nothing after this moment reaches the file. The engine's
@@ -149,6 +184,7 @@ class SimClient:
         task, postbox = self.task, self.postbox
         self.task = self.engine = self.postbox = None
         self._killed = task
+        self._close_screens()
         if task is not None:
             task.cancel()
         if postbox is not None:
@@ -159,6 +195,7 @@ class SimClient:
         """Stop the engine and forget everything but the file."""
         task, postbox = self.task, self.postbox
         self.task = self.engine = self.postbox = None
+        self._close_screens()
         for ending in (task, self._killed):
             if ending is not None:
                 ending.cancel()

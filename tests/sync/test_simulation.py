@@ -10,6 +10,7 @@ import pytest
 
 from postbox import Postbox, Transaction
 from sync.engine import SyncEngine
+from sync.engine.crash_points import CRASH_POINTS
 from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE
 from sync.protocol import Authorization
 from sync.simulation import Schedule, replay_command, simulate
@@ -154,6 +155,9 @@ def test_a_fixed_batch_of_schedules_shows_no_new_failures() -> None:
     assert summary.several_clients >= 100
     assert summary.two_devices >= 100
     assert f"{summary.several_clients} with several clients" in summary.lines(1.0)[1]
+    # Every crash point of the engine is reached, and a client killed at (nearly) each.
+    assert set(summary.reached) == set(CRASH_POINTS)
+    assert len(summary.killed) >= len(CRASH_POINTS) - 2, "\n".join(summary.point_lines())
 
 
 @pytest.mark.slow
