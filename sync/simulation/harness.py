@@ -661,6 +661,7 @@ class _World:
         self.divergences.extend(client.name + str(divergence) for divergence in report.divergences)
         self._check_failures(client, postbox)
         self._check_belongs(client, postbox, server, account)
+        self.divergences.extend(client.name + line for line in postbox.run(client.told.behind))
         cursor = postbox.run(_cursor)
         truth = server.service.box(session).digest() if server.store is not None else ""
         self.note(f"{client.name}verified {report.summary()} cursor {cursor} server {truth}")

@@ -30,6 +30,7 @@ from sync.protocol import PeerKind, ProtocolError, peer_kind
 from sync.server.server import MockServer, import_into
 from sync.server.store import ServerStore
 from sync.simulation.network import Network
+from sync.simulation.told import ObservedConnection, ToldChannelPts
 
 __all__ = ["ServerDownError", "SimClient", "SimServer"]
 
@@ -119,6 +120,8 @@ class SimClient:
         self.failures: list[str] = []
         #: The engine task ``kill`` stopped, until ``crash`` has seen it end.
         self._killed: asyncio.Task[None] | None = None
+        #: What the server told this client of the channels' pts, over all its starts.
+        self.told = ToldChannelPts()
         #: The app's screens open beside the engine (``show``, ``open_profile``).
         self._views: list[Subscription] = []
         self._screens: set[asyncio.Task[None]] = set()
@@ -219,4 +222,4 @@ class SimClient:
         task = asyncio.create_task(server.accept(server_reader, server_writer))
         self._server_tasks.add(task)
         task.add_done_callback(self._server_tasks.discard)
-        return ServerConnection(client_reader, client_writer)
+        return ObservedConnection(client_reader, client_writer, self.told)

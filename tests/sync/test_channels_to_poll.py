@@ -55,10 +55,11 @@ async def verify_against(server: SimServer, postbox: Postbox) -> Report:
 
 async def offline_posts_then_crash_at(
     directory: Path, point: str
-) -> tuple[dict[int, int], dict[int, int | None], Report, list[str]]:
+) -> tuple[dict[int, int], dict[int, int | None], Report, list[str], list[str]]:
     """Sync, go offline while channels get posts, come back and die at ``point`` the
     first time it is reached, come back again and settle. The server's channel pts,
-    the stored ones, verify's report, and where the client died."""
+    the stored ones, verify's report, where the client died, and the channels stored
+    behind a pts the client was told of."""
     loop = asyncio.get_running_loop()
     config = ServerConfig(
         token=TOKEN, db=directory / "server.db", seed=DATASET_SEED, peers=PEERS,
@@ -97,19 +98,21 @@ async def offline_posts_then_crash_at(
         truth = server_channel_pts(server)
         stored = stored_channel_pts(client.postbox, sorted(truth))
         report = await verify_against(server, client.postbox)
+        behind = client.postbox.run(client.told.behind)
     finally:
         await client.crash()
         await server.stop()
-    return truth, stored, report, died
+    return truth, stored, report, died, behind
 
 
 def test_channels_named_by_a_committed_difference_are_caught_up_after_a_crash(
     tmp_path: Path,
 ) -> None:
-    truth, stored, report, died = run_virtual(
+    truth, stored, report, died, behind = run_virtual(
         offline_posts_then_crash_at(tmp_path, "state_manager.poll_difference.replayed")
     )
     assert died == ["state_manager.poll_difference.replayed"]
     assert truth, "the dataset should have a channel"
     assert stored == truth
+    assert behind == []
     assert report.ok, [str(d) for d in report.divergences]
