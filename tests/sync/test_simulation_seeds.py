@@ -77,6 +77,9 @@ REGRESSIONS = [
     pytest.param(88, None, id="88-lying-history-page"),
     pytest.param(251, None, id="251-lying-history-page"),
     pytest.param(488, None, id="488-lying-history-page"),
+    # A client killed between the account's difference and its channels' differences
+    # (here at a crash point) left those channels behind for good: they are now stored.
+    pytest.param(223, None, id="223-channels-to-poll-lost-by-a-kill"),
 ]
 _REASONS: dict[int, str] = {}
 
