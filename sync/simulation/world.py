@@ -199,9 +199,12 @@ class SimClient:
         task, postbox = self.task, self.postbox
         self.task = self.engine = self.postbox = None
         self._close_screens()
+        if task is not None:
+            task.cancel()
+        # A killed engine was cancelled already: cancelling it again would cut short the
+        # clean-up it is doing (closing its connection).
         for ending in (task, self._killed):
             if ending is not None:
-                ending.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await ending
         self._killed = None
