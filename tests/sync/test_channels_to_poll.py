@@ -7,12 +7,26 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from postbox import PeerId, Postbox
+from postbox import ChannelState, PeerId, PeerNamespace, Postbox, StateCursor, Transaction
 from sync.engine.crash_points import CrashPointReached
-from sync.protocol import Request, WireRecord, method_name
+from sync.engine.state_manager import CHANNEL_DIFFERENCE_LIMIT, StateManager
+from sync.protocol import (
+    ChannelDifferenceEmpty,
+    ChannelPts,
+    Difference,
+    DifferenceEmpty,
+    GetChannelDifference,
+    GetDifference,
+    ProtocolError,
+    Request,
+    State,
+    WireRecord,
+    method_name,
+)
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
@@ -116,3 +130,91 @@ def test_channels_named_by_a_committed_difference_are_caught_up_after_a_crash(
     assert stored == truth
     assert behind == []
     assert report.ok, [str(d) for d in report.divergences]
+
+
+CHANNEL = PeerId.make(PeerNamespace.CHANNEL, 77)
+
+
+def scripted_manager_run(
+    path: Path,
+    answer: Callable[[object], object],
+    setup: Callable[[Transaction], None],
+    asked_channel: bool = False,
+) -> tuple[list[object], dict[PeerId, int], int | None, int | None]:
+    """Start a state manager on a file ``setup`` prepared, against ``answer``, until it
+    is idle (or, with ``asked_channel``, has asked for the channel's difference); the
+    requests, the channels to poll, the channel's pts and the cursor's."""
+    postbox = Postbox(path, inline=True)
+    postbox.run(setup)
+    calls: list[object] = []
+
+    async def call(params: object) -> object:
+        calls.append(params)
+        return answer(params)
+
+    async def main() -> None:
+        manager = StateManager(postbox, call, self_id=1)
+        task = asyncio.create_task(manager.run())
+        manager.request_poll("started")
+
+        def done() -> bool:
+            if asked_channel:
+                return any(isinstance(c, GetChannelDifference) for c in calls)
+            return manager.idle and bool(calls)
+
+        await manager.changes.wait_for(done)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    try:
+        run_virtual(main())
+        stored = postbox.run(lambda tx: tx.get_peer_chat_state(CHANNEL))
+        cursor = postbox.run(lambda tx: tx.get_state())
+        polls = postbox.run(lambda tx: tx.get_channels_to_poll())
+    finally:
+        postbox.close()
+    return (
+        calls,
+        polls,
+        None if stored is None else stored.pts,
+        None if cursor is None else cursor.pts,
+    )
+
+
+def test_a_channel_a_previous_process_left_to_poll_is_caught_up_and_forgotten(
+    tmp_path: Path,
+) -> None:
+    def setup(tx: Transaction) -> None:
+        tx.set_state(StateCursor(10, 0, 1, 500))
+        tx.set_peer_chat_state(CHANNEL, ChannelState(5))
+        tx.add_channel_to_poll(CHANNEL, 9)
+
+    def answer(params: object) -> object:
+        if isinstance(params, GetDifference):
+            return DifferenceEmpty(600, 1)
+        assert params == GetChannelDifference(int(CHANNEL), 5, CHANNEL_DIFFERENCE_LIMIT)
+        return ChannelDifferenceEmpty(9)
+
+    calls, polls, channel_pts, _ = scripted_manager_run(tmp_path / "c.db", answer, setup)
+    assert [type(c) for c in calls] == [GetDifference, GetChannelDifference]
+    assert polls == {} and channel_pts == 9
+
+
+def test_a_difference_naming_a_channel_stores_it_to_poll_with_the_cursor(
+    tmp_path: Path,
+) -> None:
+    def setup(tx: Transaction) -> None:
+        tx.set_state(StateCursor(10, 0, 1, 500))
+        tx.set_peer_chat_state(CHANNEL, ChannelState(5))
+
+    def answer(params: object) -> object:
+        if isinstance(params, GetDifference):
+            return Difference((), (), (), State(12, 0, 1, 600), channels=(ChannelPts(CHANNEL, 9),))
+        raise ProtocolError("the channel's difference never comes")
+
+    calls, polls, channel_pts, cursor_pts = scripted_manager_run(
+        tmp_path / "c.db", answer, setup, asked_channel=True
+    )
+    assert GetChannelDifference(int(CHANNEL), 5, CHANNEL_DIFFERENCE_LIMIT) in calls
+    assert cursor_pts == 12 and channel_pts == 5
+    assert polls == {CHANNEL: 9}
