@@ -6,8 +6,9 @@ after a server's answer came (the server acted, the client has not stored it yet
 ``CRASH_POINTS`` names each such place in the engine, after its call site, and the
 engine calls ``crash_point(name)`` there. In production nothing is installed and the
 call is one context-variable read. A test or the simulation installs a hook for the
-tasks of one engine (``with_crash_point_hook``); the hook may raise ``CrashPointReached``
-to stop the engine exactly there, as a killed process would.
+tasks of one engine (``with_crash_point_hook``); the hook may raise
+``asyncio.CancelledError`` to stop the engine exactly there, as a killed process would:
+as a cancellation, no part of the engine takes it for a failure to retry.
 
 Left out: the master election's commits, made only with a master lock (which the
 simulation does not use) and about which process syncs, not what it synced.
@@ -15,14 +16,12 @@ simulation does not use) and about which process syncs, not what it synced.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Callable
 from typing import Final
 
 __all__ = [
     "CRASH_POINTS",
-    "CrashPointReached",
     "crash_point",
     "with_crash_point_hook",
 ]
@@ -82,11 +81,6 @@ _KNOWN: Final = frozenset(CRASH_POINTS)
 _hook: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar(
     "crash_point_hook", default=None
 )
-
-
-class CrashPointReached(asyncio.CancelledError):
-    """Raised by a hook to stop the engine at a crash point. A cancellation, so that no
-    part of the engine takes it for a failure to retry: it unwinds, as a kill would."""
 
 
 def crash_point(name: str) -> None:

@@ -38,7 +38,6 @@ from postbox import (
     Transaction,
 )
 from postbox.errors import translate_sqlite_error
-from sync.engine.crash_points import CrashPointReached
 from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE, enqueue_send
 from sync.engine.failed_sends import PERMANENT_ERRORS
 from sync.engine.log_tags import SEND_TAG
@@ -273,7 +272,7 @@ class _World:
         self.users[seat].close_all()
         client.kill()
         self.restarting = asyncio.get_running_loop().create_task(self._restart(client))
-        raise CrashPointReached(point)
+        raise asyncio.CancelledError(f"killed at {point}")
 
     async def _restart(self, client: SimClient) -> None:
         await client.crash()  # the killed engine's task ends

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from postbox import ChannelState, PeerId, PeerNamespace, Postbox, StateCursor, Transaction
-from sync.engine.crash_points import CrashPointReached
 from sync.engine.state_manager import CHANNEL_DIFFERENCE_LIMIT, StateManager
 from sync.protocol import (
     ChannelDifferenceEmpty,
@@ -89,7 +88,7 @@ async def offline_posts_then_crash_at(
             armed.clear()
             died.append(name)
             client.kill()
-            raise CrashPointReached(name)
+            raise asyncio.CancelledError(f"killed at {name}")
 
     client = SimClient(
         directory / "client.db", Network(random.Random(1)), lambda: server, set(),
