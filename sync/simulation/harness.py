@@ -154,6 +154,8 @@ class _World:
         self.points_reached: set[str] = set()
         self.killed_at: str | None = None
         self.restarting: asyncio.Task[None] | None = None
+        #: Clients whose file another account has open: nothing else may start them.
+        self.lent: set[SimClient] = set()
 
     # -- time --------------------------------------------------------------------------
 
@@ -277,7 +279,8 @@ class _World:
     async def _restart(self, client: SimClient) -> None:
         await client.crash()  # the killed engine's task ends
         await asyncio.sleep(self.crash_rng.uniform(0.0, 1.0))
-        if client.task is None:  # unless a scheduled crash started it meanwhile
+        # Unless a scheduled crash started it meanwhile, or another account holds the file.
+        if client.task is None and client not in self.lent:
             self._start_client(client)
 
     def _noter(self, name: str) -> Callable[[str], None]:
@@ -340,6 +343,7 @@ class _World:
         account, token = other
         self.intruders.add(account)
         self.users[number].close_all()
+        self.lent.add(client)
         await client.crash()
         intruder = SimClient(
             client.path, self.network, lambda: self.server, self.server_tasks,
@@ -364,6 +368,7 @@ class _World:
                 f"{name}file of another account: changed ({before} before, {after} after)"
             )
         self.note(f"{name}file closed as account {account} ({len(intruder.failures)} refusals)")
+        self.lent.discard(client)
         self._start_client(client)
 
     def _queue_offline(
@@ -478,7 +483,8 @@ class _World:
             self.users[int(event.amount)].close_all()
             await client.crash()
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
-            if client.task is None:  # unless the restart after a crash point did
+            # Unless the restart after a crash point did, or another account holds the file.
+            if client.task is None and client not in self.lent:
                 self._start_client(client)
         elif kind == kinds.CLOCK_JUMP:
             self.clock_offset += int(event.amount)

@@ -80,6 +80,9 @@ REGRESSIONS = [
     # A client killed between the account's difference and its channels' differences
     # (here at a crash point) left those channels behind for good: they are now stored.
     pytest.param(223, None, id="223-channels-to-poll-lost-by-a-kill"),
+    # The harness started a client (after a scheduled crash) on a file another account
+    # held open, and blamed the changes on that account: a lent file is left alone now.
+    pytest.param(127, None, id="127-client-started-on-a-lent-file"),
 ]
 _REASONS: dict[int, str] = {}
 
