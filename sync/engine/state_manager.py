@@ -42,6 +42,7 @@ from sync.engine.mutable_state import (
     DeleteMessages,
     EditMessage,
     MergePeers,
+    PollChannel,
     ResetChannel,
 )
 from sync.engine.recent import RecentChanges
@@ -193,6 +194,8 @@ class StateManager:
         self._incoming: list[Grouped] = []
         self._poll_requested = False
         self._channels_to_poll: set[int] = set()
+        #: Whether the channels to poll that a previous process stored were read yet.
+        self._stored_polls_read = False
         self._pts = Sequencer[AnyUpdate](0)
         self._qts = Sequencer[UpdateNewEncryptedMessage](0)
         self._seq = Sequencer[Grouped](0)
@@ -629,9 +632,13 @@ class StateManager:
         is dropped and the loop starts again from what is stored.
         """
         prefetch: asyncio.Task[Any] | None = None
+        hinted = False
         try:
             while True:
-                stored = await self._read(lambda tx: tx.get_state())
+                stored, left = await self._read(self._read_cursor)
+                if left is not None:  # the first poll: what a previous process left
+                    self._stored_polls_read = True
+                    self._channels_to_poll |= {int(channel) for channel in left}
                 if stored is None:
                     server = await self._call(GetState())
                     crash_point("state_manager.poll_difference.state_answered")
@@ -663,6 +670,7 @@ class StateManager:
                     self.counters.replay_retries += 1
                     continue
                 self._channels_to_poll |= {int(c) for c in state.channels_to_poll}
+                hinted |= any(isinstance(op, PollChannel) for op in state.operations)
                 if final:
                     break
         finally:
@@ -675,9 +683,14 @@ class StateManager:
             self._watch_gap(counter, False, False)
         self._requeue_held(None)
         self.counters.last_activity = loop_time()
-        # What this difference named, and what a process before this one left unpolled.
-        stored_polls = await self._read(lambda tx: tx.get_channels_to_poll())
-        self._channels_to_poll |= {int(channel) for channel in stored_polls}
+        if hinted:  # the channels the difference named that its replay found behind
+            stored_polls = await self._read(lambda tx: tx.get_channels_to_poll())
+            self._channels_to_poll |= {int(channel) for channel in stored_polls}
+
+    def _read_cursor(self, tx: Transaction) -> tuple[StateCursor | None, dict[PeerId, int] | None]:
+        """The stored cursor, and on the first poll the stored channels to poll."""
+        left = None if self._stored_polls_read else tx.get_channels_to_poll()
+        return tx.get_state(), left
 
     def _difference_request(self, cursor: StateCursor) -> GetDifference:
         return GetDifference(cursor.pts, cursor.qts, cursor.date, self.difference_limit)
