@@ -46,6 +46,9 @@ class ToldChannelPts:
         self.highest: dict[int, int] = {}
 
     def tell(self, channel: int, pts: int | None) -> None:
+        # A pts on a chat that is not a channel is a lie the client refuses, not news.
+        if peer_kind(channel) is not PeerKind.CHANNEL:
+            return
         if pts is not None and pts > self.highest.get(channel, 0):
             self.highest[channel] = pts
 
@@ -57,8 +60,7 @@ class ToldChannelPts:
         if isinstance(result, SentMessage | SentMessages):
             messages = (result.message,) if isinstance(result, SentMessage) else result.messages
             for message in messages:
-                if peer_kind(message.peer) is PeerKind.CHANNEL:
-                    self.tell(message.peer, result.pts)
+                self.tell(message.peer, result.pts)
         self.walk(result)
 
     def walk(self, value: Any) -> None:
