@@ -74,6 +74,8 @@ CRASH_POINTS: Final[tuple[str, ...]] = (
     # profile.py: a profile screen opened
     "profile.refresh_profile.answered",
     "profile.refresh_profile.stored",
+    # references.py: the peers an answer names without describing them
+    "references.describe.answered",
 )
 
 _KNOWN: Final = frozenset(CRASH_POINTS)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from postbox import PeerId, Postbox, Transaction
+from sync.engine.crash_points import crash_point
 from sync.engine.timing import loop_time
 from sync.protocol import GetPeers, Peer, Peers
 from sync.state import PEERS_PER_REQUEST, PeerLookups, ServerLiedError, check_peers
@@ -58,6 +59,7 @@ class PeerDescriber:
         for start in range(0, len(plan.fetch), PEERS_PER_REQUEST):
             asked = plan.fetch[start : start + PEERS_PER_REQUEST]
             answer: Peers = await self._call(GetPeers(asked))
+            crash_point("references.describe.answered")
             check_peers(answer.peers, "getPeers")
             described += [peer for peer in answer.peers if peer.id in asked]
         missing = self.lookups.answered(plan.fetch, (p.id for p in described), self._clock())

@@ -70,7 +70,7 @@ class Event:
 
 #: The share of schedules that kill a client at a crash point, and at which time the
 #: point is reached (the first far more often: many points are reached once a start).
-CRASH_POINT_SHARE = 0.4
+CRASH_POINT_SHARE = 0.5
 CRASH_POINT_TIMES = (1, 1, 1, 1, 2, 3)
 
 
