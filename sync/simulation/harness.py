@@ -303,7 +303,8 @@ class _World:
     def _prepare_crash_point(self, client: SimClient, point: str) -> None:
         """What the app does that leads the engine to ``point``: its chat list is on
         screen; on its first start, a profile screen opened (for the media counts), a
-        post into a channel the account only reads (refused for good), channel news."""
+        post into a channel the account only reads (refused for good), channel news, or
+        new messages (some from people the client has not stored, as min peers)."""
         client.show([ChatListViewKey(PeerGroupId.ROOT, count=50)])
         server, postbox = self.server, client.postbox
         if client.starts > 1 or server is None or server.store is None or postbox is None:
@@ -328,6 +329,8 @@ class _World:
             )  # fmt: skip
         elif point.startswith("state_manager.poll_channels.") and channels:
             server.service.generate(3, "channel_post")
+        elif point.startswith("references."):  # some name authors the client has not got
+            server.service.generate(8, "message")
 
     async def _open_as_another_account(self, length: float) -> None:
         """Open a client's file with another account's token for ``length`` seconds,
