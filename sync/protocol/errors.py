@@ -8,6 +8,8 @@ from typing import Any
 from sync.errors import SyncError
 
 __all__ = [
+    "FLOOD_LIMITED",
+    "MAX_FLOOD_WAIT",
     "ErrorCode",
     "FrameTooLargeError",
     "FramingError",
@@ -46,22 +48,52 @@ class ErrorCode(enum.StrEnum):
     DEVICE_INVALID = "DEVICE_INVALID"
     #: Too much at once (e.g. too many connections): try again later.
     FLOOD = "FLOOD"
+    #: The account called one kind of method too often: that kind waits ``seconds``
+    #: (Telegram's ``FLOOD_WAIT_X``); the others go on.
+    FLOOD_WAIT = "FLOOD_WAIT"
+    #: The account may not read this channel (it was removed from it): for good.
+    CHANNEL_PRIVATE = "CHANNEL_PRIVATE"
     INTERNAL = "INTERNAL"
 
 
+#: The longest flood wait an error frame may name, in seconds (a day, as Telegram's
+#: longest); a frame naming more, or none, is malformed.
+MAX_FLOOD_WAIT = 86_400
+
+#: Methods that share one rate limit (Telegram limits per method; sends share one):
+#: the server counts calls by these names, the client waits by them. Any other method
+#: is its own kind.
+FLOOD_LIMITED: dict[str, str] = {
+    "sendMessage": "send",
+    "forwardMessages": "send",
+    "getDifference": "difference",
+    "getChannelDifference": "channelDifference",
+    "getHistory": "history",
+}
+
+
 class ProtocolError(SyncError):
-    """A frame or a request that breaks the protocol; answered with an error frame."""
+    """A frame or a request that breaks the protocol; answered with an error frame.
+
+    ``seconds`` is how long a ``FLOOD_WAIT`` asks the caller to wait.
+    """
 
     code: ErrorCode = ErrorCode.MALFORMED_FRAME
 
-    def __init__(self, message: str, code: ErrorCode | None = None) -> None:
+    def __init__(
+        self, message: str, code: ErrorCode | None = None, *, seconds: int | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
+        self.seconds = seconds
         if code is not None:
             self.code = code
 
     def to_wire(self) -> dict[str, Any]:
-        return {"code": str(self.code), "message": self.message}
+        wire: dict[str, Any] = {"code": str(self.code), "message": self.message}
+        if self.seconds is not None:
+            wire["seconds"] = self.seconds
+        return wire
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -101,6 +133,14 @@ class RpcError(ProtocolError):
         raw_code = error.get("code")
         message = error.get("message")
         text = message if isinstance(message, str) else ""
+        if raw_code == ErrorCode.FLOOD_WAIT:
+            seconds = error.get("seconds")
+            if type(seconds) is not int or not 0 <= seconds <= MAX_FLOOD_WAIT:
+                return cls(
+                    f"a flood wait of {seconds!r} seconds, not 0..{MAX_FLOOD_WAIT}",
+                    ErrorCode.MALFORMED_FRAME,
+                )
+            return cls(text, ErrorCode.FLOOD_WAIT, seconds=seconds)
         if isinstance(raw_code, str) and raw_code in ErrorCode.__members__:
             return cls(text, ErrorCode(raw_code))
         return cls(f"unknown error code {raw_code!r}: {text}", ErrorCode.INTERNAL)

@@ -8,6 +8,8 @@ enough that the difference must be asked for. The engine's state manager is the
 driver: it feeds them what arrives with the loop's time, arms one timer at the next
 deadline, and does the requests and the Postbox transactions. ``answers`` says which
 answers break the protocol's rules and when to ask for a peer an answer names.
+``FloodWaits`` says which kinds of request wait after the server's ``FLOOD_WAIT``, and
+until when.
 """
 
 from sync.state.answers import (
@@ -22,6 +24,7 @@ from sync.state.answers import (
     check_update,
     referenced_peers,
 )
+from sync.state.flood import MIN_FLOOD_WAIT, FloodWaits, flood_kind
 from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
     Grouped,
@@ -38,9 +41,11 @@ __all__ = [
     "ACCOUNT_CHATS",
     "ACCOUNT_PTS",
     "PEERS_PER_REQUEST",
+    "MIN_FLOOD_WAIT",
     "POSSIBLE_GAP_TIMEOUT",
     "QTS",
     "SEQ",
+    "FloodWaits",
     "GapDeadlines",
     "LookupPlan",
     "PeerLookups",
@@ -55,6 +60,7 @@ __all__ = [
     "Sequenced",
     "Sequencer",
     "channel_of",
+    "flood_kind",
     "group_push",
     "group_updates",
     "pts_of",
