@@ -208,6 +208,26 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="probability of closing the connection halfway through an answer",
     )
+    limits = parser.add_argument_group("rate limits and hints, as Telegram's (off by default)")
+    limits.add_argument(
+        "--flood-limit",
+        type=_int(0, 1_000_000),
+        default=0,
+        help="calls of one kind (sends, differences, history) a connection may make per"
+        " --flood-window; one more is answered FLOOD_WAIT with the seconds to wait",
+    )
+    limits.add_argument(
+        "--flood-window",
+        type=_ranged(float, 0.001, 3600, "a number"),
+        default=1.0,
+        help="the window of --flood-limit, in seconds",
+    )
+    limits.add_argument(
+        "--channel-timeout",
+        type=_int(0, 3600),
+        default=0,
+        help="seconds a channel difference tells the client not to poll that channel again",
+    )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log every connection and request error"
     )
@@ -277,6 +297,9 @@ def parse_args(argv: list[str] | None = None) -> CommandLine:
             drop_response=args.drop_response,
             delay_response=args.delay_response,
             cut_response=args.cut_response,
+            flood_limit=int(args.flood_limit),
+            flood_window=args.flood_window,
+            channel_timeout=int(args.channel_timeout),
         )
         config = ServerConfig(
             token=token,

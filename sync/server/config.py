@@ -37,7 +37,11 @@ class FaultConfig:
     after that many pushes. For answers to requests: ``drop_response`` is the probability
     that an answer is never sent (the request still takes effect), ``cut_response`` that
     the connection is closed halfway through writing it, and ``delay_response`` holds each
-    answer up to that many seconds.
+    answer up to that many seconds. ``flood_limit`` calls of one kind (sends,
+    differences, channel differences, history) within ``flood_window`` seconds are
+    what a connection may make; one more is answered ``FLOOD_WAIT`` (0: no limit).
+    ``channel_timeout`` is the ``timeout`` hint of every channel difference: the
+    seconds the client is not to poll that channel again for (0: none).
     """
 
     drop: float = 0.0
@@ -50,6 +54,9 @@ class FaultConfig:
     drop_response: float = 0.0
     delay_response: float = 0.0
     cut_response: float = 0.0
+    flood_limit: int = 0
+    flood_window: float = 1.0
+    channel_timeout: int = 0
 
     def __post_init__(self) -> None:
         for name in (
@@ -65,6 +72,18 @@ class FaultConfig:
         for name in ("delay", "delay_response"):
             value = getattr(self, name)
             _check(0.0 <= value <= 60.0, f"{name} must be within 0..60 s, not {value}")
+        _check(
+            0 <= self.flood_limit <= 1_000_000,
+            f"flood_limit must be within 0..1000000, not {self.flood_limit}",
+        )
+        _check(
+            0.0 < self.flood_window <= 3600.0,
+            f"flood_window must be within 0..3600 s (more than 0), not {self.flood_window}",
+        )
+        _check(
+            0 <= self.channel_timeout <= 3600,
+            f"channel_timeout must be within 0..3600 s, not {self.channel_timeout}",
+        )
         _check(
             self.disconnect_every >= 0,
             f"disconnect_every must be 0 (never) or more, not {self.disconnect_every}",

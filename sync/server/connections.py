@@ -366,6 +366,7 @@ class Connection:
         session = self.session
         try:
             request = parse_request(frame)
+            session.faults.check_rate(request.method, asyncio.get_running_loop().time())
             result = self.server.service.handle(session, request)
         except ProtocolError as error:
             self._respond(encode_error(request_id, error))

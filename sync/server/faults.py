@@ -22,6 +22,7 @@ from sync.protocol import (
     UpdatesTooLong,
 )
 from sync.server.config import FaultConfig
+from sync.server.flood import FloodLimiter
 
 __all__ = ["Delivery", "FaultInjector", "ResponsePlan"]
 
@@ -79,6 +80,17 @@ class FaultInjector:
     response_rng: random.Random = field(default_factory=lambda: random.Random(0))
     responses_dropped: int = 0
     responses_delayed: int = 0
+    #: The connection's rate limits (``FaultConfig.flood_limit``), if any.
+    flood: FloodLimiter | None = None
+
+    def __post_init__(self) -> None:
+        if self.config.flood_limit and self.flood is None:
+            self.flood = FloodLimiter(self.config.flood_limit, self.config.flood_window)
+
+    def check_rate(self, method: str, now: float) -> None:
+        """Refuse a call over the connection's rate limit with ``FLOOD_WAIT``."""
+        if self.flood is not None:
+            self.flood.check(method, now)
 
     @classmethod
     def for_connection(cls, config: FaultConfig, seed: int, number: int) -> FaultInjector:

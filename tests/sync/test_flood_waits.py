@@ -1,0 +1,93 @@
+"""FLOOD_WAIT end to end: the server's rate limit, and the engine waiting it out.
+
+On virtual time: the waits are measured exactly, and nothing really waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from postbox import Postbox
+from sync.engine import SyncEngine
+from sync.protocol import (
+    ErrorCode,
+    GetHistory,
+    ProtocolError,
+    RpcError,
+    SendMessage,
+    WireRecord,
+    method_name,
+)
+from sync.server.flood import FloodLimiter
+from sync.simulation.loop import run_virtual
+
+
+def test_calls_over_the_limit_are_refused_with_the_seconds_to_wait() -> None:
+    limiter = FloodLimiter(limit=2, window=3.0)
+    limiter.check("sendMessage", 10.0)
+    limiter.check("forwardMessages", 10.5)  # the same kind: sends
+    with pytest.raises(ProtocolError) as refused:
+        limiter.check("sendMessage", 11.2)
+    assert (refused.value.code, refused.value.seconds) == (ErrorCode.FLOOD_WAIT, 2)
+    limiter.check("getHistory", 11.2)  # another kind goes on
+    limiter.check("getPeers", 11.2)  # not limited at all
+    limiter.check("getPeers", 11.2)
+    limiter.check("getPeers", 11.2)
+    limiter.check("sendMessage", 13.0)  # the oldest call left the window
+    assert limiter.refused == 1
+
+
+def test_a_refused_call_is_not_counted() -> None:
+    limiter = FloodLimiter(limit=1, window=1.0)
+    limiter.check("getHistory", 0.0)
+    for _ in range(5):
+        with pytest.raises(ProtocolError):
+            limiter.check("getHistory", 0.5)
+    limiter.check("getHistory", 1.0)
+
+
+class FloodingConnection:
+    """Refuses the first sendMessage with a flood wait; answers everything else."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+        self.calls: list[tuple[str, float]] = []
+
+    async def call(self, params: WireRecord) -> object:
+        name = method_name(params)
+        self.calls.append((name, asyncio.get_running_loop().time()))
+        if name == "sendMessage" and len([c for c in self.calls if c[0] == name]) == 1:
+            raise RpcError("slow down", ErrorCode.FLOOD_WAIT, seconds=self.seconds)
+        return name
+
+
+def test_the_engine_waits_out_a_flood_wait_for_that_kind_only(tmp_path) -> None:
+    postbox = Postbox(tmp_path / "client.db", inline=True)
+    connection = FloodingConnection(5)
+
+    async def main() -> None:
+        engine = SyncEngine(postbox, "127.0.0.1", 1, "token")
+        engine._connection = connection  # type: ignore[assignment]
+        engine._connected.set()
+        first = asyncio.create_task(engine.call(SendMessage(7, "a", 1)))
+        await asyncio.sleep(1.0)
+        history = await engine.call(GetHistory(7))
+        assert history == "getHistory"  # other kinds go on meanwhile
+        status = engine.status()
+        assert status.flood_waits == (("send", 4.0),)
+        assert status.counters["flood_waits"] == 1
+        second = await engine.call(SendMessage(7, "b", 2))  # waits its turn too
+        assert await first == second == "sendMessage"
+        assert engine.status().flood_waits == ()
+
+    run_virtual(main())
+    postbox.close()
+    # The refused send goes again once, at the end of the wait; nothing is doubled.
+    assert connection.calls == [
+        ("sendMessage", 0.0),
+        ("getHistory", 1.0),
+        ("sendMessage", 5.0),
+        ("sendMessage", 5.0),
+    ]
