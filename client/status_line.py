@@ -4,9 +4,10 @@
 the chat list, Telegram's "Connecting…" / "Updating…" and more: why it cannot connect
 and when it tries again (with a retry button), a refused token (no retry: it will not
 help), a database that belongs to another account (logging out empties it), a failure
-that keeps coming back (the database full), or that another process syncs the database
-(a standby: this window shows what that one receives). Nothing is shown while all is
-well. Pure: tested without Qt.
+that keeps coming back (the database full), that another process syncs the database
+(a standby: this window shows what that one receives), or that the server asked to
+slow down (``FLOOD_WAIT``) and for how long. Nothing is shown while all is well. Pure:
+tested without Qt.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from sync.engine import EngineStatus
 __all__ = ["StatusLine", "status_line"]
 
 _PROBLEM_LIMIT = 90
+#: What waits, by the kind of request the server asked to wait.
+_FLOOD_WAITING = {
+    "send": "sending",
+    "difference": "updating",
+    "channelDifference": "updating channels",
+    "history": "loading history",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +94,10 @@ def status_line(status: EngineStatus | None) -> StatusLine:
         return StatusLine("Connecting…")
     if status.problem:
         return StatusLine(_sentence(status.problem), warning=True)
+    if status.flood_waits:
+        kind, seconds = max(status.flood_waits, key=lambda wait: wait[1])
+        what = _FLOOD_WAITING.get(kind, kind)
+        return StatusLine(f"The server asked to slow down: {what} waits {math.ceil(seconds)} s.")
     if status.operation.startswith("pollDifference"):
         return StatusLine("Updating…")
     return StatusLine("")

@@ -48,6 +48,7 @@ from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.errors import SyncError
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
+from sync.state import FloodWaits, flood_kind
 
 __all__ = [
     "DEVICE_PREFERENCE",
@@ -113,6 +114,9 @@ class EngineStatus:
     #: This process's client id, and the master's as last read (with a master lock).
     client_id: int | None = None
     master_client_id: int | None = None
+    #: The kinds of request the server asked to wait (``FLOOD_WAIT``), with the seconds
+    #: left for each.
+    flood_waits: tuple[tuple[str, float], ...] = ()
 
 
 class SyncEngine:
@@ -185,16 +189,26 @@ class SyncEngine:
         self._retry_now = asyncio.Event()
         #: The account the database belongs to, as last read (``None``: not bound yet).
         self._bound_account: int | None = None
+        #: Until when each kind of request waits after the server's ``FLOOD_WAIT``.
+        self.floods = FloodWaits()
 
     # -- requests ----------------------------------------------------------------------
 
     async def call(self, params: Any) -> Any:
         """Send a request on the current connection; again after a reconnect if it was
         cut (every request here is safe to repeat). A request not answered within
-        ``Timeouts.request`` is taken as lost: the connection is given up."""
+        ``Timeouts.request`` is taken as lost: the connection is given up. A request
+        the server refused with ``FLOOD_WAIT`` was not carried out: it is sent again
+        once its kind's wait is over, and no request of that kind goes before then."""
+        kind = flood_kind(method_name(params))
         while True:
             if self._fatal is not None:
                 raise self._fatal
+            wait = self.floods.delay(kind, loop_time())
+            if wait > 0:
+                self.changes.notify()
+                await asyncio.sleep(wait)
+                continue
             await self._connected.wait()
             connection = self._connection
             if connection is None:
@@ -202,6 +216,11 @@ class SyncEngine:
             try:
                 async with asyncio.timeout(self.timeouts.request):
                     return await connection.call(params)
+            except RpcError as error:
+                if error.code is not ErrorCode.FLOOD_WAIT:
+                    raise
+                log.info("%s: the server asks to wait %s s", method_name(params), error.seconds)
+                self.floods.observe(kind, float(error.seconds or 0), loop_time())
             except TimeoutError:
                 reason = f"no answer to {method_name(params)} in {self.timeouts.request:g} s"
                 log.warning("%s: reconnecting", reason)
@@ -579,6 +598,7 @@ class SyncEngine:
             "master" if election is None else election.role.value,
             None if election is None else election.client_id,
             None if election is None else election.master_client_id,
+            self.floods.waiting(loop_time()),
         )
 
 

@@ -77,7 +77,7 @@ def test_the_engine_waits_out_a_flood_wait_for_that_kind_only(tmp_path) -> None:
         assert history == "getHistory"  # other kinds go on meanwhile
         status = engine.status()
         assert status.flood_waits == (("send", 4.0),)
-        assert status.counters["flood_waits"] == 1
+        assert engine.floods.received == 1
         second = await engine.call(SendMessage(7, "b", 2))  # waits its turn too
         assert await first == second == "sendMessage"
         assert engine.status().flood_waits == ()
