@@ -526,8 +526,12 @@ def decode_difference(value: Any, path: str = "result") -> AnyDifference:
 
 
 class ChannelDifferenceEmpty(TaggedRecord, frozen=True, tag="channelDifferenceEmpty"):
+    """Nothing new after the requested pts. ``timeout`` (in every channel difference,
+    as Telegram's): seconds the client is not to poll this channel again for."""
+
     pts: Counter
     final: bool = True
+    timeout: Counter | None = None
 
 
 class ChannelDifference(TaggedRecord, frozen=True, tag="channelDifference"):
@@ -538,6 +542,7 @@ class ChannelDifference(TaggedRecord, frozen=True, tag="channelDifference"):
     peers: ListOf[Peer]
     pts: Counter
     final: bool = True
+    timeout: Counter | None = None
 
 
 class ChannelDifferenceTooLong(TaggedRecord, frozen=True, tag="channelDifferenceTooLong"):
@@ -546,6 +551,7 @@ class ChannelDifferenceTooLong(TaggedRecord, frozen=True, tag="channelDifference
     dialog: Dialog
     messages: ListOf[Message]
     peers: ListOf[Peer]
+    timeout: Counter | None = None
 
 
 AnyChannelDifference = ChannelDifferenceEmpty | ChannelDifference | ChannelDifferenceTooLong

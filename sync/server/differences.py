@@ -164,18 +164,25 @@ def difference(
 
 
 def channel_difference(
-    store: DifferenceSource, request: GetChannelDifference, *, force_too_long: bool = False
+    store: DifferenceSource,
+    request: GetChannelDifference,
+    *,
+    force_too_long: bool = False,
+    timeout: int | None = None,
 ) -> AnyChannelDifference:
+    """What happened in one channel after the client's pts; ``timeout`` is the hint
+    every answer carries (seconds before the client polls the channel again)."""
     cursor = store.logs.channel_cursor(request.channel)
     if cursor is None:
         raise ProtocolError(f"no channel with id {request.channel}", ErrorCode.CHANNEL_INVALID)
     pts, log_start = cursor
     if request.pts < log_start or request.pts > pts or force_too_long and request.pts < pts:
         page = store.history(GetHistory(request.channel, limit=min(request.limit, 100)))
-        return ChannelDifferenceTooLong(store.dialog(request.channel), page.messages, page.peers)
+        dialog = store.dialog(request.channel)
+        return ChannelDifferenceTooLong(dialog, page.messages, page.peers, timeout)
     entries = store.logs.channel_entries(request.channel, request.pts, request.limit + 1)
     if not entries:
-        return ChannelDifferenceEmpty(pts)
+        return ChannelDifferenceEmpty(pts, timeout=timeout)
     taken, more = _take(entries, request.limit)
     messages, others = _split(taken)
     named = (*messages, *_messages_in(others))
@@ -185,6 +192,7 @@ def channel_difference(
         without(store.peers_of(named, (request.channel,)), left_out(named)),
         taken[-1].pts,
         not more,
+        None if more else timeout,  # one that is not final is asked again at once
     )
 
 

@@ -293,7 +293,10 @@ class Service:
     def _get_channel_difference(self, session: Session, params: GetChannelDifference) -> WireRecord:
         forced = params.channel in session.faults.channels_too_long
         session.faults.channels_too_long.discard(params.channel)
-        return self.box(session).channel_difference(params, force_too_long=forced)
+        timeout = session.faults.config.channel_timeout or None
+        return self.box(session).channel_difference(
+            params, force_too_long=forced, timeout=timeout
+        )
 
     def _get_peers(self, session: Session, params: GetPeers) -> Peers:
         box = self.box(session)

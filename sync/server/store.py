@@ -454,9 +454,15 @@ class ServerStore:
         return differences.difference(self, request, force_too_long=force_too_long)
 
     def channel_difference(
-        self, request: GetChannelDifference, *, force_too_long: bool = False
+        self,
+        request: GetChannelDifference,
+        *,
+        force_too_long: bool = False,
+        timeout: int | None = None,
     ) -> AnyChannelDifference:
-        return differences.channel_difference(self, request, force_too_long=force_too_long)
+        return differences.channel_difference(
+            self, request, force_too_long=force_too_long, timeout=timeout
+        )
 
     # -- writing ---------------------------------------------------------------------
 
