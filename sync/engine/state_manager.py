@@ -78,6 +78,7 @@ from sync.state import (
     ACCOUNT_PTS,
     QTS,
     SEQ,
+    ChannelPollTimeouts,
     GapDeadlines,
     GapKey,
     Grouped,
@@ -202,6 +203,9 @@ class StateManager:
         self._channel_seqs: dict[int, Sequencer[AnyUpdate]] = {}
         self._gaps = GapDeadlines(timeouts.gap)
         self._gap_timer: asyncio.TimerHandle | None = None
+        #: Channels the server said not to poll again yet (a difference's ``timeout``).
+        self.channel_timeouts = ChannelPollTimeouts()
+        self._channel_timer: asyncio.TimerHandle | None = None
         self._wake = asyncio.Event()
         self._busy = False
         self.current_operation = "idle"
@@ -267,7 +271,11 @@ class StateManager:
             queued.append("pollDifference")
         if self._incoming:
             queued.append(f"processUpdateGroups ({len(self._incoming)} pushes)")
-        queued.extend(f"pollChannel {channel}" for channel in sorted(self._channels_to_poll))
+        now = loop_time()
+        for channel in sorted(self._channels_to_poll):
+            until = self.channel_timeouts.held_until(channel)
+            later = f" (in {until - now:.1f} s)" if until is not None and until > now else ""
+            queued.append(f"pollChannel {channel}{later}")
         queued.extend("custom" for _ in self._custom)
         if self._events:
             queued.append("processEvents")
@@ -307,8 +315,9 @@ class StateManager:
                 retry=lambda: self.request_poll("retry after a failure"),
             )
             return True
-        if self._channels_to_poll:
-            channels = sorted(self._channels_to_poll)[:CHANNELS_AT_ONCE]
+        due = self._channels_due()
+        if due:
+            channels = due[:CHANNELS_AT_ONCE]
             self._channels_to_poll.difference_update(channels)
             name = f"pollChannels ({len(channels)})"
 
@@ -327,6 +336,20 @@ class StateManager:
             await self._operation("processEvents", self._emit(events))
             return True
         return False
+
+    def _channels_due(self) -> list[int]:
+        """The channels to poll now; for those the server's ``timeout`` still holds
+        back, a wake-up at the first one's deadline."""
+        now = loop_time()
+        due = self.channel_timeouts.due(self._channels_to_poll, now)
+        if self._channel_timer is not None:
+            self._channel_timer.cancel()
+            self._channel_timer = None
+        deadline = self.channel_timeouts.next_deadline(self._channels_to_poll)
+        if deadline is not None:
+            loop = asyncio.get_running_loop()
+            self._channel_timer = loop.call_at(deadline, self._wake.set)
+        return due
 
     # -- custom operations, poll completion, events -------------------------------------
 
@@ -788,8 +811,13 @@ class StateManager:
                 self._wake.set()
                 return
         self._channels_to_poll.update(unfinished)
-        for channel in channels:
-            if channel not in unfinished:
+        now = loop_time()
+        for channel, answer in zip(channels, answers, strict=True):
+            final = channel not in unfinished
+            self.channel_timeouts.observe(
+                channel, getattr(answer, "timeout", None), final=final, now=now
+            )
+            if final:
                 self._requeue_held(channel)
 
     def _build_channel(

@@ -294,9 +294,7 @@ class Service:
         forced = params.channel in session.faults.channels_too_long
         session.faults.channels_too_long.discard(params.channel)
         timeout = session.faults.config.channel_timeout or None
-        return self.box(session).channel_difference(
-            params, force_too_long=forced, timeout=timeout
-        )
+        return self.box(session).channel_difference(params, force_too_long=forced, timeout=timeout)
 
     def _get_peers(self, session: Session, params: GetPeers) -> Peers:
         box = self.box(session)

@@ -9,7 +9,8 @@ driver: it feeds them what arrives with the loop's time, arms one timer at the n
 deadline, and does the requests and the Postbox transactions. ``answers`` says which
 answers break the protocol's rules and when to ask for a peer an answer names.
 ``FloodWaits`` says which kinds of request wait after the server's ``FLOOD_WAIT``, and
-until when.
+until when; ``ChannelPollTimeouts`` when a channel may be polled again after a
+difference's ``timeout``.
 """
 
 from sync.state.answers import (
@@ -24,6 +25,7 @@ from sync.state.answers import (
     check_update,
     referenced_peers,
 )
+from sync.state.channel_polls import MAX_CHANNEL_TIMEOUT, ChannelPollTimeouts
 from sync.state.flood import MIN_FLOOD_WAIT, FloodWaits, flood_kind
 from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
@@ -41,10 +43,12 @@ __all__ = [
     "ACCOUNT_CHATS",
     "ACCOUNT_PTS",
     "PEERS_PER_REQUEST",
+    "MAX_CHANNEL_TIMEOUT",
     "MIN_FLOOD_WAIT",
     "POSSIBLE_GAP_TIMEOUT",
     "QTS",
     "SEQ",
+    "ChannelPollTimeouts",
     "FloodWaits",
     "GapDeadlines",
     "LookupPlan",
