@@ -3,7 +3,8 @@
 ``Schedule.from_seed(seed)`` picks a small account, a traffic rate, the faults of
 each network direction and of the server, and a timeline of events: server restarts,
 client crashes, clock jumps, windows of storage errors, a file opened with another
-account's token, and the user's actions. About a
+account's token, and the user's actions; the server may limit request rates
+(``FLOOD_WAIT``) and hint channel timeouts. About a
 third of the schedules run several clients (``seats``): the account's owner and a
 contact of it as a second account, some of them on two devices; each user action and
 crash then happens at one of them. Some schedules also kill one client at a named crash
@@ -14,7 +15,7 @@ seed always gives the same schedule.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sync.engine.crash_points import CRASH_POINTS
 from sync.server.config import FaultConfig
@@ -43,6 +44,12 @@ BAD_PAYLOADS = 0.15
 LYING_SERVER = "lying-server"
 #: The share of schedules with a lying server.
 LIES = 0.15
+#: Fault classes of the server's answers, by their names in ``Schedule.mix``: a rate
+#: limit answered with ``FLOOD_WAIT``, and channel differences with a ``timeout``.
+FLOOD = "flood"
+CHANNEL_TIMEOUT = "channel-timeout"
+#: The share of schedules that draw each of them.
+LIMITED_SHARE = 0.15
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -139,6 +146,7 @@ class Schedule:
         events = _wrong_account(seed, duration, events)
         events = _bad_payloads(seed, duration, len(seats), events)
         events = _lie(seed, events, duration)
+        server_faults = _server_limits(seed, server_faults)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -162,8 +170,13 @@ class Schedule:
             for name in _LINK_FAULTS:
                 if getattr(faults, name):
                     parts.append(f"{side}-{name.replace('_', '-')}")
-        if self.server_faults.any:
+        limits = {"flood_limit": 0, "flood_window": 1.0, "channel_timeout": 0}
+        if replace(self.server_faults, **limits).any:
             parts.append("server-faults")
+        if self.server_faults.flood_limit:
+            parts.append(FLOOD)
+        if self.server_faults.channel_timeout:
+            parts.append(CHANNEL_TIMEOUT)
         if self.log_window < 10_000:
             parts.append("short-log")
         kinds = sorted({event.kind for event in self.events if event.kind != USER})
@@ -238,6 +251,19 @@ def _crash_at(seed: int, seats: tuple[str, ...]) -> CrashAt | None:
     # The point turns with the seed, so that consecutive seeds cover the points evenly.
     point = CRASH_POINTS[seed % len(CRASH_POINTS)]
     return CrashAt(point, rng.choice(CRASH_POINT_TIMES), rng.randrange(len(seats)))
+
+
+def _server_limits(seed: int, faults: FaultConfig) -> FaultConfig:
+    """The server's rate limits (``FLOOD_WAIT``) and channel timeout hints, small, each
+    drawn from its own generator so that schedules without them stay as they were."""
+    flood = random.Random(f"flood:{seed}")
+    if flood.random() < LIMITED_SHARE:
+        window = flood.choice((0.5, 1.0, 2.0))
+        faults = replace(faults, flood_limit=flood.choice((1, 2, 4)), flood_window=window)
+    hint = random.Random(f"channel-timeout:{seed}")
+    if hint.random() < LIMITED_SHARE:
+        faults = replace(faults, channel_timeout=hint.choice((1, 3, 10)))
+    return faults
 
 
 _LINK_FAULTS = ("drop", "drop_response", "duplicate", "reorder", "delay", "cut", "disconnect")
