@@ -64,6 +64,7 @@ __all__ = [
     "PresenceStatus",
     "ShortMessage",
     "State",
+    "UpdateChannel",
     "UpdateChannelTooLong",
     "UpdateDeleteChannelMessages",
     "UpdateDeleteMessages",
@@ -375,6 +376,16 @@ class UpdateNewEncryptedMessage(TaggedRecord, frozen=True, tag="newEncryptedMess
     qts: Counter
 
 
+class UpdateChannel(TaggedRecord, frozen=True, tag="channel"):
+    """The account's standing in a channel changed (Telegram's ``updateChannel``; here:
+    it was removed from it): ask the channel's difference to learn how. It takes the
+    account's pts, as a mute does, so a device that was away learns it too."""
+
+    channel: PeerRef
+    pts: Counter
+    pts_count: Counter
+
+
 class UpdateChannelTooLong(TaggedRecord, frozen=True, tag="channelTooLong"):
     """The channel has more news than a push can carry: ask getChannelDifference."""
 
@@ -408,6 +419,7 @@ AnyUpdate = (
     | UpdateReadChannelInbox
     | UpdateNewEncryptedMessage
     | UpdateChannelTooLong
+    | UpdateChannel
     | UpdateUserStatus
     | UpdatePeer
 )

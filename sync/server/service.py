@@ -239,6 +239,17 @@ class Service:
         self._deliver_mirrored()
         return update.message.id
 
+    def remove_from_channel(self, channel: int) -> bool:
+        """The primary account is removed from ``channel`` (an admin kicked it): pushed
+        to its devices as ``updateChannel``; whether it was in that channel."""
+        update = self.store.leave_channel(channel)
+        if update is None:
+            return False
+        self.traffic.forget_chat(channel)
+        self._publish(self.accounts.primary_id, [push_for(self.store, update)], None)
+        self._deliver_mirrored()
+        return True
+
     def read_elsewhere(self, peer_id: int) -> bool:
         """The primary account reads all of ``peer_id`` on a device that is not connected
         here; whether that changed anything."""
@@ -291,6 +302,7 @@ class Service:
         return self.box(session).difference(params, force_too_long=forced)
 
     def _get_channel_difference(self, session: Session, params: GetChannelDifference) -> WireRecord:
+        self.box(session).require_member(params.channel)
         forced = params.channel in session.faults.channels_too_long
         session.faults.channels_too_long.discard(params.channel)
         timeout = session.faults.config.channel_timeout or None
@@ -312,6 +324,7 @@ class Service:
             return SentMessage(message, pts, pts_count)
         if not params.text.strip() and not params.media:
             raise ProtocolError("the message is empty", ErrorCode.MESSAGE_EMPTY)
+        store.require_member(params.peer)
         _require_posting(store.require_peer(params.peer))
         if params.reply_to is not None and store.message(params.peer, params.reply_to) is None:
             raise StoreError(
@@ -343,6 +356,7 @@ class Service:
 
     def _edit_message(self, session: Session, params: EditMessage) -> SentMessage:
         store = self.box(session)
+        store.require_member(params.peer)
         current = store.message(params.peer, params.id)
         if current is None or not current.out:
             raise StoreError(
@@ -379,6 +393,7 @@ class Service:
             )
         for peer_id, role in ((params.from_peer, "from"), (params.to_peer, "into")):
             store.require_peer(peer_id)
+            store.require_member(peer_id)
             if peer_kind(peer_id) is PeerKind.SECRET:
                 raise StoreError(
                     f"messages of secret chats are not forwarded {role} them",

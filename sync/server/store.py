@@ -48,6 +48,7 @@ from sync.protocol import (
     PresenceStatus,
     ProtocolError,
     State,
+    UpdateChannel,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
     UpdateDraftMessage,
@@ -265,7 +266,18 @@ class ServerStore:
             raise StoreError(f"no peer with id {peer_id}", ErrorCode.PEER_ID_INVALID)
         return peer
 
+    def require_member(self, peer_id: int) -> None:
+        """Refuse, for good, a channel the account is not in (it was removed from it)
+        with ``CHANNEL_PRIVATE``, as Telegram does."""
+        if (
+            peer_kind(peer_id) is PeerKind.CHANNEL
+            and self.peer(peer_id) is not None
+            and self._db.one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None
+        ):
+            raise StoreError(f"not a member of channel {peer_id}", ErrorCode.CHANNEL_PRIVATE)
+
     def _require_dialog(self, peer_id: int) -> None:
+        self.require_member(peer_id)
         if self._db.one("SELECT 1 FROM dialogs WHERE peer = ?", (peer_id,)) is None:
             raise StoreError(f"no chat with peer {peer_id}", ErrorCode.PEER_ID_INVALID)
 
@@ -353,6 +365,7 @@ class ServerStore:
     def history(self, request: GetHistory) -> MessagesSlice:
         """A page of history under Telegram's offset rules (``sync.server.history_pages``)."""
         self.require_peer(request.peer)
+        self.require_member(request.peer)
         messages, count = history_page(self._db, request)
         return MessagesSlice(messages, self.peers_of(messages, (request.peer,)), count)
 
@@ -700,6 +713,21 @@ class ServerStore:
         with self.transaction():
             self._db.execute("UPDATE dialogs SET read_outbox = ? WHERE peer = ?", (max_id, peer_id))
             update = UpdateReadHistoryOutbox(peer_id, max_id, self.logs.next_pts(None, 1), 1)
+            self.logs.append(None, update, date)
+        return update
+
+    def leave_channel(self, channel: int) -> UpdateChannel | None:
+        """The account is removed from ``channel`` (Telegram's kick): the chat leaves its
+        list with its draft, and every request about it is refused with
+        ``CHANNEL_PRIVATE`` from now on; ``None`` if it was no channel of the account.
+        The channel's posts stay: it goes on for its other members."""
+        if peer_kind(channel) is not PeerKind.CHANNEL or self.logs.channel_cursor(channel) is None:
+            return None
+        date = self.now()
+        with self.transaction():
+            self._db.execute("DELETE FROM dialogs WHERE peer = ?", (channel,))
+            self._db.execute("DELETE FROM drafts WHERE peer = ?", (channel,))
+            update = UpdateChannel(channel, self.logs.next_pts(None, 1), 1)
             self.logs.append(None, update, date)
         return update
 

@@ -152,6 +152,20 @@ class Traffic:
         }
         assert self._handlers.keys() == EVENT_WEIGHTS.keys()
 
+    def forget_chat(self, peer_id: int) -> None:
+        """Make no more events in a chat the account left (a channel it was removed from)."""
+        for items, name in ((self._chats, "_chat_weights"), (self._channels, "_channel_weights")):
+            if peer_id in items:
+                index = items.index(peer_id)
+                weights = getattr(self, name)
+                sizes = [b - a for a, b in zip([0.0, *weights], weights, strict=False)]
+                del items[index], sizes[index]
+                setattr(self, name, list(itertools.accumulate(sizes)))
+        if peer_id in self._users:
+            self._users.remove(peer_id)
+        if peer_id in self._people:
+            self._people.remove(peer_id)
+
     def _pick(self, items: list[int], cumulative: list[float]) -> int | None:
         if not items:
             return None
