@@ -35,6 +35,7 @@ _SENTENCES = {
     "CHAT_WRITE_FORBIDDEN": "You can't write in this chat",
     "PEER_ID_INVALID": "This {where} is not available",
     "CHANNEL_INVALID": "This channel is not available",
+    "CHANNEL_PRIVATE": "You are no longer a member of this channel",
     "MESSAGE_TOO_LONG": "The message is too long",
     "FRAME_TOO_LARGE": "The message is too large to send",
     "MESSAGE_EMPTY": "The message is empty",

@@ -152,10 +152,12 @@ class SyncEngine:
             postbox, self.call, timeouts=timeouts, recent=recent, changes=self.changes,
             on_channel_behind=self.state_manager.request_channel_poll,
             describer=self.state_manager.describer,
+            on_channel_refused=self.state_manager.channel_refused,
         )  # fmt: skip
         self.outbound = Outbound(
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
             recent=recent, changes=self.changes, rng=self._rng,
+            on_channel_refused=self.state_manager.channel_refused,
         )  # fmt: skip
         self.read_states = ReadStateValidator(
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,

@@ -33,6 +33,7 @@ PERMANENT_ERRORS = frozenset(
         ErrorCode.PEER_ID_INVALID,
         ErrorCode.CHAT_WRITE_FORBIDDEN,
         ErrorCode.CHANNEL_INVALID,
+        ErrorCode.CHANNEL_PRIVATE,
         ErrorCode.MESSAGE_ID_INVALID,
         ErrorCode.MESSAGE_EMPTY,
         ErrorCode.MESSAGE_TOO_LONG,

@@ -42,6 +42,7 @@ from postbox import (
     Subscription,
     Transaction,
 )
+from sync.engine.channel_access import channel_gone
 from sync.engine.convert import (
     CLOUD,
     draft_from_wire,
@@ -118,6 +119,7 @@ class HoleFiller:
         changes: ChangeNotifier | None = None,
         clock: Callable[[], float] = loop_time,
         describer: PeerDescriber | None = None,
+        on_channel_refused: Callable[[int], None] = lambda _channel: None,
     ) -> None:
         self.postbox = postbox
         self.describer = describer or PeerDescriber(postbox, call, clock=clock)
@@ -130,6 +132,8 @@ class HoleFiller:
         self._call = call
         self.timeouts = timeouts
         self._on_channel_behind = on_channel_behind
+        #: Told of a channel whose history the server refuses for good.
+        self._on_channel_refused = on_channel_refused
         self._wanted: frozenset[Entry] = frozenset()
         self._running: dict[tuple[Any, ...], _Fetch] = {}
         self._done_at: dict[Entry, float] = {}
@@ -223,6 +227,8 @@ class HoleFiller:
                 log.info("hole fill interrupted: %s", error)
             elif isinstance(error, RpcError):
                 log.warning("hole fill refused (retry in %.1f s): %s", pause, error)
+                if isinstance(entry, MessageHistoryHolesEntry) and channel_gone(error):
+                    self._on_channel_refused(int(entry.peer_id))  # its holes go with it
             elif isinstance(error, ServerLiedError | InvalidParamsError):
                 self.lies_refused += 1
                 log.error("hole fill refused an answer from the server: %s", error)

@@ -37,6 +37,7 @@ from sync.protocol import (
     Message,
     Peer,
     Presence,
+    UpdateChannel,
     UpdateChannelTooLong,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
@@ -61,6 +62,7 @@ __all__ = [
     "ChannelCaughtUp",
     "DeleteMessages",
     "EditMessage",
+    "ForgetChannel",
     "MergePeers",
     "MergePresences",
     "Operation",
@@ -180,6 +182,14 @@ class ChannelCaughtUp:
 
 
 @dataclass(frozen=True, slots=True)
+class ForgetChannel:
+    """The server refuses a channel for good (the account was removed from it): it
+    leaves the chat list with everything stored of it, and is not asked about again."""
+
+    peer_id: PeerId
+
+
+@dataclass(frozen=True, slots=True)
 class ResetHistories:
     """Difference too long: every known history and the chat list become holes again
     (their stored messages stay), to be filled from the server on demand."""
@@ -200,6 +210,7 @@ Operation = (
     | ResetHistories
     | PollChannel
     | ChannelCaughtUp
+    | ForgetChannel
 )
 
 
@@ -283,6 +294,9 @@ class AccountMutableState:
     def reset_histories(self) -> None:
         self.operations.append(ResetHistories())
 
+    def forget_channel(self, channel: PeerId) -> None:
+        self.operations.append(ForgetChannel(channel))
+
     def add_difference(self, messages: Sequence[Message], updates: Sequence[AnyUpdate]) -> None:
         """A difference's new messages and other updates, which come apart: a read in a
         chat that also has new messages cannot be placed among them."""
@@ -328,6 +342,8 @@ class AccountMutableState:
                 self.merge_peers((update.peer,))
             case UpdateChannelTooLong():
                 self.poll_channel(PeerId(update.channel), update.pts or 0)
+            case UpdateChannel():
+                self.poll_channel(PeerId(update.channel))
             case _:
                 assert_never(update)
 

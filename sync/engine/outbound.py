@@ -34,6 +34,7 @@ from postbox import (
     Postbox,
     Transaction,
 )
+from sync.engine.channel_access import channel_gone
 from sync.engine.convert import CLOUD, message_from_wire
 from sync.engine.crash_points import crash_point
 from sync.engine.failed_sends import failure_of, permanent_refusal
@@ -89,9 +90,12 @@ class Outbound:
         recent: RecentChanges | None = None,
         changes: ChangeNotifier | None = None,
         rng: random.Random | None = None,
+        on_channel_refused: Callable[[int], None] = lambda _channel: None,
     ) -> None:
         self.postbox = postbox
         self._rng = rng or random.Random()
+        #: Told of a channel the server refuses for good (the account left it).
+        self._on_channel_refused = on_channel_refused
         self.recent = recent or RecentChanges()
         #: Notified when the queue changes or an entry is delivered or given up.
         self.changes = changes or ChangeNotifier()
@@ -182,6 +186,8 @@ class Outbound:
             crash_point("outbound.attempt.given_up")
             self.failed += 1
             self.changes.notify()
+            if channel_gone(refusal) and entry.peer_id.namespace == PeerNamespace.CHANNEL:
+                self._on_channel_refused(int(entry.peer_id))
 
     async def _deliver(self, entry: PeerOperationLogEntry) -> None:
         peer = int(entry.peer_id)

@@ -27,6 +27,7 @@ from postbox import (
     SynchronizeableDraft,
     Transaction,
 )
+from sync.engine.channel_access import forget_channel
 from sync.engine.convert import CLOUD, synced_part
 from sync.engine.log_tags import DRAFT_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import (
@@ -35,6 +36,7 @@ from sync.engine.mutable_state import (
     ChannelCaughtUp,
     DeleteMessages,
     EditMessage,
+    ForgetChannel,
     MergePeers,
     MergePresences,
     Operation,
@@ -184,6 +186,10 @@ def apply_operation(
             if operation.always or stored is None or stored.pts != pts:
                 tx.add_channel_to_poll(peer_id, pts)
         case ChannelCaughtUp(peer_id=peer_id):
+            tx.remove_channel_to_poll(peer_id)
+        case ForgetChannel(peer_id=peer_id):
+            replace_range(tx, peer_id, 1, MAX_MESSAGE_ID, [])
+            forget_channel(tx, peer_id)
             tx.remove_channel_to_poll(peer_id)
         case _:
             assert_never(operation)

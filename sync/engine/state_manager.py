@@ -34,6 +34,7 @@ from postbox import (
     StateCursor,
     Transaction,
 )
+from sync.engine.channel_access import channel_gone, inaccessible_channels
 from sync.engine.convert import peer_from_wire
 from sync.engine.crash_points import crash_point
 from sync.engine.mutable_state import (
@@ -206,6 +207,8 @@ class StateManager:
         #: Channels the server said not to poll again yet (a difference's ``timeout``).
         self.channel_timeouts = ChannelPollTimeouts()
         self._channel_timer: asyncio.TimerHandle | None = None
+        #: Channels the server refused for good (``CHANNEL_PRIVATE``), to forget.
+        self._channels_to_forget: set[int] = set()
         self._wake = asyncio.Event()
         self._busy = False
         self.current_operation = "idle"
@@ -247,6 +250,12 @@ class StateManager:
         self._channels_to_poll.add(channel)
         self._wake.set()
 
+    def channel_refused(self, channel: int) -> None:
+        """The server refused a request about ``channel`` for good (``CHANNEL_PRIVATE``:
+        the account was removed from it): forget the chat and stop asking about it."""
+        self._channels_to_forget.add(channel)
+        self._wake.set()
+
     @property
     def idle(self) -> bool:
         """Nothing queued, nothing held waiting for a missing update, nothing running."""
@@ -256,6 +265,7 @@ class StateManager:
             or self._incoming
             or self._poll_requested
             or self._channels_to_poll
+            or self._channels_to_forget
             or self._custom
             or self._events
             or self._pts.held
@@ -276,6 +286,7 @@ class StateManager:
             until = self.channel_timeouts.held_until(channel)
             later = f" (in {until - now:.1f} s)" if until is not None and until > now else ""
             queued.append(f"pollChannel {channel}{later}")
+        queued.extend(f"forgetChannel {channel}" for channel in sorted(self._channels_to_forget))
         queued.extend("custom" for _ in self._custom)
         if self._events:
             queued.append("processEvents")
@@ -326,6 +337,15 @@ class StateManager:
                     self.request_channel_poll(channel)
 
             await self._operation(name, self._poll_channels(channels), retry=again)
+            return True
+        if self._channels_to_forget:
+            gone, self._channels_to_forget = sorted(self._channels_to_forget), set()
+
+            def forget_again() -> None:
+                for channel in gone:
+                    self.channel_refused(channel)
+
+            await self._operation("forgetChannels", self._forget(gone), retry=forget_again)
             return True
         if self._custom:
             work, done_future = self._custom.pop(0)
@@ -497,12 +517,15 @@ class StateManager:
         def phase_one(
             tx: Transaction,
         ) -> tuple[StateCursor | None, dict[int, int | None], set[int]]:
-            states = {ch: tx.get_peer_chat_state(PeerId(ch)) for ch in channels}
+            # A refused channel's updates (pushed before it was left) are dropped.
+            reachable = channels - inaccessible_channels(tx)
+            states = {ch: tx.get_peer_chat_state(PeerId(ch)) for ch in reachable}
             unknown = {peer for peer in needed if tx.get_peer(PeerId(peer)) is None}
             pts = {ch: (s.pts if s else None) for ch, s in states.items()}
             return tx.get_state(), pts, unknown
 
         stored, channel_pts, unknown_peers = await self._read(phase_one)
+        channels = set(channel_pts)
         if stored is None:
             self.request_poll("no stored state yet")
             return
@@ -763,44 +786,56 @@ class StateManager:
         answer is built on a branch of one state, the branches are merged back, and the
         whole is replayed in one transaction. Channels not final yet go round again; a
         stored channel to poll goes in the transaction that stores it caught up."""
-        peer_ids = [PeerId(channel) for channel in channels]
 
         def phase_one(
             tx: Transaction,
-        ) -> tuple[StateCursor | None, list[int | None], set[PeerId]]:
-            states = [tx.get_peer_chat_state(peer_id) for peer_id in peer_ids]
-            listed = {p for p in peer_ids if tx.get_channel_to_poll(p) is not None}
-            return tx.get_state(), [s.pts if s else None for s in states], listed
+        ) -> tuple[StateCursor | None, list[int], list[int | None], set[PeerId]]:
+            # A channel refused for good is not asked about again (after a restart too).
+            asked = sorted(set(channels) - inaccessible_channels(tx))
+            states = [tx.get_peer_chat_state(PeerId(channel)) for channel in asked]
+            listed = {PeerId(c) for c in asked if tx.get_channel_to_poll(PeerId(c)) is not None}
+            return tx.get_state(), asked, [s.pts if s else None for s in states], listed
 
-        stored, local, listed = await self._read(phase_one)
+        stored, channels, local, listed = await self._read(phase_one)
+        peer_ids = [PeerId(channel) for channel in channels]
         if stored is None:
             self.request_poll("no stored state yet")
             self._channels_to_poll.update(channels)
             return
         try:
-            answers = await asyncio.gather(
+            results = await asyncio.gather(
                 *(
                     self._call(GetChannelDifference(channel, pts or 0, CHANNEL_DIFFERENCE_LIMIT))
                     for channel, pts in zip(channels, local, strict=True)
-                )
+                ),
+                return_exceptions=True,
             )
         except BaseException:
             self._channels_to_poll.update(channels)  # asked again after the reconnect
             raise
         crash_point("state_manager.poll_channels.answered")
+        failed = [r for r in results if isinstance(r, BaseException) and not channel_gone(r)]
+        if failed:
+            self._channels_to_poll.update(channels)  # asked again (after the reconnect)
+            raise failed[0]
+        answers: list[Any] = list(results)
         self.counters.channel_differences += len(channels)
         state = AccountMutableState(stored, stored)
         initial: dict[PeerId, int] = {}
         unfinished: list[int] = []
         for peer_id, pts, answer in zip(peer_ids, local, answers, strict=True):
+            if pts is not None:
+                initial[peer_id] = pts
+            if isinstance(answer, BaseException):
+                log.warning("channel %d refused for good: %s", int(peer_id), answer)
+                state.forget_channel(peer_id)
+                continue
             branch = state.branch()
             if not self._build_channel(branch, peer_id, pts, answer):
                 unfinished.append(int(peer_id))
             elif peer_id in listed:
                 branch.channel_caught_up(peer_id)
             state.merge(branch)
-            if pts is not None:
-                initial[peer_id] = pts
         if state.operations:
             replayed = await self._replay(state, initial)
             crash_point("state_manager.poll_channels.replayed")
@@ -819,6 +854,22 @@ class StateManager:
             )
             if final:
                 self._requeue_held(channel)
+
+    async def _forget(self, channels: list[int]) -> None:
+        """Forget channels the server refused for good, in one transaction."""
+        stored = await self._read(lambda tx: tx.get_state())
+        if stored is None:  # nothing synced yet: forgotten once there is a cursor
+            self._channels_to_forget.update(channels)
+            self.request_poll("no stored state yet")
+            return
+        state = AccountMutableState(stored, stored)
+        for channel in channels:
+            log.warning("channel %d refused for good: forgotten", channel)
+            state.forget_channel(PeerId(channel))
+            self._channels_to_poll.discard(channel)
+        if not await self._replay(state, {}):
+            self._channels_to_forget.update(channels)  # the cursor moved: again
+            self._wake.set()
 
     def _build_channel(
         self, state: AccountMutableState, peer_id: PeerId, local: int | None, answer: Any

@@ -1,0 +1,147 @@
+"""A channel the account was removed from: the server refuses it for good
+(``CHANNEL_PRIVATE``), and the client forgets it while the other channels go on."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from postbox import (
+    ChannelState,
+    ChatListInclusion,
+    MessageId,
+    PeerGroupId,
+    PeerId,
+    PeerNamespace,
+    Postbox,
+    StateCursor,
+    StoreMessage,
+)
+from sync.engine.channel_access import INACCESSIBLE_CHANNELS_PREFERENCE
+from sync.engine.state_manager import StateManager
+from sync.engine.timing import Timeouts
+from sync.protocol import (
+    ChannelDifference,
+    Difference,
+    ErrorCode,
+    GetChannelDifference,
+    GetDialogs,
+    GetDifference,
+    GetHistory,
+    Message,
+    ProtocolError,
+    RpcError,
+    SendMessage,
+    UpdateChannel,
+    WireRecord,
+)
+from sync.simulation.loop import run_virtual
+from tests.sync.server_helpers import make_harness, truth
+
+GONE = int(PeerId.make(PeerNamespace.CHANNEL, 9))
+KEPT = int(PeerId.make(PeerNamespace.CHANNEL, 10))
+
+
+def test_the_server_refuses_a_channel_the_account_was_removed_from() -> None:
+    harness = make_harness()
+    channel = next(iter(truth(harness.store).channel_pts))
+    before = harness.store.state().pts
+    assert harness.service.remove_from_channel(channel)
+    assert not harness.service.remove_from_channel(channel)  # once
+    dialogs = harness.call(GetDialogs())
+    assert channel not in {dialog.peer for dialog in dialogs.dialogs}
+    for request in (
+        GetChannelDifference(channel, 0),
+        GetHistory(channel),
+        SendMessage(channel, "hello", 77),
+    ):
+        with pytest.raises(ProtocolError) as refused:
+            harness.call(request)
+        assert refused.value.code is ErrorCode.CHANNEL_PRIVATE
+    # Every device learns it, from a push or from its difference.
+    update = UpdateChannel(channel, before + 1, 1)
+    assert harness.pushes[-1][0].updates == (update,)  # type: ignore[union-attr]
+    answer = harness.call(GetDifference(before, 0, 0))
+    assert isinstance(answer, Difference) and update in answer.other_updates
+    # Traffic goes on in the account's other chats, never in that one.
+    for _ in range(200):
+        harness.service.generate(1, "channel_post")
+    assert channel not in {dialog.peer for dialog in harness.call(GetDialogs()).dialogs}
+
+
+def post(channel: int, id_: int) -> Message:
+    return Message(channel, id_, 1_000 + id_, False, f"post {id_}", channel)
+
+
+class ChannelServer:
+    """Refuses one channel for good; answers the other's difference."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    async def call(self, params: WireRecord) -> object:
+        assert isinstance(params, GetChannelDifference)
+        self.calls.append(params.channel)
+        if len(self.calls) > 10:
+            pytest.fail(f"asked again and again: {self.calls}")
+        if params.channel == GONE:
+            raise RpcError("not a member", ErrorCode.CHANNEL_PRIVATE)
+        return ChannelDifference((post(KEPT, 4),), (), (), params.pts + 1)
+
+
+def make_postbox(tmp_path) -> Postbox:
+    box = Postbox(tmp_path / "client.db", inline=True)
+
+    def seed(tx) -> None:
+        tx.set_state(StateCursor(10, 0, 1, 500))
+        for channel in (GONE, KEPT):
+            tx.set_peer_chat_state(PeerId(channel), ChannelState(3))
+            tx.update_chat_list_inclusion(PeerId(channel), ChatListInclusion(PeerGroupId.ROOT))
+        tx.add_messages([StoreMessage(PeerId(GONE), 0, 3, 1_003, text="old post")])
+        tx.set_pinned_peer_ids(PeerGroupId.ROOT, [PeerId(GONE)])
+
+    box.run(seed)
+    return box
+
+
+def run_manager(box: Postbox, server: ChannelServer, *channels: int) -> None:
+    async def main() -> None:
+        manager = StateManager(box, server.call, self_id=1, timeouts=Timeouts())
+        task = asyncio.create_task(manager.run())
+        try:
+            for channel in channels:
+                manager.request_channel_poll(channel)
+            await manager.changes.wait_for(lambda: manager.idle, 60.0)
+        finally:
+            task.cancel()
+
+    run_virtual(main())
+
+
+def test_a_refused_channel_is_forgotten_and_the_others_sync(tmp_path) -> None:
+    box = make_postbox(tmp_path)
+    server = ChannelServer()
+    run_manager(box, server, GONE, KEPT)
+    assert sorted(server.calls) == [GONE, KEPT]
+
+    def look(tx):
+        listed = {entry.peer_id for entry in tx.get_chat_list(PeerGroupId.ROOT)}
+        return (
+            listed,
+            tx.get_pinned_peer_ids(PeerGroupId.ROOT),
+            tx.message_exists(MessageId(PeerId(GONE), 0, 3)),
+            tx.get_peer_chat_state(PeerId(KEPT)),
+            tx.get_preference(INACCESSIBLE_CHANNELS_PREFERENCE),
+        )
+
+    listed, pinned, kept_post, kept_state, recorded = box.run(look)
+    assert PeerId(GONE) not in listed and PeerId(KEPT) in listed
+    assert pinned == [] and not kept_post
+    assert kept_state == ChannelState(4)
+    assert list(recorded) == [GONE]
+    # Recorded: neither this run nor a restarted one asks about it again.
+    server.calls.clear()
+    run_manager(box, server, GONE)
+    assert server.calls == []
+    box.close()
