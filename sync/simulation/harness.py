@@ -41,7 +41,7 @@ from postbox.errors import translate_sqlite_error
 from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE, enqueue_send
 from sync.engine.failed_sends import PERMANENT_ERRORS
 from sync.engine.log_tags import SEND_TAG
-from sync.protocol import ProtocolError, Request, WireRecord, method_name
+from sync.protocol import PeerKind, ProtocolError, Request, WireRecord, method_name, peer_kind
 from sync.server.config import FaultConfig, ServerConfig
 from sync.server.faults import FaultInjector
 from sync.server.service import Session
@@ -496,9 +496,24 @@ class _World:
         elif kind == kinds.LYING_SERVER:
             rng = random.Random(f"lies:{self.schedule.seed}:frames")
             self.network.liar = Liar(rng, self.now() + event.amount, self.note)
+        elif kind == kinds.CHANNEL_PRIVATE:
+            self._remove_from_channel(event.amount)
         else:
             self.storage_error = kind
             asyncio.get_running_loop().call_later(event.amount, self._end_storage_error)
+
+    def _remove_from_channel(self, pick: float) -> None:
+        """The account loses one of its channels (``pick`` in 0..1 says which)."""
+        server = self.server
+        if server is None or server.store is None:
+            return
+        channels = [
+            peer for peer, _ in server.store.chat_sizes() if peer_kind(peer) is PeerKind.CHANNEL
+        ]
+        if channels:
+            channel = channels[min(int(pick * len(channels)), len(channels) - 1)]
+            server.service.remove_from_channel(channel)
+            self.note(f"removed from channel {channel}")
 
     def _end_storage_error(self) -> None:
         self.storage_error = None

@@ -4,7 +4,7 @@
 each network direction and of the server, and a timeline of events: server restarts,
 client crashes, clock jumps, windows of storage errors, a file opened with another
 account's token, and the user's actions; the server may limit request rates
-(``FLOOD_WAIT``) and hint channel timeouts. About a
+(``FLOOD_WAIT``), hint channel timeouts and remove the account from a channel. About a
 third of the schedules run several clients (``seats``): the account's owner and a
 contact of it as a second account, some of them on two devices; each user action and
 crash then happens at one of them. Some schedules also kill one client at a named crash
@@ -48,8 +48,13 @@ LIES = 0.15
 #: limit answered with ``FLOOD_WAIT``, and channel differences with a ``timeout``.
 FLOOD = "flood"
 CHANNEL_TIMEOUT = "channel-timeout"
+#: A timeline event: the account is removed from one of its channels, which the server
+#: refuses from then on (``CHANNEL_PRIVATE``); ``amount`` in 0..1 picks the channel.
+CHANNEL_PRIVATE = "channel-private"
 #: The share of schedules that draw each of them.
 LIMITED_SHARE = 0.15
+#: The share that remove the account from a channel (only some accounts have one).
+REMOVAL_SHARE = 0.3
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -147,6 +152,7 @@ class Schedule:
         events = _bad_payloads(seed, duration, len(seats), events)
         events = _lie(seed, events, duration)
         server_faults = _server_limits(seed, server_faults)
+        events = _channel_removals(seed, duration, events)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -251,6 +257,15 @@ def _crash_at(seed: int, seats: tuple[str, ...]) -> CrashAt | None:
     # The point turns with the seed, so that consecutive seeds cover the points evenly.
     point = CRASH_POINTS[seed % len(CRASH_POINTS)]
     return CrashAt(point, rng.choice(CRASH_POINT_TIMES), rng.randrange(len(seats)))
+
+
+def _channel_removals(seed: int, duration: float, events: list[Event]) -> list[Event]:
+    """Now and then the account is removed from a channel (drawn apart from the rest)."""
+    rng = random.Random(f"channel-private:{seed}")
+    if rng.random() >= REMOVAL_SHARE:
+        return events
+    removal = Event(round(rng.uniform(0.5, duration), 3), CHANNEL_PRIVATE, rng.random())
+    return sorted([*events, removal], key=lambda event: (event.at, event.kind))
 
 
 def _server_limits(seed: int, faults: FaultConfig) -> FaultConfig:
