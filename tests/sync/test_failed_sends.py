@@ -62,6 +62,8 @@ CLOUD = int(MessageNamespace.CLOUD)
         (RpcError("params.text: too long", ErrorCode.INVALID_PARAMS), True),
         (FrameTooLargeError("too large"), True),
         (RpcError("slow down", ErrorCode.FLOOD), False),
+        (RpcError("wait", ErrorCode.FLOOD_WAIT, seconds=3), False),
+        (RpcError("not a member of channel 9", ErrorCode.CHANNEL_PRIVATE), True),
         (RpcError("the server failed to answer", ErrorCode.INTERNAL), False),
         (RpcError("log in first", ErrorCode.AUTH_REQUIRED), False),
         (ConnectionResetError("gone"), False),
@@ -77,6 +79,8 @@ def test_every_error_code_is_classified_on_purpose() -> None:
         ErrorCode.MALFORMED_FRAME, ErrorCode.UNKNOWN_METHOD, ErrorCode.AUTH_REQUIRED,
         ErrorCode.AUTH_FAILED, ErrorCode.SESSION_REVOKED, ErrorCode.AUTH_TIMEOUT,
         ErrorCode.DEVICE_INVALID, ErrorCode.FLOOD, ErrorCode.INTERNAL,
+        # Waited out by the engine before the request goes again.
+        ErrorCode.FLOOD_WAIT,
     }  # fmt: skip
     assert PERMANENT_ERRORS | passing == set(ErrorCode)
     assert not PERMANENT_ERRORS & passing
