@@ -128,7 +128,8 @@ def parse_faults(text: str) -> FaultConfig:
         if not equals or name not in _FAULT_NAMES:
             known = ", ".join(sorted(_FAULT_NAMES))
             raise ValueError(f"{item!r} is not NAME=VALUE with NAME one of {known}")
-        kind = int if name in ("reorder", "disconnect_every") else float
+        whole = ("reorder", "disconnect_every", "flood_limit", "channel_timeout")
+        kind = int if name in whole else float
         try:
             values[name] = kind(value)
         except ValueError:

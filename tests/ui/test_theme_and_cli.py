@@ -106,3 +106,9 @@ def test_the_theme_switch_repaints_in_the_other_theme_and_is_kept(
 def test_a_bad_theme_argument_is_refused(capsys) -> None:
     assert main(["demo", "--theme", "purple"]) == 2
     assert "invalid choice: 'purple'" in capsys.readouterr().err
+
+
+def test_fault_specs_take_rate_limits_and_channel_timeouts_as_whole_numbers() -> None:
+    config = parse_faults("flood-limit=3,flood_window=0.5,channel-timeout=10")
+    assert config == FaultConfig(flood_limit=3, flood_window=0.5, channel_timeout=10)
+    assert type(config.flood_limit) is int and type(config.channel_timeout) is int
