@@ -81,9 +81,9 @@ def forget_channel(tx: Transaction, peer_id: PeerId) -> None:
             for hole in tx.get_holes(peer_id, CLOUD, space):
                 tx.remove_hole(peer_id, CLOUD, space, hole.lower, hole.upper)
     local = [message.id for message in tx.get_messages(peer_id, _LOCAL)]
-    for tag in _LOG_TAGS:
-        for entry in tx.get_operation_log_entries(peer_id, tag):
-            tx.remove_operation_log_entry(peer_id, tag, entry.tag_local_index)
+    for log_tag in _LOG_TAGS:
+        for entry in tx.get_operation_log_entries(peer_id, log_tag):
+            tx.remove_operation_log_entry(peer_id, log_tag, entry.tag_local_index)
     if local:
         tx.delete_messages(local)
     for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):

@@ -176,8 +176,8 @@ class Schedule:
             for name in _LINK_FAULTS:
                 if getattr(faults, name):
                     parts.append(f"{side}-{name.replace('_', '-')}")
-        limits = {"flood_limit": 0, "flood_window": 1.0, "channel_timeout": 0}
-        if replace(self.server_faults, **limits).any:
+        others = replace(self.server_faults, flood_limit=0, flood_window=1.0, channel_timeout=0)
+        if others.any:
             parts.append("server-faults")
         if self.server_faults.flood_limit:
             parts.append(FLOOD)

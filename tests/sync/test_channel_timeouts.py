@@ -8,7 +8,7 @@ import asyncio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from postbox import ChannelState, PeerId, PeerNamespace, Postbox, StateCursor
+from postbox import ChannelState, PeerId, PeerNamespace, Postbox, StateCursor, Transaction
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
 from sync.protocol import (
@@ -71,8 +71,12 @@ class ChannelServer:
 def test_the_state_manager_does_not_poll_a_channel_again_before_its_timeout(tmp_path) -> None:
     box = Postbox(tmp_path / "client.db", inline=True)
     box.run(lambda tx: tx.set_state(StateCursor(10, 0, 1, 500)))
-    for channel in (CHANNEL, OTHER):
-        box.run(lambda tx, c=channel: tx.set_peer_chat_state(PeerId(c), ChannelState(3)))
+
+    def seed(tx: Transaction) -> None:
+        for channel in (CHANNEL, OTHER):
+            tx.set_peer_chat_state(PeerId(channel), ChannelState(3))
+
+    box.run(seed)
     server = ChannelServer(timeout=7)
 
     async def main() -> None:
