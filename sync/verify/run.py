@@ -59,6 +59,7 @@ async def verify(postbox: Postbox, call: Call, *, cursor: bool = True) -> Report
     ``cursor=False`` leaves out the cursor category (for a client that is not at rest).
     """
     report = Report()
+    call = server_side.waiting_out_floods(call)
     state: State = await call(GetState())
     server = await server_side.dialogs(call)
     report.chats = len(server.dialogs)

@@ -30,11 +30,14 @@ from sync.protocol import (
     Presence,
     RpcError,
     SentMessageIds,
+    method_name,
 )
+from sync.state import FloodWaits, flood_kind
 
 __all__ = [
     "CONCURRENCY",
     "Call",
+    "waiting_out_floods",
     "ServerDialogs",
     "ServerHistory",
     "contact_status",
@@ -46,6 +49,32 @@ __all__ = [
 ]
 
 Call = Callable[[Any], Awaitable[Any]]
+
+
+def waiting_out_floods(call: Call) -> Call:
+    """``call``, but a request the server refuses with ``FLOOD_WAIT`` is asked again once
+    the wait is over, and no request of its kind goes before then (``FloodWaits``):
+    verify reads a great deal, and a server with rate limits answers it so."""
+    floods = FloodWaits()
+
+    async def waiting(params: Any) -> Any:
+        kind = flood_kind(method_name(params))
+        loop = asyncio.get_running_loop()
+        while True:
+            delay = floods.delay(kind, loop.time())
+            if delay > 0:
+                await asyncio.sleep(delay)
+                continue
+            try:
+                return await call(params)
+            except RpcError as error:
+                if error.code is not ErrorCode.FLOOD_WAIT:
+                    raise
+                floods.observe(kind, float(error.seconds or 0), loop.time())
+
+    return waiting
+
+
 #: Requests in flight at once.
 CONCURRENCY = 8
 _PAGE = 100

@@ -22,6 +22,7 @@ from sync.protocol import (
 )
 from sync.server.flood import FloodLimiter
 from sync.simulation.loop import run_virtual
+from sync.verify.server_side import waiting_out_floods
 
 
 def test_calls_over_the_limit_are_refused_with_the_seconds_to_wait() -> None:
@@ -91,3 +92,24 @@ def test_the_engine_waits_out_a_flood_wait_for_that_kind_only(tmp_path) -> None:
         ("sendMessage", 5.0),
         ("sendMessage", 5.0),
     ]
+
+
+def test_verify_waits_out_a_flood_wait_too() -> None:
+    calls: list[tuple[str, float]] = []
+
+    async def call(params: WireRecord) -> object:
+        name = method_name(params)
+        calls.append((name, asyncio.get_running_loop().time()))
+        if name == "getHistory" and len(calls) == 1:
+            raise RpcError("slow down", ErrorCode.FLOOD_WAIT, seconds=3)
+        return name
+
+    async def main() -> None:
+        waiting = waiting_out_floods(call)
+        history = asyncio.ensure_future(waiting(GetHistory(7)))
+        await asyncio.sleep(1.0)
+        assert await waiting(SendMessage(7, "a", 1)) == "sendMessage"
+        assert await history == "getHistory"
+
+    run_virtual(main())
+    assert calls == [("getHistory", 0.0), ("sendMessage", 1.0), ("getHistory", 3.0)]
