@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from postbox import Postbox
 from sync.engine import SyncEngine
@@ -113,3 +115,29 @@ def test_verify_waits_out_a_flood_wait_too() -> None:
 
     run_virtual(main())
     assert calls == [("getHistory", 0.0), ("sendMessage", 1.0), ("getHistory", 3.0)]
+
+
+@given(
+    st.integers(1, 5),
+    st.floats(0.1, 5.0),
+    st.lists(st.floats(0.0, 3.0), min_size=1, max_size=40),
+)
+def test_no_window_holds_more_calls_than_the_limit_and_the_wait_is_enough(
+    limit: int, window: float, steps: list[float]
+) -> None:
+    limiter = FloodLimiter(limit, window)
+    now, accepted = 0.0, []
+    for step in steps:
+        now += step
+        try:
+            limiter.check("getHistory", now)
+        except ProtocolError as refused:
+            assert refused.code is ErrorCode.FLOOD_WAIT
+            assert refused.seconds is not None and refused.seconds >= 1
+            # Waiting what it says is enough: the call then goes through.
+            probe = FloodLimiter(limit, window, {k: v.copy() for k, v in limiter._calls.items()})
+            probe.check("getHistory", now + refused.seconds)
+        else:
+            accepted.append(now)
+    for start in accepted:
+        assert len([t for t in accepted if start <= t < start + window]) <= limit
