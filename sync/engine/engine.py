@@ -158,6 +158,7 @@ class SyncEngine:
             postbox, self.call, on_gap=self.state_manager.request_poll, timeouts=timeouts,
             recent=recent, changes=self.changes, rng=self._rng,
             on_channel_refused=self.state_manager.channel_refused,
+            on_channel_check=self.state_manager.request_channel_poll,
         )  # fmt: skip
         self.read_states = ReadStateValidator(
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,

@@ -91,11 +91,14 @@ class Outbound:
         changes: ChangeNotifier | None = None,
         rng: random.Random | None = None,
         on_channel_refused: Callable[[int], None] = lambda _channel: None,
+        on_channel_check: Callable[[int], None] = lambda _channel: None,
     ) -> None:
         self.postbox = postbox
         self._rng = rng or random.Random()
-        #: Told of a channel the server refuses for good (the account left it).
+        #: Told of a channel the server refuses for good (the account left it), and of
+        #: one that may be refused (a forward from or into it was).
         self._on_channel_refused = on_channel_refused
+        self._on_channel_check = on_channel_check
         self.recent = recent or RecentChanges()
         #: Notified when the queue changes or an entry is delivered or given up.
         self.changes = changes or ChangeNotifier()
@@ -175,10 +178,13 @@ class Outbound:
             if refusal is None:
                 raise
             log.warning("giving up on %s for %r: %s", _tag_name(entry.tag), entry.peer_id, error)
-            source_gone = (
-                isinstance(entry.contents, dict)
-                and "forward" in entry.contents
-                and error.code is ErrorCode.MESSAGE_ID_INVALID
+            contents = entry.contents if isinstance(entry.contents, dict) else {}
+            forward = contents.get("forward")
+            gone = channel_gone(refusal)
+            # A forward out of a channel the account left, or into one, can never go:
+            # dropped as one whose source is gone.
+            source_gone = forward is not None and (
+                error.code is ErrorCode.MESSAGE_ID_INVALID or gone
             )
             await self._read(
                 functools.partial(_give_up, entry=entry, refusal=refusal, drop=source_gone)
@@ -186,7 +192,13 @@ class Outbound:
             crash_point("outbound.attempt.given_up")
             self.failed += 1
             self.changes.notify()
-            if channel_gone(refusal) and entry.peer_id.namespace == PeerNamespace.CHANNEL:
+            if gone and forward is not None:
+                # Which of the two channels refused, their polls tell.
+                source = forward[0] if isinstance(forward, list | tuple) and forward else 0
+                for peer in (int(entry.peer_id), source):
+                    if isinstance(peer, int) and PeerId(peer).namespace == PeerNamespace.CHANNEL:
+                        self._on_channel_check(peer)
+            elif gone and entry.peer_id.namespace == PeerNamespace.CHANNEL:
                 self._on_channel_refused(int(entry.peer_id))
 
     async def _deliver(self, entry: PeerOperationLogEntry) -> None:

@@ -11,6 +11,7 @@ from postbox import (
     ChannelState,
     ChatListInclusion,
     MessageId,
+    MessageNamespace,
     PeerGroupId,
     PeerId,
     PeerNamespace,
@@ -18,7 +19,10 @@ from postbox import (
     StateCursor,
     StoreMessage,
 )
+from sync.engine import enqueue_forward
 from sync.engine.channel_access import INACCESSIBLE_CHANNELS_PREFERENCE
+from sync.engine.convert import message_from_wire
+from sync.engine.outbound import Outbound
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
 from sync.protocol import (
@@ -144,4 +148,43 @@ def test_a_refused_channel_is_forgotten_and_the_others_sync(tmp_path) -> None:
     server.calls.clear()
     run_manager(box, server, GONE)
     assert server.calls == []
+    box.close()
+
+
+def test_a_forward_out_of_a_channel_the_account_left_is_dropped_and_the_channel_checked(
+    tmp_path,
+) -> None:
+    """Found by seed 762: the forward failed, and its failed copy listed the target chat
+    above where the server has it."""
+    harness = make_harness(seed=5, peers=20, messages=400)
+    channel = next(iter(truth(harness.store).channel_pts))
+    user = next(
+        p for p, _ in harness.store.chat_sizes() if PeerId(p).namespace == PeerNamespace.USER
+    )
+    post = harness.store.recent_messages(channel, 1)[0]
+    box = Postbox(tmp_path / "client.db", inline=True)
+    box.run(lambda tx: tx.add_messages([message_from_wire(post)]))
+    box.run(
+        lambda tx: enqueue_forward(
+            tx, PeerId(user), [MessageId(PeerId(channel), 0, post.id)], timestamp=1_800_000_000
+        )
+    )
+    harness.service.remove_from_channel(channel)
+    checked: list[int] = []
+
+    async def call(params: WireRecord) -> object:
+        return harness.call(params)
+
+    async def main() -> None:
+        outbound = Outbound(box, call, on_gap=lambda _reason: None, on_channel_check=checked.append)
+        task = asyncio.create_task(outbound.run())
+        try:
+            await outbound.changes.wait_for(lambda: outbound.failed == 1 and outbound.idle, 60)
+        finally:
+            task.cancel()
+
+    run_virtual(main())
+    assert checked == [channel]  # the state manager's poll then finds it refused
+    assert box.run(lambda tx: tx.get_failed_message_ids()) == []
+    assert box.run(lambda tx: tx.get_messages(PeerId(user), int(MessageNamespace.LOCAL))) == []
     box.close()
