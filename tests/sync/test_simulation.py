@@ -29,6 +29,12 @@ def _first_seed(predicate: object, limit: int = 200) -> int:
     return next(seed for seed in range(limit) if predicate(Schedule.from_seed(seed)))
 
 
+def _mix_besides_the_servers(schedule: Schedule) -> set[str]:
+    """A schedule's fault classes, but for the server's rate limits, channel timeouts and
+    removals from a channel, which many schedules draw on top of the rest."""
+    return set(schedule.mix.split("+")) - {"flood", "channel-timeout", "channel-private"}
+
+
 def test_a_schedule_is_a_function_of_its_seed() -> None:
     assert Schedule.from_seed(7) == Schedule.from_seed(7)
     assert Schedule.from_seed(7) != Schedule.from_seed(8)
@@ -99,7 +105,7 @@ def test_a_divergence_found_by_verify_fails_the_run(monkeypatch: pytest.MonkeyPa
 def test_a_file_opened_with_another_accounts_token_is_refused_and_its_account_resumes() -> None:
     """The file is refused as the other account's, a message its own account queued
     offline waits through it, and the run then settles and verifies."""
-    seed = _first_seed(lambda s: s.mix == "wrong-account+user")
+    seed = _first_seed(lambda s: _mix_besides_the_servers(s) == {"wrong-account", "user"})
     outcome = simulate(seed)
     assert outcome.ok, outcome.divergences
     trace = "\n".join(outcome.trace)
@@ -119,7 +125,7 @@ def test_a_file_taken_over_by_another_account_is_found(monkeypatch: pytest.Monke
         return True
 
     monkeypatch.setattr(SyncEngine, "_bind_account", take_over)
-    seed = _first_seed(lambda s: s.mix == "wrong-account+user")
+    seed = _first_seed(lambda s: _mix_besides_the_servers(s) == {"wrong-account", "user"})
     categories = simulate(seed).categories
     assert "file of another account: synced as account N" in categories
     assert "file: a send it queued reached the server as account N, not N" in categories
