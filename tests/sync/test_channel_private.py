@@ -19,6 +19,7 @@ from postbox import (
     StateCursor,
     StoreMessage,
 )
+from postbox import Peer as StoredPeer
 from sync.engine import enqueue_forward
 from sync.engine.channel_access import INACCESSIBLE_CHANNELS_PREFERENCE
 from sync.engine.convert import message_from_wire
@@ -99,6 +100,8 @@ def make_postbox(tmp_path) -> Postbox:
 
     def seed(tx) -> None:
         tx.set_state(StateCursor(10, 0, 1, 500))
+        # Known peers: the posts name nobody the client must look up first.
+        tx.update_peers([StoredPeer(PeerId(GONE), "Gone"), StoredPeer(PeerId(KEPT), "Kept")])
         for channel in (GONE, KEPT):
             tx.set_peer_chat_state(PeerId(channel), ChannelState(3))
             tx.update_chat_list_inclusion(PeerId(channel), ChatListInclusion(PeerGroupId.ROOT))
