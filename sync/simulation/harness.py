@@ -137,6 +137,8 @@ class _World:
         self.storage_error: str | None = None
         self.storage_rng = random.Random(f"storage:{schedule.seed}")
         self.divergences: list[str] = []
+        #: Channels the account was removed from (``CHANNEL_PRIVATE``).
+        self.left_channels: set[int] = set()
         self.failed_messages = 0
         #: Which client a file is opened by with another account's token (drawn apart).
         self.wrong_account_rng = random.Random(f"wrong-account:{schedule.seed}:client")
@@ -513,6 +515,7 @@ class _World:
         if channels:
             channel = channels[min(int(pick * len(channels)), len(channels) - 1)]
             server.service.remove_from_channel(channel)
+            self.left_channels.add(channel)
             self.note(f"removed from channel {channel}")
 
     def _end_storage_error(self) -> None:
@@ -644,7 +647,15 @@ class _World:
             mine = [send for send in self.ledger.sends if send.client == number]
             fates[number] = postbox.run(lambda tx, mine=mine: local_fates(tx, mine))  # type: ignore[misc]
         self.divergences.extend(
-            check_sends(self.ledger, account_of, stored, fates, gone, elsewhere)
+            check_sends(
+                self.ledger,
+                account_of,
+                stored,
+                fates,
+                gone,
+                elsewhere,
+                {accounts.primary_id: self.left_channels},
+            )  # fmt: skip
         )
 
     def _check_failures(self, client: SimClient, postbox: Postbox) -> None:

@@ -120,14 +120,18 @@ def check_sends(
     fates: Mapping[int, Mapping[tuple[PeerId, int], str]],
     gone_sources: Mapping[int, AbstractSet[tuple[int, int]]] | None = None,
     queued_elsewhere: Mapping[int, AbstractSet[int]] | None = None,
+    left_chats: Mapping[int, AbstractSet[int]] | None = None,
 ) -> list[str]:
     """Divergences between the committed sends and the server: ``accounts`` gives each
     client's account, ``server_sends`` each account's stored random ids (one per message
     stored), ``fates`` each client's ``local_fates``, ``gone_sources`` the forwarded
     messages each account's server no longer has, ``queued_elsewhere`` the random ids
-    an account queued where the ledger did not look (a file opened by another process)."""
+    an account queued where the ledger did not look (a file opened by another process),
+    ``left_chats`` the channels each account was removed from: a send into one, or a
+    forward out of one, goes with the chat (as Telegram drops a channel it lost)."""
     gone_sources = gone_sources or {}
     queued_elsewhere = queued_elsewhere or {}
+    left_chats = left_chats or {}
     problems: list[str] = []
     stored = {account: Counter(ids) for account, ids in server_sends.items()}
     committed: dict[int, set[int]] = {a: set(ids) for a, ids in queued_elsewhere.items()}
@@ -139,8 +143,12 @@ def check_sends(
             committed.setdefault(account, set()).add(send.random_id)
             count = stored.get(account, Counter())[send.random_id]
         fate = fates.get(send.client, {}).get((send.peer_id, send.local_id), LocalFate.GONE)
-        withdrawn = (send.client, send.peer_id, send.local_id) in ledger.withdrawn or (
-            send.source in gone_sources.get(account, set())
+        left = left_chats.get(account, set())
+        withdrawn = (
+            (send.client, send.peer_id, send.local_id) in ledger.withdrawn
+            or send.source in gone_sources.get(account, set())
+            or int(send.peer_id) in left
+            or (send.source is not None and send.source[0] in left)
         )
         if count > 1:
             problems.append(f"sends: {where} stored {count} times (random id {send.random_id})")

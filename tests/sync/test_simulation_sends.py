@@ -56,6 +56,16 @@ def test_a_send_neither_stored_nor_failed_is_found(fate: str) -> None:
     ]
 
 
+def test_a_send_into_or_out_of_a_channel_the_account_left_goes_with_it() -> None:
+    channel = PeerId.make(PeerNamespace.CHANNEL, 77)
+    ledger = ledger_of()
+    ledger.committed(0, channel, {"local_id": 1, "random_id": 11})
+    ledger.committed(0, ALICE, {"local_id": 2, "random_id": 12, "forward": [int(channel), 5]})
+    fates = {0: {(channel, 1): LocalFate.GONE, (ALICE, 2): LocalFate.GONE}}
+    assert check_sends(ledger, ACCOUNTS, {1: []}, fates, left_chats={1: {int(channel)}}) == []
+    assert len(check_sends(ledger, ACCOUNTS, {1: []}, fates)) == 2
+
+
 def test_a_send_nobody_committed_is_found() -> None:
     assert check_sends(ledger_of(), ACCOUNTS, {1: [99]}, {}) == [
         "sends: account 1 stored a send no client committed (random id 99)"
