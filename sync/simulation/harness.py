@@ -13,6 +13,7 @@ the same digest.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 import random
@@ -695,7 +696,8 @@ class _World:
         self.divergences.extend(client.name + str(divergence) for divergence in report.divergences)
         self._check_failures(client, postbox)
         self._check_belongs(client, postbox, server, account)
-        self.divergences.extend(client.name + line for line in postbox.run(client.told.behind))
+        behind = functools.partial(client.told.behind, left=frozenset(self.left_channels))
+        self.divergences.extend(client.name + line for line in postbox.run(behind))
         cursor = postbox.run(_cursor)
         truth = server.service.box(session).digest() if server.store is not None else ""
         self.note(f"{client.name}verified {report.summary()} cursor {cursor} server {truth}")

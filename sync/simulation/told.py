@@ -11,6 +11,7 @@ the news somewhere, which ``verify`` sees only if the lost messages are outside 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import msgspec
@@ -83,10 +84,13 @@ class ToldChannelPts:
                     if isinstance(item, msgspec.Struct | tuple | list):
                         self.walk(item)
 
-    def behind(self, tx: Transaction) -> list[str]:
-        """The channels stored behind what they were told, one line each."""
+    def behind(self, tx: Transaction, left: AbstractSet[int] = frozenset()) -> list[str]:
+        """The channels stored behind what they were told, one line each; ``left``:
+        channels the account was removed from, which the client forgets."""
         lines = []
         for channel, told in sorted(self.highest.items()):
+            if channel in left:
+                continue
             state = tx.get_peer_chat_state(PeerId(channel))
             stored = None if state is None else state.pts
             if stored is None or stored < told:

@@ -42,6 +42,7 @@ from sync.protocol import (
     WireRecord,
 )
 from sync.simulation.loop import run_virtual
+from sync.simulation.told import ToldChannelPts
 from tests.sync.server_helpers import make_harness, truth
 
 GONE = int(PeerId.make(PeerNamespace.CHANNEL, 9))
@@ -190,4 +191,15 @@ def test_a_forward_out_of_a_channel_the_account_left_is_dropped_and_the_channel_
     assert checked == [channel]  # the state manager's poll then finds it refused
     assert box.run(lambda tx: tx.get_failed_message_ids()) == []
     assert box.run(lambda tx: tx.get_messages(PeerId(user), int(MessageNamespace.LOCAL))) == []
+    box.close()
+
+
+def test_a_channel_the_account_left_is_not_held_behind_what_it_was_told(tmp_path) -> None:
+    """Found by seed 8: the client forgets a channel it was removed from, so the pts it
+    was told of it is no longer its to reach."""
+    told = ToldChannelPts()
+    told.tell(GONE, 4)
+    box = Postbox(tmp_path / "client.db", inline=True)
+    assert len(box.run(told.behind)) == 1
+    assert box.run(lambda tx: told.behind(tx, left={GONE})) == []
     box.close()
