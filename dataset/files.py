@@ -148,7 +148,6 @@ import msgpack
 from dataset.generator import DemoDataset
 from dataset.rows import (
     COLUMNS,
-    INT32_MAX,
     INT32_MIN,
     INT64_MAX,
     INT64_MIN,
@@ -334,11 +333,11 @@ def read_manifest(directory: Path) -> Manifest:
     tables = _TABLES if version >= 2 else _TABLES_V1
     seed = _manifest_int(directory, data.get("seed"), "seed")
     days = _manifest_int(directory, data.get("days"), "days", 0)
-    now = _manifest_int(directory, data.get("now"), "now", INT32_MIN, INT32_MAX)
+    now = _manifest_int(directory, data.get("now"), "now", INT32_MIN, INT64_MAX)
     self_peer_id = _manifest_int(directory, data.get("self_peer_id"), "self_peer_id", 0)
     log_from = data.get("log_from")
     if log_from is not None:
-        log_from = _manifest_int(directory, log_from, "log_from", INT32_MIN, INT32_MAX)
+        log_from = _manifest_int(directory, log_from, "log_from", INT32_MIN, INT64_MAX)
     keep_dates = data.get("keep_dates", False)
     if type(keep_dates) is not bool:
         raise _manifest_error(directory, "keep_dates must be true or false")
