@@ -19,6 +19,7 @@ import contextlib
 import logging
 import random
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.errors import SyncError
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
+from sync.state import ServerClock, server_date_of
 
 __all__ = [
     "DEVICE_PREFERENCE",
@@ -129,8 +131,13 @@ class SyncEngine:
         rng: random.Random | None = None,
         device_name: str = "postbox-chat",
         master_lock: MasterLock | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.postbox = postbox
+        #: The device's wall clock (a simulation sets it apart from the server's).
+        self.wall_clock = wall_clock
+        #: What the server's dates teach of its time (``server_time``).
+        self.server_clock = ServerClock()
         self.host, self.port, self.token = host, port, token
         self.device_name = device_name
         #: Opens a connection (a simulation passes its own network's).
@@ -201,7 +208,9 @@ class SyncEngine:
                 continue
             try:
                 async with asyncio.timeout(self.timeouts.request):
-                    return await connection.call(params)
+                    result = await connection.call(params)
+                self._learn_server_date(result)
+                return result
             except TimeoutError:
                 reason = f"no answer to {method_name(params)} in {self.timeouts.request:g} s"
                 log.warning("%s: reconnecting", reason)
@@ -209,6 +218,19 @@ class SyncEngine:
             except ConnectionLostError:
                 self._drop(connection, None)
                 await asyncio.sleep(0)
+
+    def _learn_server_date(self, answer: Any) -> None:
+        date = server_date_of(answer)
+        if date is not None:
+            self.server_clock = self.server_clock.observe(
+                date, wall=self.wall_clock(), monotonic=loop_time()
+            )
+
+    def server_time(self) -> int:
+        """The server's date now as this client estimates it (``ServerClock``): what an
+        outgoing message is dated until the server's answer replaces it. Safe to call
+        from any thread."""
+        return self.server_clock.now(wall=self.wall_clock(), monotonic=loop_time())
 
     def _drop(self, connection: ServerConnection, reason: str | None) -> None:
         """Stop using ``connection`` (the connection loop then reconnects)."""
@@ -347,6 +369,7 @@ class SyncEngine:
                 push = await connection.pushes.get()
                 if push is None:
                     break
+                self._learn_server_date(push)
                 self.state_manager.push(push)
             if connection.bad_frame is not None:
                 # Nothing of it was taken: the difference after the reconnect heals.

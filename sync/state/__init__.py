@@ -8,6 +8,8 @@ enough that the difference must be asked for. The engine's state manager is the
 driver: it feeds them what arrives with the loop's time, arms one timer at the next
 deadline, and does the requests and the Postbox transactions. ``answers`` says which
 answers break the protocol's rules and when to ask for a peer an answer names.
+``ServerClock`` estimates the server's time from the dates it sends, for the dates of
+outgoing messages.
 """
 
 from sync.state.answers import (
@@ -22,6 +24,7 @@ from sync.state.answers import (
     check_update,
     referenced_peers,
 )
+from sync.state.clock import ServerClock, server_date_of
 from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
     Grouped,
@@ -54,9 +57,11 @@ __all__ = [
     "Grouped",
     "Sequenced",
     "Sequencer",
+    "ServerClock",
     "channel_of",
     "group_push",
     "group_updates",
     "pts_of",
     "qts_of",
+    "server_date_of",
 ]

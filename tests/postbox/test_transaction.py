@@ -199,7 +199,8 @@ def test_invalid_input_is_refused_and_changes_nothing(postbox: Postbox, alice: P
         postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 0, 1)]))
     for timestamp in (2**32, -1):  # a timestamp is unsigned 32-bit: through 2106
         with pytest.raises(InvalidArgumentError, match=f"timestamp {timestamp} is outside"):
-            postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, timestamp)]))
+            message = StoreMessage(alice, 0, 1, timestamp)
+            postbox.run(lambda tx, message=message: tx.add_messages([message]))
     with pytest.raises(InvalidArgumentError, match="not a PeerId"):
         postbox.run(lambda tx: tx.add_messages([StoreMessage(7, 0, 1, 1)]))  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
-from postbox import MessageFlags, PeerId, PeerNamespace
-from sync.engine import enqueue_send
+from postbox import MessageFlags, PeerId, PeerNamespace, Postbox
+from sync.engine import SyncEngine, enqueue_send
 from sync.protocol import MAX_MESSAGE_DATE, ErrorCode
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
 from sync.server.store import ServerStore, StoreError
-from tests.sync.engine_helpers import TOKEN, running_engine, server_report, wait_quiescent
+from tests.sync.engine_helpers import FAST, TOKEN, running_engine, server_report, wait_quiescent
 
 #: 2038-01-19T03:14:08Z: the first second a signed 32-bit date cannot hold.
 PAST_2038 = 2**31
@@ -61,3 +62,38 @@ def test_a_server_clock_past_2106_is_refused_not_wrapped() -> None:
         assert refused.value.code == ErrorCode.INTERNAL
     finally:
         store.close()
+
+
+def test_a_device_clock_years_behind_dates_a_send_by_the_server_clock(tmp_path) -> None:
+    """The device's clock reads 2001 while the server's is past 2038: the pending
+    message is dated by the server's time as the engine learned it, so it sorts below
+    the chat's messages, not years above them."""
+    now = [PAST_2038 + 100]
+    config = ServerConfig(token=TOKEN, peers=10, messages=200, seed=7, clock=lambda: now[0])
+    with EmbeddedServer(config) as server:
+        sizes = server.call(lambda s: s.service.store.chat_sizes())
+        peer = PeerId(max((n, p) for p, n in sizes if p >> 56 == PeerNamespace.USER)[1])
+
+        async def run() -> None:
+            postbox = Postbox(tmp_path / "c.db")
+            engine = SyncEngine(
+                postbox, "127.0.0.1", server.port, TOKEN, timeouts=FAST,
+                wall_clock=lambda: 1_000_000_000.0,
+            )  # fmt: skip
+            task = asyncio.create_task(engine.run())
+            try:
+                await wait_quiescent(engine)
+                assert PAST_2038 + 100 <= engine.server_time() <= PAST_2038 + 110
+                top = server.call(lambda s: s.service.store.recent_messages(int(peer), 1)[0])
+                local_id = postbox.run(
+                    lambda tx: enqueue_send(tx, peer, "late", timestamp=engine.server_time())
+                )
+                pending = postbox.run(lambda tx: tx.get_message(local_id))
+                assert pending is not None and pending.timestamp >= top.date
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                postbox.close()
+
+        asyncio.run(run())
