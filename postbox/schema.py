@@ -67,6 +67,7 @@ def _to_version_4(box: ValueBox) -> None:
             continue
         moved: list[tuple[bytes, bytes]] = []
         for key, value in rows:
+            assert isinstance(key, bytes)
             data = bytearray(key if in_key else value)
             signed = _STAMP.unpack_from(data, offset)[0] - _SIGN
             stamp = max(MIN_TIMESTAMP, signed)
