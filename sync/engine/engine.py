@@ -49,7 +49,7 @@ from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.errors import SyncError
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
-from sync.state import ServerClock, server_date_of
+from sync.state import ClockReading, ServerClock, server_date_of
 
 __all__ = [
     "DEVICE_PREFERENCE",
@@ -177,6 +177,8 @@ class SyncEngine:
             postbox, master_lock, interval=timeouts.master_check, changes=self.changes,
         )  # fmt: skip
         self.connection_state = "connecting"
+        #: Times the process was found to have slept (``_watch_for_wake``).
+        self.wakes = 0
         #: Connections authorized, and attempts to open one.
         self.connections = 0
         self.connection_attempts = 0
@@ -305,6 +307,7 @@ class SyncEngine:
                 ("tag-summaries", self.tag_summaries.run),
                 ("sticker-sets", self.item_collections.run),
                 ("quiet-poll", self._poll_when_quiet),
+                ("wake-watch", self._watch_for_wake),
             )
         ]
         try:
@@ -519,6 +522,23 @@ class SyncEngine:
                 self.state_manager.counters.last_activity = loop_time()
                 idle_for = 0.0
             await asyncio.sleep(quiet - idle_for)
+
+    async def _watch_for_wake(self) -> None:
+        """Reconnect when the process woke from a sleep: its connection is most likely
+        dead without a word, and whatever happened meanwhile is only in the difference,
+        which a new connection asks for."""
+        reading = ClockReading(self.wall_clock(), loop_time())
+        while True:
+            await asyncio.sleep(self.timeouts.wake_check)
+            now = ClockReading(self.wall_clock(), loop_time())
+            if reading.woke(wall=now.wall, monotonic=now.monotonic):
+                slept = reading.slept(wall=now.wall, monotonic=now.monotonic)
+                self.wakes += 1
+                connection = self._connection
+                log.info("woke after about %.0f s asleep: reconnecting", slept)
+                if connection is not None:
+                    self._drop(connection, f"woke after about {slept:.0f} s asleep")
+            reading = now
 
     # -- observing ---------------------------------------------------------------------
 

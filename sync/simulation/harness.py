@@ -63,6 +63,8 @@ EPOCH = 1_700_000_000
 SETTLE_BUDGET = 300.0
 #: The engine counts as settled after this long idle.
 SETTLE = 1.0
+#: A client asleep longer than this finds its connections dead without a word.
+HALF_OPEN_AFTER = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,6 +540,8 @@ class _World:
         elif kind == kinds.SUSPEND:
             client = self.clients[event.seat]
             self._loop().suspend(client.owner)
+            if event.amount > HALF_OPEN_AFTER:
+                client.go_half_open()
             self._loop().call_later(event.amount, self._wake, client)
             self.wake_at = max(self.wake_at, self.now() + event.amount)
         else:

@@ -75,6 +75,8 @@ class Pipe(asyncio.Transport):
         self._pending: set[asyncio.TimerHandle] = set()
         self._closing = False
         self._lost = False
+        #: Half-open: whatever is written here vanishes, and neither side is told.
+        self.silent = False
 
     # -- asyncio.Transport -------------------------------------------------------------
 
@@ -131,6 +133,9 @@ class Pipe(asyncio.Transport):
     # -- delivery ----------------------------------------------------------------------
 
     def _send(self, frame: bytes) -> None:
+        if self.silent:
+            self.network.note(f"{self.name}: lost on a half-open connection")
+            return
         faults = self._faults()
         rng = self._rng
         loop = asyncio.get_running_loop()
@@ -185,7 +190,7 @@ class Pipe(asyncio.Transport):
         # On the world's clock, in the world's context: a frame on the way arrives even
         # if its sender is suspended now (the time of a suspended sender stands still).
         world = owned_context(None)
-        handle = world.run(loop.call_at, at, fire, context=world)
+        handle = world.run(lambda: loop.call_at(at, fire, context=world))
         self._pending.add(handle)
 
     def _deliver(self, data: bytes) -> None:

@@ -30,7 +30,7 @@ from sync.protocol import PeerKind, ProtocolError, peer_kind
 from sync.server.server import MockServer, import_into
 from sync.server.store import ServerStore
 from sync.simulation.loop import OWNER, owned_context
-from sync.simulation.network import Network
+from sync.simulation.network import Network, Pipe
 from sync.simulation.told import ObservedConnection, ToldChannelPts
 
 __all__ = ["ServerDownError", "SimClient", "SimServer"]
@@ -128,6 +128,8 @@ class SimClient:
         self.engine: SyncEngine | None = None
         self.task: asyncio.Task[None] | None = None
         self.starts = 0
+        #: The connections this client opened, each as its two directions.
+        self.links: list[tuple[Pipe, Pipe]] = []
         #: Exceptions the engine stopped with (besides being cancelled).
         self.failures: list[str] = []
         #: The engine task ``kill`` stopped, until ``crash`` has seen it end.
@@ -211,6 +213,12 @@ class SimClient:
             postbox.close()
         return task
 
+    def go_half_open(self) -> None:
+        """Its open connections die without a word (a router forgot them while the
+        machine slept): nothing written on them arrives, either way."""
+        for up, down in self.links:
+            up.silent = down.silent = True
+
     async def crash(self) -> None:
         """Stop the engine and forget everything but the file."""
         task, postbox = self.task, self.postbox
@@ -236,6 +244,7 @@ class SimClient:
         client_reader, client_protocol = _streams()
         server_reader, server_protocol = _streams()
         up, down = self.network.connect(client_protocol, server_protocol)
+        self.links = [(a, b) for a, b in self.links if not a.is_closing()] + [(up, down)]
         loop = asyncio.get_running_loop()
         client_writer = asyncio.StreamWriter(up, client_protocol, client_reader, loop)
         server_writer = asyncio.StreamWriter(down, server_protocol, server_reader, loop)

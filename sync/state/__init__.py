@@ -24,7 +24,7 @@ from sync.state.answers import (
     check_update,
     referenced_peers,
 )
-from sync.state.clock import ServerClock, server_date_of
+from sync.state.clock import WAKE_THRESHOLD, ClockReading, ServerClock, server_date_of
 from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
     Grouped,
@@ -41,6 +41,8 @@ __all__ = [
     "ACCOUNT_CHATS",
     "ACCOUNT_PTS",
     "PEERS_PER_REQUEST",
+    "WAKE_THRESHOLD",
+    "ClockReading",
     "POSSIBLE_GAP_TIMEOUT",
     "QTS",
     "SEQ",

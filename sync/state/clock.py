@@ -16,6 +16,13 @@ client's wall and monotonic time when it came, and estimates the server's time n
 - with no date from the server yet, the wall clock is all there is;
 - the estimate stays within ``0..MAX_MESSAGE_DATE``, what a message's date can be.
 
+A process that slept (a laptop's lid closed) finds on waking that its wall clock ran
+on while its monotonic clock stood still. ``ClockReading.slept`` measures that between
+two looks: past ``WAKE_THRESHOLD`` the driver treats its connection as dead (it most
+likely is, half-open, after a night) and reconnects, which asks for the difference, as
+Telegram's clients do when they find the local time moved. A wall clock set forward
+looks the same and costs one reconnect.
+
 Nothing here reads a clock: every method takes the times as arguments.
 """
 
@@ -33,7 +40,28 @@ from sync.protocol import (
     Updates,
 )
 
-__all__ = ["ServerClock", "server_date_of"]
+__all__ = ["WAKE_THRESHOLD", "ClockReading", "ServerClock", "server_date_of"]
+
+#: Seconds the wall clock may run beyond the monotonic one between two looks before
+#: the process is taken to have slept.
+WAKE_THRESHOLD = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClockReading:
+    """The client's wall and monotonic clocks read at one moment."""
+
+    wall: float
+    monotonic: float
+
+    def slept(self, *, wall: float, monotonic: float) -> float:
+        """Seconds the wall clock ran beyond the monotonic one since this reading: the
+        time the process was suspended (or the wall clock was set forward); 0 if none."""
+        return max(0.0, (wall - self.wall) - (monotonic - self.monotonic))
+
+    def woke(self, *, wall: float, monotonic: float) -> bool:
+        """Whether the process slept since this reading (beyond ``WAKE_THRESHOLD``)."""
+        return self.slept(wall=wall, monotonic=monotonic) > WAKE_THRESHOLD
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from sync.protocol import (
     State,
     Updates,
 )
-from sync.state import ServerClock, server_date_of
+from sync.state import WAKE_THRESHOLD, ClockReading, ServerClock, server_date_of
 
 SERVER = 2**31 + 100  # past 2038
 WALL = 1_700_000_000.0  # the device's wall clock, 16 years behind
@@ -97,3 +97,12 @@ def test_the_answers_that_date_the_server_now() -> None:
     assert server_date_of(Updates(())) is None  # no date given
     assert server_date_of(ShortMessage(1, 5, False, "hi", SERVER, 2, 1)) == SERVER
     assert server_date_of(DifferenceSlice((), (), (), state)) is None
+
+
+def test_a_sleep_shows_as_the_wall_clock_running_beyond_the_monotonic_one() -> None:
+    reading = ClockReading(wall=WALL, monotonic=50.0)
+    assert reading.slept(wall=WALL + 5, monotonic=55.0) == 0.0  # awake
+    assert not reading.woke(wall=WALL + 5 + WAKE_THRESHOLD, monotonic=55.0)
+    assert reading.woke(wall=WALL + 3605, monotonic=55.0)  # an hour asleep
+    assert reading.slept(wall=WALL + 3605, monotonic=55.0) == 3600.0
+    assert reading.slept(wall=WALL - 3600, monotonic=55.0) == 0.0  # a clock set back
