@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from sync.simulation import simulate
-from sync.simulation.schedule import Schedule
+from sync.simulation.schedule import CLIENT_CLOCK_JUMP, SERVER_2038, SUSPEND, Schedule
 
 #: Seeds that draw each clock fault (and nothing about them fails).
 SUSPENDED_A_NIGHT = 28  # a client suspended for 1,613 s; its connection goes half-open
@@ -32,3 +34,12 @@ def test_a_server_clock_past_2038_and_a_client_clock_set_back_converge() -> None
     outcome = simulate(SERVER_PAST_2038)
     assert outcome.ok, outcome.divergences
     assert outcome.digest == simulate(SERVER_PAST_2038).digest  # replays exactly
+
+
+def test_the_ci_batch_draws_every_clock_fault() -> None:
+    """Seeds 0..499 (``test_simulation.CI_SEEDS``): 69 draw a client's clock jump, 41 the
+    server's clock at 2038, 62 a suspended client."""
+    counts = Counter(
+        kind for seed in range(500) for kind in set(Schedule.from_seed(seed).mix.split("+"))
+    )
+    assert [counts[kind] for kind in (CLIENT_CLOCK_JUMP, SERVER_2038, SUSPEND)] == [69, 41, 62]
