@@ -40,7 +40,8 @@ Column types, with the Spark type that holds them:
 * ``int64``: -2^63..2^63-1 (``LongType``);
 * ``peer``: a postbox ``PeerId`` value, ``namespace << 56 | id``, 0..2^63-1
   (``LongType``); namespaces are 0 user, 1 group, 2 channel, 3 secret chat;
-* ``time``: unix seconds, UTC, as ``int32``;
+* ``time``: unix seconds, UTC, as ``int64`` (``LongType``), so past 2038; a message's own
+  ``timestamp`` is 0..2^32-1 (through 2106), what the client's history keys hold;
 * ``str``, ``bool`` (``StringType``, ``BooleanType``); ``X?`` means X or nil (null).
 
 Tables, their columns and row order:
