@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import heapq
+import math
 import selectors
 import threading
 from collections.abc import Callable, Coroutine, Mapping
@@ -151,6 +152,19 @@ class VirtualLoop(asyncio.SelectorEventLoop):
                 return handle
         return super().call_soon(callback, *args, context=context)
 
+    def call_later(  # type: ignore[override]
+        self, delay: float, callback: Callable[..., object], *args: Any, context: Any = None
+    ) -> asyncio.TimerHandle:
+        if not self._lost:
+            return super().call_later(delay, callback, *args, context=context)
+        # A positive delay too small to move a clock that stands apart still moves it,
+        # or a loop that waits it out would wait at the same instant for ever.
+        now = self.time()
+        when = now + delay
+        if delay > 0 and when <= now:
+            when = math.nextafter(now, math.inf)
+        return self.call_at(when, callback, *args, context=context)
+
     def call_at(  # type: ignore[override]
         self, when: float, callback: Callable[..., object], *args: Any, context: Any = None
     ) -> asyncio.TimerHandle:
@@ -158,7 +172,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             return super().call_at(when, callback, *args, context=context)
         # ``when`` is on the caller's clock; the timer runs in its context's process.
         caller = OWNER.get()
-        when += self._lost.get(caller, 0.0) if caller is not None else 0.0
+        when = _on_world_clock(when, self._lost.get(caller, 0.0) if caller is not None else 0.0)
         owner = caller if context is None else context.get(OWNER)
         if owner in self._asleep:
             timer = asyncio.TimerHandle(when, callback, args, self, context)
@@ -198,14 +212,16 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             return 0.0
         since, held = self._asleep.pop(owner)
         slept = self._virtual_now - since
-        self._lost[owner] += slept
+        lost = self._lost[owner]
+        self._lost[owner] = lost + slept
         ready: Any = self._ready  # type: ignore[attr-defined]
         scheduled: list[asyncio.TimerHandle] = self._scheduled  # type: ignore[attr-defined]
         for handle in held:
             if handle.cancelled():
                 continue
             if isinstance(handle, asyncio.TimerHandle):
-                handle._when += slept  # type: ignore[attr-defined]
+                due = handle._when - lost  # type: ignore[attr-defined]
+                handle._when = _on_world_clock(due, lost + slept)  # type: ignore[attr-defined]
                 heapq.heappush(scheduled, handle)
                 handle._scheduled = True  # type: ignore[attr-defined]
             else:
@@ -236,6 +252,15 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self, executor: Any, func: Callable[..., T], *args: Any
     ) -> Any:
         raise SimulationError(f"{func!r} was sent to a thread inside the simulation")
+
+
+def _on_world_clock(when: float, lost: float) -> float:
+    """The world's time at which a clock ``lost`` seconds behind reads ``when``, at the
+    earliest: never a hair before it, as float rounding could make it."""
+    world = when + lost
+    while world - lost < when:
+        world = math.nextafter(world, math.inf)
+    return world
 
 
 def run_virtual(main: Coroutine[Any, Any, T], *, start: float = 0.0) -> T:
