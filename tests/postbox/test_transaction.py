@@ -198,9 +198,13 @@ def test_invalid_input_is_refused_and_changes_nothing(postbox: Postbox, alice: P
     with pytest.raises(InvalidArgumentError, match="outside"):
         postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 0, 1)]))
     for timestamp in (2**32, -1):  # a timestamp is unsigned 32-bit: through 2106
+        message = StoreMessage(alice, 0, 1, timestamp)
+
+        def add(tx: Transaction, message: StoreMessage = message) -> None:
+            tx.add_messages([message])
+
         with pytest.raises(InvalidArgumentError, match=f"timestamp {timestamp} is outside"):
-            message = StoreMessage(alice, 0, 1, timestamp)
-            postbox.run(lambda tx, message=message: tx.add_messages([message]))
+            postbox.run(add)
     with pytest.raises(InvalidArgumentError, match="not a PeerId"):
         postbox.run(lambda tx: tx.add_messages([StoreMessage(7, 0, 1, 1)]))  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
