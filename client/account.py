@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import platform
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
@@ -58,6 +58,7 @@ from sync.engine import (
 )
 from sync.engine.profile import refresh_profile
 from sync.protocol import Authorizations, GetAuthorizations, ResetAuthorization, WireRecord
+from sync.state import ServerClock
 
 __all__ = ["Account"]
 
@@ -76,14 +77,17 @@ class Account:
         *,
         timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen
         device_name: str | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.postbox = Postbox(db)
+        #: The device's wall clock; outgoing dates follow the server's (``_date``).
+        self._clock = clock
         self.host, self.port = host, port
         name = device_name or f"postbox-chat on {platform.node() or 'this computer'}"
         self._worker = SyncWorker(
             lambda: SyncEngine(
                 self.postbox, host, port, token, timeouts=timeouts, device_name=name,
-                master_lock=None if db is None else MasterClientLock(db),
+                master_lock=None if db is None else MasterClientLock(db), wall_clock=clock,
             )
         )  # fmt: skip
         self._started = False
@@ -125,6 +129,16 @@ class Account:
         status: EngineStatus = self._worker.call(lambda engine: engine.status())
         return status
 
+    def _date(self) -> int:
+        """The date of something this device does now: the server's time as the engine
+        estimates it from the server's dates, so a device clock set off does not misplace
+        a pending message; the device's clock, within the dates a message may carry,
+        before the engine has heard from the server."""
+        engine = self._worker.engine
+        if engine is not None:
+            return engine.server_time()
+        return ServerClock().now(wall=self._clock(), monotonic=0.0)
+
     def send_message(
         self, peer_id: PeerId, text: str, *, reply_to: int | None = None
     ) -> Future[MessageId]:
@@ -135,9 +149,7 @@ class Account:
             raise ValueError("a message needs some text")
         check_text(text)
         return self.postbox.transaction(
-            lambda tx: enqueue_send(
-                tx, peer_id, text, timestamp=int(time.time()), reply_to=reply_to
-            )
+            lambda tx: enqueue_send(tx, peer_id, text, timestamp=self._date(), reply_to=reply_to)
         )
 
     def send_media(self, peer_id: PeerId, media: Media, *, text: str = "") -> Future[MessageId]:
@@ -149,7 +161,7 @@ class Account:
             raise ValueError("a sticker is sent without text")
         check_text(text, "a caption")
         return self.postbox.transaction(
-            lambda tx: enqueue_send(tx, peer_id, text, timestamp=int(time.time()), media=(media,))
+            lambda tx: enqueue_send(tx, peer_id, text, timestamp=self._date(), media=(media,))
         )
 
     def refresh_stickers(self) -> None:
@@ -166,7 +178,7 @@ class Account:
         appeared, and queue forwarding them; the future gives their local ids."""
         sources = list(message_ids)
         return self.postbox.transaction(
-            lambda tx: enqueue_forward(tx, peer_id, sources, timestamp=int(time.time()))
+            lambda tx: enqueue_forward(tx, peer_id, sources, timestamp=self._date())
         )
 
     def mark_read(self, peer_id: PeerId, max_id: int) -> Future[bool]:
@@ -250,7 +262,7 @@ class Account:
         once, on the account's other devices once the server has it. A text over
         ``MAX_DRAFT_LENGTH`` characters raises ``MessageTooLongError`` at once."""
         check_text(text, "a draft", MAX_DRAFT_LENGTH)
-        draft = SynchronizeableDraft(text, reply_to, int(time.time()))
+        draft = SynchronizeableDraft(text, reply_to, self._date())
         return self.postbox.transaction(lambda tx: enqueue_draft(tx, peer_id, draft, thread_id))
 
     def keep_view_state(

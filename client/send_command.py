@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from client.database_file import check_database_path
 from postbox import MessageId, PeerId, Postbox, Transaction
 from sync.engine import PayloadError, check_text, enqueue_send
+from sync.state import ServerClock
 
 __all__ = ["PeerLookupError", "add_send_command", "resolve_peer"]
 
@@ -103,7 +104,9 @@ def _send_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _send(tx: Transaction, peer: str, text: str) -> MessageId:
-    return enqueue_send(tx, resolve_peer(tx, peer), text, timestamp=int(time.time()))
+    # No server here: the device's clock, within the dates a message may carry.
+    date = ServerClock().now(wall=time.time(), monotonic=0.0)
+    return enqueue_send(tx, resolve_peer(tx, peer), text, timestamp=date)
 
 
 def _usage_error(message: str) -> int:

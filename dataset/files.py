@@ -40,7 +40,8 @@ Column types, with the Spark type that holds them:
 * ``int64``: -2^63..2^63-1 (``LongType``);
 * ``peer``: a postbox ``PeerId`` value, ``namespace << 56 | id``, 0..2^63-1
   (``LongType``); namespaces are 0 user, 1 group, 2 channel, 3 secret chat;
-* ``time``: unix seconds, UTC, as ``int32``;
+* ``time``: unix seconds, UTC, as ``int64`` (``LongType``), so past 2038; a message's own
+  ``timestamp`` is 0..2^32-1 (through 2106), what the client's history keys hold;
 * ``str``, ``bool`` (``StringType``, ``BooleanType``); ``X?`` means X or nil (null).
 
 Tables, their columns and row order:
@@ -148,7 +149,6 @@ import msgpack
 from dataset.generator import DemoDataset
 from dataset.rows import (
     COLUMNS,
-    INT32_MAX,
     INT32_MIN,
     INT64_MAX,
     INT64_MIN,
@@ -334,11 +334,11 @@ def read_manifest(directory: Path) -> Manifest:
     tables = _TABLES if version >= 2 else _TABLES_V1
     seed = _manifest_int(directory, data.get("seed"), "seed")
     days = _manifest_int(directory, data.get("days"), "days", 0)
-    now = _manifest_int(directory, data.get("now"), "now", INT32_MIN, INT32_MAX)
+    now = _manifest_int(directory, data.get("now"), "now", INT32_MIN, INT64_MAX)
     self_peer_id = _manifest_int(directory, data.get("self_peer_id"), "self_peer_id", 0)
     log_from = data.get("log_from")
     if log_from is not None:
-        log_from = _manifest_int(directory, log_from, "log_from", INT32_MIN, INT32_MAX)
+        log_from = _manifest_int(directory, log_from, "log_from", INT32_MIN, INT64_MAX)
     keep_dates = data.get("keep_dates", False)
     if type(keep_dates) is not bool:
         raise _manifest_error(directory, "keep_dates must be true or false")

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from postbox import (
+    MAX_TIMESTAMP,
+    MIN_TIMESTAMP,
     Media,
     MediaKind,
     Peer,
@@ -230,7 +232,7 @@ def _plain_message(row: Any, known: Mapping[int, Any] | None) -> bool:
         and type(id_) is int
         and INT32_MIN <= id_ <= INT32_MAX
         and type(timestamp) is int
-        and INT32_MIN <= timestamp <= INT32_MAX
+        and MIN_TIMESTAMP <= timestamp <= MAX_TIMESTAMP
         and type(flags) is int
         and 0 <= flags <= INT32_MAX
         and type(tags) is int
@@ -244,7 +246,7 @@ def _plain_message(row: Any, known: Mapping[int, Any] | None) -> bool:
         )
         and (
             edit_timestamp is None
-            or (type(edit_timestamp) is int and INT32_MIN <= edit_timestamp <= INT32_MAX)
+            or (type(edit_timestamp) is int and INT32_MIN <= edit_timestamp <= INT64_MAX)
         )
         and unique_id is None
         and thread_id is None
@@ -281,7 +283,7 @@ def _check_message(row: Any, known: Mapping[int, Any] | None) -> None:
     _peer(peer_id, "peer_id", known)
     _int(namespace, "namespace", INT32_MIN, INT32_MAX)
     _int(id_, "id", INT32_MIN, INT32_MAX)
-    _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)
+    _int(timestamp, "timestamp", MIN_TIMESTAMP, MAX_TIMESTAMP)
     _int(flags, "flags", 0, INT32_MAX)
     _int(tags, "tags", 0, INT32_MAX)
     if author_id is not None:
@@ -300,7 +302,7 @@ def _check_message(row: Any, known: Mapping[int, Any] | None) -> None:
         _optional_str(url, "media url")
         _optional_str(title, "media title")
     _optional_int(reply_to_id, "reply_to_id", INT32_MIN, INT32_MAX)
-    _optional_int(edit_timestamp, "edit_timestamp", INT32_MIN, INT32_MAX)
+    _optional_int(edit_timestamp, "edit_timestamp", INT32_MIN, INT64_MAX)
     _optional_int(unique_id, "globally_unique_id", INT64_MIN, INT64_MAX)
     _optional_int(thread_id, "thread_id", INT64_MIN, INT64_MAX)
 
@@ -409,7 +411,7 @@ def check_presence(row: Any, known: Mapping[int, Any] | None) -> None:
     _int(status, "status", 0, INT32_MAX)
     if status not in PRESENCE_STATUSES:
         raise RowError(f"presence status {status} is unknown")
-    _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)
+    _int(timestamp, "timestamp", INT32_MIN, INT64_MAX)
 
 
 def check_deletion(row: Any, known: Mapping[int, Any] | None) -> None:
@@ -417,4 +419,4 @@ def check_deletion(row: Any, known: Mapping[int, Any] | None) -> None:
     peer_id, id_, timestamp = row
     _peer(peer_id, "peer_id", known)
     _int(id_, "id", INT32_MIN, INT32_MAX)
-    _int(timestamp, "timestamp", INT32_MIN, INT32_MAX)
+    _int(timestamp, "timestamp", INT32_MIN, INT64_MAX)

@@ -47,6 +47,8 @@ from postbox.holes import (
 )
 from postbox.ids import (
     MAX_MESSAGE_ID,
+    MAX_TIMESTAMP,
+    MIN_TIMESTAMP,
     MessageId,
     MessageIndex,
     MessageNamespace,
@@ -163,6 +165,8 @@ __all__ = [
     "ALL_MESSAGE_IDS",
     "DEFAULT_SEED_CONFIGURATION",
     "MAX_MESSAGE_ID",
+    "MAX_TIMESTAMP",
+    "MIN_TIMESTAMP",
     "BasicPeerView",
     "BasicPeerViewKey",
     "CachedPeerData",

@@ -90,7 +90,7 @@ def chat_list_key(group_id: int, index: ChatListIndex, entry_type: ChatListEntry
     return CHAT_LIST_KEY.pack(
         group_id + O32,
         index.pinning_key,
-        timestamp + O32,
+        timestamp,
         namespace + O32,
         id_ + O32,
         peer_id + O64,
@@ -111,7 +111,7 @@ def decode_chat_list_key(key: bytes) -> tuple[int, ChatListIndex, ChatListEntryT
     # that was unpacked above (a chat list of 50 rows decodes 50 keys per re-emit).
     new = tuple.__new__
     message_id = new(MessageId, (PeerId(peer - O64), namespace - O32, id_ - O32))
-    message_index = new(MessageIndex, (message_id, timestamp - O32))
+    message_index = new(MessageIndex, (message_id, timestamp))
     kind = _ENTRY_TYPES.get(entry_type)
     if kind is None:
         raise wrong_key("chat list", key, ValueError(f"no entry type {entry_type}"))

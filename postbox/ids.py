@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from postbox.errors import InvalidArgumentError
 
 __all__ = [
+    "INT32_MAX",
     "MAX_MESSAGE_ID",
     "MAX_TIMESTAMP",
     "MIN_TIMESTAMP",
@@ -28,8 +29,10 @@ INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 #: The largest message id a hole can cover; ``INT32_MAX`` stays free as a bound.
 MAX_MESSAGE_ID = INT32_MAX - 1
-MIN_TIMESTAMP = INT32_MIN
-MAX_TIMESTAMP = INT32_MAX
+#: A message's timestamp is unsigned 32-bit Unix seconds, as the keys store it: from
+#: 1970 through 2106-02-07T06:28:15Z (a signed field would end in 2038).
+MIN_TIMESTAMP = 0
+MAX_TIMESTAMP = 2**32 - 1
 
 _PEER_ID_BITS = 56
 _PEER_ID_MASK = (1 << _PEER_ID_BITS) - 1

@@ -2,8 +2,10 @@
 
 Every integer is written big-endian with its sign bit flipped, so SQLite's
 memcmp ordering of BLOB keys equals the numeric ordering of the fields,
-negative numbers included. Each key layout has one precompiled ``Struct``. A stored
-key of the wrong length decodes to a ``CorruptValueError``, never ``struct.error``.
+negative numbers included. Timestamps are the exception: never negative, they are
+written unsigned, so their 4 bytes reach 2106 rather than 2038. Each key layout has
+one precompiled ``Struct``. A stored key of the wrong length decodes to a
+``CorruptValueError``, never ``struct.error``.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def decode_message_id_key(key: bytes, offset: int = 0) -> MessageId:
 def message_index_key(index: MessageIndex) -> bytes:
     """peer(8) namespace(4) timestamp(4) id(4): the message history key."""
     (peer_id, namespace, id_), timestamp = index
-    return MESSAGE_INDEX.pack(peer_id + O64, namespace + O32, timestamp + O32, id_ + O32)
+    return MESSAGE_INDEX.pack(peer_id + O64, namespace + O32, timestamp, id_ + O32)
 
 
 def decode_message_index_key(key: bytes, offset: int = 0) -> MessageIndex:
@@ -132,7 +134,7 @@ def decode_message_index_key(key: bytes, offset: int = 0) -> MessageIndex:
         peer, namespace, timestamp, id_ = MESSAGE_INDEX.unpack_from(key, offset)
     except (struct.error, TypeError) as error:
         raise wrong_key("message", key, error) from error
-    return MessageIndex(MessageId(PeerId(peer - O64), namespace - O32, id_ - O32), timestamp - O32)
+    return MessageIndex(MessageId(PeerId(peer - O64), namespace - O32, id_ - O32), timestamp)
 
 
 def item_collection_info_key(namespace: int, index: int) -> bytes:

@@ -8,7 +8,7 @@ from typing import Any
 
 from postbox.coding import decoding, pack, unpack
 from postbox.errors import CorruptValueError
-from postbox.ids import MAX_TIMESTAMP, PeerId
+from postbox.ids import INT32_MAX, PeerId
 
 __all__ = [
     "CachedPeerData",
@@ -140,16 +140,17 @@ class CachedPeerData:
 
 @dataclass(frozen=True, slots=True)
 class PeerNotificationSettings:
-    """``muted_until`` is a timestamp; ``MAX_TIMESTAMP`` mutes for ever, 0 not at all."""
+    """``muted_until`` is a timestamp; ``MUTED_FOREVER`` (2**31 - 1, as on Telegram's
+    wire) mutes for ever, past 2038 too, and 0 not at all."""
 
     muted_until: int = 0
     sound: str | None = None
     show_previews: bool = True
 
-    MUTED_FOREVER = MAX_TIMESTAMP
+    MUTED_FOREVER = INT32_MAX
 
     def is_muted(self, now: int) -> bool:
-        return self.muted_until > now
+        return self.muted_until == self.MUTED_FOREVER or self.muted_until > now
 
     def encode(self) -> bytes:
         return pack((1, self.muted_until, self.sound, self.show_previews))

@@ -57,7 +57,7 @@ CLIENT_MESSAGE_SCHEMA = (
     "tags ARRAY<BINARY>, text STRING"
 )
 
-#: The id index's value: timestamp(4) flags(1), then the text rowid(8).
+#: The id index's value: timestamp(4, unsigned) flags(1), then the text rowid(8).
 _STAMP = struct.Struct(">IB")
 _ROWID = struct.Struct(">q")
 _TEXT_INDEXED = DEFAULT_SEED_CONFIGURATION.text_indexed_peer_namespaces
@@ -81,7 +81,7 @@ def client_message(row: MessageRow) -> ClientMessage:
         message.encode(),
         MESSAGE_ID.pack(peer_id + O64, namespace + O32, id_ + O32),
         int(peer_id),
-        _STAMP.pack(timestamp + O32, message.flags & 0xFF),
+        _STAMP.pack(timestamp, message.flags & 0xFF),
         tags,
         message.text if peer_id.namespace in _TEXT_INDEXED else "",
     )

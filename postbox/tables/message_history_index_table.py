@@ -40,7 +40,7 @@ class MessageHistoryIndexTable(Table[bytes]):
         if data is None:
             return None
         with _DECODING:
-            return MessageIndex(message_id, INDEX_VALUE.unpack(data)[0] - O32)
+            return MessageIndex(message_id, INDEX_VALUE.unpack(data)[0])
 
     def entry(self, id_key: bytes) -> bytes | None:
         """The raw entry at an id key (``MESSAGE_ID``-packed), as ``INDEX_VALUE`` packs it."""
@@ -119,7 +119,7 @@ class MessageHistoryIndexTable(Table[bytes]):
         with _DECODING:
             for key, value in self._range(lower_key, upper_key):
                 id_ = struct.unpack_from(">I", key, 12)[0] - O32
-                timestamp = INDEX_VALUE.unpack(value)[0] - O32
+                timestamp = INDEX_VALUE.unpack(value)[0]
                 result.append(MessageIndex(MessageId(peer_id, namespace, id_), timestamp))
         return result
 
@@ -140,6 +140,6 @@ class MessageHistoryIndexTable(Table[bytes]):
                 MESSAGE_ID.pack(peer, ns, 0), MESSAGE_ID.pack(peer, ns + 1, 0)
             ):
                 id_ = struct.unpack_from(">I", key, 12)[0] - O32
-                timestamp = INDEX_VALUE.unpack(value)[0] - O32
+                timestamp = INDEX_VALUE.unpack(value)[0]
                 result.append(MessageIndex(MessageId(peer_id, namespace, id_), timestamp))
         return result

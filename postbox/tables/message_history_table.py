@@ -22,9 +22,8 @@ from postbox.change_record import (
 from postbox.coding import decoding
 from postbox.errors import InvalidArgumentError
 from postbox.ids import (
-    INT32_MAX,
-    INT32_MIN,
     MAX_MESSAGE_ID,
+    MAX_TIMESTAMP,
     MIN_TIMESTAMP,
     MessageId,
     MessageIndex,
@@ -131,7 +130,7 @@ class MessageHistoryTable(Table[bytes]):
             except (struct.error, TypeError) as error:
                 raise wrong_key("message", key, error) from error
             message_id = new(MessageId, (peer_id, namespace, id_ - O32))
-            result.append(decode(new(MessageIndex, (message_id, timestamp - O32)), data))
+            result.append(decode(new(MessageIndex, (message_id, timestamp)), data))
         return result
 
     def top_index(self, peer_id: PeerId, namespaces: Iterable[int]) -> MessageIndex | None:
@@ -195,8 +194,10 @@ class MessageHistoryTable(Table[bytes]):
                 id_ = self._next_local_id(peer_id, namespace)
             elif not 0 < id_ <= MAX_MESSAGE_ID:
                 raise InvalidArgumentError(f"message id {id_} is outside 1..{MAX_MESSAGE_ID}")
-            if not INT32_MIN <= timestamp <= INT32_MAX:
-                raise InvalidArgumentError(f"message timestamp {timestamp} does not fit in 32 bits")
+            if not MIN_TIMESTAMP <= timestamp <= MAX_TIMESTAMP:
+                raise InvalidArgumentError(
+                    f"message timestamp {timestamp} is outside {MIN_TIMESTAMP}..{MAX_TIMESTAMP}"
+                )
             id_key = group.id_prefix + INT32.pack(id_ + O32)
             cached = index_updated.get(id_key, MISSING)
             if (
@@ -213,13 +214,13 @@ class MessageHistoryTable(Table[bytes]):
             if group.text_indexed and message.text:
                 text_rowid = self.text_index.add(peer_id, id_key, message.text)
             # Both keys are known to be new: write the caches directly (the hot path).
-            key = group.key_prefix + TIMESTAMP_ID.pack(timestamp + O32, id_ + O32)
+            key = group.key_prefix + TIMESTAMP_ID.pack(timestamp, id_ + O32)
             if key not in history_initial:
                 history_initial[key] = None
             history_updated[key] = message.encode()
             if id_key not in index_initial:
                 index_initial[id_key] = None
-            index_updated[id_key] = INDEX_VALUE.pack(timestamp + O32, flags & 0xFF, text_rowid)
+            index_updated[id_key] = INDEX_VALUE.pack(timestamp, flags & 0xFF, text_rowid)
             index = new_tuple(
                 MessageIndex, (new_tuple(MessageId, (peer_id, namespace, id_)), timestamp)
             )

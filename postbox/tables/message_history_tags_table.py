@@ -26,7 +26,7 @@ class MessageHistoryTagsTable(Table[bytes]):
     @staticmethod
     def key(tag: int, index: MessageIndex) -> bytes:
         (peer_id, namespace, id_), timestamp = index
-        return _KEY.pack(peer_id + O64, tag, namespace + O32, timestamp + O32, id_ + O32)
+        return _KEY.pack(peer_id + O64, tag, namespace + O32, timestamp, id_ + O32)
 
     def add(self, tag: int, index: MessageIndex) -> None:
         """Index a message that was not stored before under ``tag``."""
@@ -61,7 +61,7 @@ class MessageHistoryTagsTable(Table[bytes]):
                 _, _, _, timestamp, id_ = _KEY.unpack(key)
             except (struct.error, TypeError) as error:
                 raise wrong_key("tagged message", key, error) from error
-            result.append(MessageIndex(MessageId(peer_id, namespace, id_ - O32), timestamp - O32))
+            result.append(MessageIndex(MessageId(peer_id, namespace, id_ - O32), timestamp))
         return result
 
     def count(self, peer_id: PeerId, tag: int, namespace: int) -> int:

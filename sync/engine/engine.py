@@ -19,6 +19,7 @@ import contextlib
 import logging
 import random
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.errors import SyncError
 from sync.notifier import ChangeNotifier
 from sync.protocol import Auth, Authorization, ErrorCode, RpcError, method_name
-from sync.state import FloodWaits, flood_kind
+from sync.state import ClockReading, FloodWaits, ServerClock, flood_kind, server_date_of
 
 __all__ = [
     "DEVICE_PREFERENCE",
@@ -133,8 +134,13 @@ class SyncEngine:
         rng: random.Random | None = None,
         device_name: str = "postbox-chat",
         master_lock: MasterLock | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.postbox = postbox
+        #: The device's wall clock (a simulation sets it apart from the server's).
+        self.wall_clock = wall_clock
+        #: What the server's dates teach of its time (``server_time``).
+        self.server_clock = ServerClock()
         self.host, self.port, self.token = host, port, token
         self.device_name = device_name
         #: Opens a connection (a simulation passes its own network's).
@@ -177,6 +183,8 @@ class SyncEngine:
             postbox, master_lock, interval=timeouts.master_check, changes=self.changes,
         )  # fmt: skip
         self.connection_state = "connecting"
+        #: Times the process was found to have slept (``_watch_for_wake``).
+        self.wakes = 0
         #: Connections authorized, and attempts to open one.
         self.connections = 0
         self.connection_attempts = 0
@@ -218,7 +226,9 @@ class SyncEngine:
                 continue
             try:
                 async with asyncio.timeout(self.timeouts.request):
-                    return await connection.call(params)
+                    result = await connection.call(params)
+                self._learn_server_date(result)
+                return result
             except RpcError as error:
                 if error.code is not ErrorCode.FLOOD_WAIT:
                     raise
@@ -231,6 +241,19 @@ class SyncEngine:
             except ConnectionLostError:
                 self._drop(connection, None)
                 await asyncio.sleep(0)
+
+    def _learn_server_date(self, answer: Any) -> None:
+        date = server_date_of(answer)
+        if date is not None:
+            self.server_clock = self.server_clock.observe(
+                date, wall=self.wall_clock(), monotonic=loop_time()
+            )
+
+    def server_time(self) -> int:
+        """The server's date now as this client estimates it (``ServerClock``): what an
+        outgoing message is dated until the server's answer replaces it. Safe to call
+        from any thread."""
+        return self.server_clock.now(wall=self.wall_clock(), monotonic=loop_time())
 
     def _drop(self, connection: ServerConnection, reason: str | None) -> None:
         """Stop using ``connection`` (the connection loop then reconnects)."""
@@ -305,6 +328,7 @@ class SyncEngine:
                 ("tag-summaries", self.tag_summaries.run),
                 ("sticker-sets", self.item_collections.run),
                 ("quiet-poll", self._poll_when_quiet),
+                ("wake-watch", self._watch_for_wake),
             )
         ]
         try:
@@ -369,6 +393,7 @@ class SyncEngine:
                 push = await connection.pushes.get()
                 if push is None:
                     break
+                self._learn_server_date(push)
                 self.state_manager.push(push)
             if connection.bad_frame is not None:
                 # Nothing of it was taken: the difference after the reconnect heals.
@@ -518,6 +543,23 @@ class SyncEngine:
                 self.state_manager.counters.last_activity = loop_time()
                 idle_for = 0.0
             await asyncio.sleep(quiet - idle_for)
+
+    async def _watch_for_wake(self) -> None:
+        """Reconnect when the process woke from a sleep: its connection is most likely
+        dead without a word, and whatever happened meanwhile is only in the difference,
+        which a new connection asks for."""
+        reading = ClockReading(self.wall_clock(), loop_time())
+        while True:
+            await asyncio.sleep(self.timeouts.wake_check)
+            now = ClockReading(self.wall_clock(), loop_time())
+            if reading.woke(wall=now.wall, monotonic=now.monotonic):
+                slept = reading.slept(wall=now.wall, monotonic=now.monotonic)
+                self.wakes += 1
+                connection = self._connection
+                log.info("woke after about %.0f s asleep: reconnecting", slept)
+                if connection is not None:
+                    self._drop(connection, f"woke after about {slept:.0f} s asleep")
+            reading = now
 
     # -- observing ---------------------------------------------------------------------
 

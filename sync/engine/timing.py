@@ -43,6 +43,9 @@ class Timeouts:
     #: First and last pause between retries of a failed operation.
     retry_min: float = 0.2
     retry_max: float = 30.0
+    #: How often the engine compares its wall and monotonic clocks to notice that the
+    #: process slept (``sync.state.ClockReading``).
+    wake_check: float = 5.0
     #: How often a process sharing its database looks whether it is (still) the one
     #: that syncs it: the longest a standby waits to take over from a killed master.
     master_check: float = 0.5

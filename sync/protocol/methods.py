@@ -26,6 +26,7 @@ from sync.protocol.errors import (
 from sync.protocol.framing import DEFAULT_MAX_FRAME_SIZE, decode_body
 from sync.protocol.schema import (
     Counter,
+    Date,
     Int64,
     ListOf,
     MessageRef,
@@ -154,7 +155,7 @@ class GetDifference(WireRecord, frozen=True):
 
     pts: Counter
     qts: Counter
-    date: Counter
+    date: Date
     pts_total_limit: Annotated[int, Meta(ge=1, le=100_000)] | None = None
 
 
@@ -170,7 +171,7 @@ class GetDialogs(WireRecord, frozen=True):
     with every pinned dialog (beyond ``limit``), as on Telegram.
     """
 
-    offset_date: Counter = 0
+    offset_date: Date = 0
     offset_id: Counter = 0
     offset_peer: PeerRef = 0
     limit: Annotated[int, Meta(ge=1, le=DIALOGS_LIMIT)] = DIALOGS_LIMIT
@@ -261,7 +262,7 @@ class SetNotifySettings(WireRecord, frozen=True):
     """Mute a chat until ``muted_until`` (unix seconds; 0 unmutes) on every device."""
 
     peer: PeerRef
-    muted_until: Counter
+    muted_until: Date
 
 
 class SaveDraft(WireRecord, frozen=True):

@@ -3,9 +3,10 @@
 A record lists its fields with type annotations; msgspec derives from them, once per
 type, an encoder and a validating decoder. Bounds are ``msgspec.Meta`` constraints on
 ``Annotated`` types: ``Int64`` for a plain integer, ``PeerRef``, ``MessageRef`` and
-``Counter`` for ids and counters, ``Text`` for a message's text, ``ListOf[X]`` for a list
-(a tuple in Python) of at most ``MAX_LIST`` items. Records that share a union are
-``TaggedRecord``s, told apart on the wire by their ``_`` tag.
+``Counter`` for ids and counters, ``Date`` and ``MessageDate`` for dates, ``Text`` for a
+message's text, ``ListOf[X]`` for a list (a tuple in Python) of at most ``MAX_LIST`` items.
+Records that share a union are ``TaggedRecord``s, told apart on the wire by their ``_``
+tag.
 
 ``WireType`` decodes one type (a record or a union of records) from a decoded map or
 straight from msgpack bytes. A decode error is an ``InvalidParamsError`` that names the
@@ -27,10 +28,13 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "MAX_LIST",
+    "MAX_MESSAGE_DATE",
     "MAX_TEXT",
     "Counter",
+    "Date",
     "Int64",
     "ListOf",
+    "MessageDate",
     "MessageRef",
     "PeerRef",
     "TaggedRecord",
@@ -42,6 +46,9 @@ __all__ = [
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
+#: The last second a message's date may name: 2106-02-07T06:28:15Z, unsigned 32-bit, the
+#: most a client's message key holds.
+MAX_MESSAGE_DATE = 2**32 - 1
 #: Longest string a field may hold unless it says otherwise (4096 characters, as Telegram).
 MAX_TEXT = 4096
 #: Most items in a list field unless it says otherwise.
@@ -56,8 +63,12 @@ Int64 = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
 PeerRef = Annotated[int, Meta(ge=0, le=INT64_MAX)]
 #: A message id (positive int32).
 MessageRef = Annotated[int, Meta(ge=1, le=INT32_MAX)]
-#: A pts, seq, date or read mark (non-negative int32).
+#: A pts, seq or read mark (non-negative int32).
 Counter = Annotated[int, Meta(ge=0, le=INT32_MAX)]
+#: A date in Unix seconds, 64-bit: a signed 32-bit one would end at 2038-01-19T03:14:07Z.
+Date = Annotated[int, Meta(ge=0, le=INT64_MAX)]
+#: A message's date: unsigned 32-bit, through 2106, as the client keys its history by it.
+MessageDate = Annotated[int, Meta(ge=0, le=MAX_MESSAGE_DATE)]
 #: A message's text, or any string with no tighter bound.
 Text = Annotated[str, Meta(max_length=MAX_TEXT)]
 #: A list of at most ``MAX_LIST`` items, a tuple once decoded.

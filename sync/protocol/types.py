@@ -21,8 +21,10 @@ from msgspec import Meta
 
 from sync.protocol.schema import (
     Counter,
+    Date,
     Int64,
     ListOf,
+    MessageDate,
     MessageRef,
     PeerRef,
     TaggedRecord,
@@ -173,7 +175,7 @@ class Presence(WireRecord, frozen=True):
 
     user: PeerRef
     status: PresenceStatus
-    timestamp: Counter = 0
+    timestamp: Date = 0
 
 
 class FullPeer(WireRecord, frozen=True):
@@ -216,7 +218,7 @@ class ForwardHeader(WireRecord, frozen=True):
     Forwarding a forwarded message keeps its header, as Telegram does."""
 
     author: PeerRef
-    date: Counter
+    date: MessageDate
     channel: PeerRef | None = None
     channel_post: MessageRef | None = None
 
@@ -226,13 +228,13 @@ class Message(WireRecord, frozen=True):
 
     peer: PeerRef
     id: MessageRef
-    date: Counter
+    date: MessageDate
     out: bool
     text: Text = ""
     author: PeerRef | None = None
     media: Annotated[tuple[Media, ...], Meta(max_length=10)] = ()
     reply_to: MessageRef | None = None
-    edit_date: Counter | None = None
+    edit_date: Date | None = None
     forward: ForwardHeader | None = None
 
 
@@ -248,7 +250,7 @@ class State(WireRecord, frozen=True):
     pts: Counter
     qts: Counter
     seq: Counter
-    date: Counter
+    date: Date
 
 
 class ChannelPts(WireRecord, frozen=True):
@@ -262,7 +264,7 @@ class DraftMessage(WireRecord, frozen=True):
     """A chat's draft as the account's devices share it: ``date`` is when it was saved."""
 
     text: Text
-    date: Counter
+    date: Date
     reply_to: MessageRef | None = None
 
 
@@ -276,7 +278,7 @@ class Dialog(WireRecord, frozen=True):
     unread_count: Counter
     pinned: bool = False
     folder: Annotated[int, Meta(ge=0, le=1)] = 0
-    muted_until: Counter = 0
+    muted_until: Date = 0
     pts: Counter | None = None
     draft: DraftMessage | None = None
 
@@ -318,7 +320,7 @@ class UpdateNotifySettings(TaggedRecord, frozen=True, tag="notifySettings"):
     takes the account's pts so that every device learns it."""
 
     peer: PeerRef
-    muted_until: Counter
+    muted_until: Date
     pts: Counter
     pts_count: Counter
 
@@ -443,7 +445,7 @@ class Updates(TaggedRecord, frozen=True, tag="updates"):
 
     updates: Annotated[tuple[AnyUpdate, ...], Meta(max_length=1000)]
     peers: Annotated[tuple[Peer, ...], Meta(max_length=1000)] = ()
-    date: Counter = 0
+    date: Date = 0
     seq_start: Counter = 0
     seq: Counter = 0
 
@@ -456,7 +458,7 @@ class ShortMessage(TaggedRecord, frozen=True, tag="shortMessage"):
     user: PeerRef
     out: bool
     text: Text
-    date: Counter
+    date: MessageDate
     pts: Counter
     pts_count: Counter
     reply_to: MessageRef | None = None
@@ -489,7 +491,7 @@ def decode_updates(value: Any, path: str = "updates") -> AnyUpdates:
 class DifferenceEmpty(TaggedRecord, frozen=True, tag="differenceEmpty"):
     """Nothing happened since the client's state."""
 
-    date: Counter
+    date: Date
     seq: Counter
 
 

@@ -192,8 +192,8 @@ def _import_dialogs(store: ServerStore, dataset: DemoDataset, shift: int) -> Non
         top_id, top_date = store.top_message(peer_id)
         read = read_states.get(peer.id)
         until = muted.get(peer.id, 0)
-        if until and until < _INT32_MAX:
-            until = min(_INT32_MAX, until + shift)
+        if until and until < _INT32_MAX:  # a mute for ever stays one; dates are 64-bit
+            until += shift
         is_channel = peer_kind(peer_id) is PeerKind.CHANNEL
         rows.append(
             (

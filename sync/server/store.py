@@ -25,6 +25,7 @@ import msgspec
 from dataset import DemoDataset
 from postbox import StoreMessage
 from sync.protocol import (
+    MAX_MESSAGE_DATE,
     AnyChannelDifference,
     AnyDifference,
     AnyUpdate,
@@ -162,8 +163,17 @@ class ServerStore:
         return self.logs.window
 
     def now(self) -> int:
-        """The server's date: the clock, but never earlier than a date already given out."""
+        """The server's date: the clock, but never earlier than a date already given out.
+
+        A date past 2106-02-07T06:28:15Z is refused (``INTERNAL``), never wrapped: no
+        message could carry it (``MAX_MESSAGE_DATE``)."""
         date = max(self._clock(), self._last_date)
+        if date > MAX_MESSAGE_DATE:
+            raise StoreError(
+                f"the server's clock reads {date}, past {MAX_MESSAGE_DATE} "
+                "(2106-02-07T06:28:15Z), the last date a message can carry",
+                ErrorCode.INTERNAL,
+            )
         self._last_date = date
         return date
 

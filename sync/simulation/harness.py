@@ -48,7 +48,7 @@ from sync.server.faults import FaultInjector
 from sync.server.service import Session
 from sync.simulation import schedule as kinds
 from sync.simulation.liar import Liar
-from sync.simulation.loop import SimulationError, VirtualLoop, run_virtual
+from sync.simulation.loop import SimulationError, VirtualLoop, owned_context, run_virtual
 from sync.simulation.network import QUIET, Network
 from sync.simulation.schedule import Schedule
 from sync.simulation.sends import SendLedger, check_sends, local_fates
@@ -64,6 +64,8 @@ EPOCH = 1_700_000_000
 SETTLE_BUDGET = 300.0
 #: The engine counts as settled after this long idle.
 SETTLE = 1.0
+#: A client asleep longer than this finds its connections dead without a word.
+HALF_OPEN_AFTER = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,16 @@ class _World:
         self.trace: list[str] = []
         self.network = Network(random.Random(f"network:{schedule.seed}"))
         self.clock_offset = 0
+        #: How far each client's wall clock is from the server's (``CLIENT_CLOCK_JUMP``).
+        self.client_offsets = [0.0] * len(schedule.seats)
+        #: When the last suspended client wakes: the world waits for it before healing.
+        self.wake_at = 0.0
+        #: Whether the user dates things as the app does, by the engine's estimate of
+        #: the server's time; without clock faults, the server's date, as it always was.
+        self.app_dates = any(
+            event.kind in (kinds.CLIENT_CLOCK_JUMP, kinds.SUSPEND, kinds.SERVER_2038)
+            for event in schedule.events
+        )
         self.config = ServerConfig(
             token=TOKEN,
             db=directory / "server.db",
@@ -167,6 +179,25 @@ class _World:
 
     def server_date(self) -> int:
         return EPOCH + int(self.now()) + self.clock_offset
+
+    def wall_clock(self, seat: int) -> Callable[[], float]:
+        """A client's wall clock: the world's time, moved by that client's jumps; it
+        runs on while the client is suspended."""
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        return lambda: EPOCH + loop.global_time() + self.client_offsets[seat]
+
+    def user_date(self, number: int) -> int:
+        """What the user's action at client ``number`` is dated."""
+        client = self.clients[number]
+        if not self.app_dates or client.engine is None:
+            return self.server_date()
+        return owned_context(client.owner).run(client.engine.server_time)
+
+    def _loop(self) -> VirtualLoop:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        return loop
 
     def note(self, event: str) -> None:
         self.trace.append(f"{self.now():.4f} {event}")
@@ -247,6 +278,7 @@ class _World:
                 SimClient(
                     path, self.network, lambda: self.server, self.server_tasks,
                     token=token, name=name, crash_hook=self._crash_hook(number),
+                    wall_clock=self.wall_clock(number), owner=f"client{number}",
                 )
             )  # fmt: skip
             seed = self.schedule.seed
@@ -459,9 +491,12 @@ class _World:
         if kind == kinds.USER:
             client, user = self.clients[int(event.amount)], self.users[int(event.amount)]
             postbox = client.postbox
+            if self._loop().asleep(client.owner):
+                self.note(f"{client.name}user away: the client is suspended")
+                return
             if postbox is not None and client.running:
                 try:
-                    user.act(postbox, self.server, self.server_date())
+                    user.act(postbox, self.server, self.user_date(int(event.amount)))
                 except PostboxError as error:  # the app would show it; the user goes on
                     self.note(f"{client.name}user action failed: {error}")
             return
@@ -486,6 +521,7 @@ class _World:
             await self._start_server()
         elif kind == kinds.CRASH:
             client = self.clients[int(event.amount)]
+            self._wake(client)  # a process killed in its sleep: it is gone all the same
             self.users[int(event.amount)].close_all()
             await client.crash()
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
@@ -501,6 +537,18 @@ class _World:
             self.network.liar = Liar(rng, self.now() + event.amount, self.note)
         elif kind == kinds.CHANNEL_PRIVATE:
             self._remove_from_channel(event.amount)
+        elif kind == kinds.CLIENT_CLOCK_JUMP:
+            self.client_offsets[event.seat] += event.amount
+        elif kind == kinds.SERVER_2038:
+            # Set just before 2038-01-19T03:14:08Z (never back: the server's dates do not).
+            self.clock_offset += max(0, 2**31 - int(event.amount) - self.server_date())
+        elif kind == kinds.SUSPEND:
+            client = self.clients[event.seat]
+            self._loop().suspend(client.owner)
+            if event.amount > HALF_OPEN_AFTER:
+                client.go_half_open()
+            self._loop().call_later(event.amount, self._wake, client)
+            self.wake_at = max(self.wake_at, self.now() + event.amount)
         else:
             self.storage_error = kind
             asyncio.get_running_loop().call_later(event.amount, self._end_storage_error)
@@ -522,6 +570,11 @@ class _World:
     def _end_storage_error(self) -> None:
         self.storage_error = None
 
+    def _wake(self, client: SimClient) -> None:
+        slept = self._loop().resume(client.owner)
+        if slept:
+            self.note(f"{client.name}client woke after {slept:.3f} s")
+
     # -- quiescence ----------------------------------------------------------------------
 
     def _heal(self) -> None:
@@ -529,6 +582,8 @@ class _World:
         self.network.to_server = replace(QUIET, latency=self.schedule.to_server.latency)
         self.storage_error = None
         self.network.liar = None
+        for client in self.clients:
+            self._wake(client)
         server = self.server
         assert server is not None
         server.clear_faults()
@@ -536,6 +591,8 @@ class _World:
         self.note("healed")
 
     async def _settle_and_verify(self) -> None:
+        # A sleeping client sleeps on (the server's clock with it) until it wakes.
+        await asyncio.sleep(max(0.0, self.wake_at - self.now()))
         self._heal()
         if self.restarting is not None:
             await self.restarting

@@ -21,6 +21,7 @@ from typing import Any
 import msgpack
 
 from sync.simulation.liar import Liar
+from sync.simulation.loop import VirtualLoop, owned_context
 
 __all__ = ["LinkFaults", "Network", "Pipe"]
 
@@ -74,6 +75,8 @@ class Pipe(asyncio.Transport):
         self._pending: set[asyncio.TimerHandle] = set()
         self._closing = False
         self._lost = False
+        #: Half-open: whatever is written here vanishes, and neither side is told.
+        self.silent = False
 
     # -- asyncio.Transport -------------------------------------------------------------
 
@@ -114,12 +117,12 @@ class Pipe(asyncio.Transport):
             return
         self._closing = True
         loop = asyncio.get_running_loop()
-        at = max(loop.time(), self._last_arrival)
+        at = max(_world_time(loop), self._last_arrival)
         self._schedule(at, self._finish)
         peer = self.peer
         if peer is not None and not peer._closing:
             peer._closing = True
-            peer._schedule(max(loop.time(), peer._last_arrival), peer._finish)
+            peer._schedule(max(_world_time(loop), peer._last_arrival), peer._finish)
 
     def abort(self) -> None:
         """Close now; frames still on the way are lost (a reset)."""
@@ -130,10 +133,13 @@ class Pipe(asyncio.Transport):
     # -- delivery ----------------------------------------------------------------------
 
     def _send(self, frame: bytes) -> None:
+        if self.silent:
+            self.network.note(f"{self.name}: lost on a half-open connection")
+            return
         faults = self._faults()
         rng = self._rng
         loop = asyncio.get_running_loop()
-        now = loop.time()
+        now = _world_time(loop)
         liar = self.network.liar
         if liar is not None and self.name.startswith("s>"):
             frame = liar.rewrite(frame, now)
@@ -181,7 +187,10 @@ class Pipe(asyncio.Transport):
             self._pending.discard(handle)
             action()
 
-        handle = loop.call_at(at, fire)
+        # On the world's clock, in the world's context: a frame on the way arrives even
+        # if its sender is suspended now (the time of a suspended sender stands still).
+        world = owned_context(None)
+        handle = world.run(lambda: loop.call_at(at, fire, context=world))
         self._pending.add(handle)
 
     def _deliver(self, data: bytes) -> None:
@@ -212,6 +221,11 @@ class Pipe(asyncio.Transport):
             asyncio.get_running_loop().call_soon(protocol.connection_lost, None)
 
 
+def _world_time(loop: asyncio.AbstractEventLoop) -> float:
+    """The world's clock (a suspended process's own clock stands still)."""
+    return loop.global_time() if isinstance(loop, VirtualLoop) else loop.time()
+
+
 def _is_push(frame: bytes) -> bool:
     try:
         body = msgpack.unpackb(frame[_HEADER:])
@@ -235,7 +249,7 @@ class Network:
         self._open: list[tuple[Pipe, Pipe]] = []
 
     def note(self, event: str) -> None:
-        self.trace.append(f"{asyncio.get_running_loop().time():.4f} {event}")
+        self.trace.append(f"{_world_time(asyncio.get_running_loop()):.4f} {event}")
 
     def connect(self, client: asyncio.Protocol, server: asyncio.Protocol) -> tuple[Pipe, Pipe]:
         """Join ``client`` and ``server``; returns their transports (client's first)."""

@@ -10,6 +10,11 @@ contact of it as a second account, some of them on two devices; each user action
 crash then happens at one of them. Some schedules also kill one client at a named crash
 point of its engine (``crash_at``: the point, and at which time it is reached). The same
 seed always gives the same schedule.
+
+Clock faults are drawn apart (``_clocks``), so a schedule without them is as it was: a
+client's wall clock jumping apart from the server's, the server's clock set to
+2038-01-19, where signed 32-bit dates end, and a client process suspended (the machine
+asleep: the process and its clock stop while the world's goes on) and woken.
 """
 
 from __future__ import annotations
@@ -55,6 +60,11 @@ CHANNEL_PRIVATE = "channel-private"
 LIMITED_SHARE = 0.15
 #: The share that remove the account from a channel (only some accounts have one).
 REMOVAL_SHARE = 0.3
+CLIENT_CLOCK_JUMP = "client-clock-jump"
+SERVER_2038 = "server-2038"
+SUSPEND = "client-suspend"
+#: The share of schedules drawing each clock fault.
+CLOCK_FAULTS = ((CLIENT_CLOCK_JUMP, 0.15), (SERVER_2038, 0.1), (SUSPEND, 0.15))
 
 #: Who the clients of a schedule with several are: the dataset's owner, and a contact
 #: who is an account too.
@@ -72,12 +82,14 @@ SEATINGS = (
 @dataclass(frozen=True, slots=True)
 class Event:
     """At ``at`` virtual seconds, ``kind`` happens; ``amount`` is its size (the jump in
-    seconds, the length of a storage error window), if any, and for a user action or a
-    crash, the client it happens at."""
+    seconds, the length of a storage error window or of a suspension, the seconds before
+    2038 the server's clock is set to), if any, and for a user action or a crash, the
+    client it happens at; a clock fault of a client names it in ``seat``."""
 
     at: float
     kind: str
     amount: float = 0.0
+    seat: int = 0
 
 
 #: The share of schedules that kill a client at a crash point, and at which time the
@@ -153,6 +165,7 @@ class Schedule:
         events = _lie(seed, events, duration)
         server_faults = _server_limits(seed, server_faults)
         events = _channel_removals(seed, duration, events)
+        events = sorted(events + _clocks(seed, duration, len(seats)), key=_order)
         return cls(
             seed=seed,
             peers=rng.randint(3, 12),
@@ -194,6 +207,30 @@ class Schedule:
         if len(self.seats) > 1:
             parts.append("clients:" + ",".join(self.seats))
         return "+".join(parts) or "none"
+
+
+def _order(event: Event) -> tuple[float, str]:
+    return (event.at, event.kind)
+
+
+def _clocks(seed: int, duration: float, seats: int) -> list[Event]:
+    """The clock faults of a schedule, drawn apart from everything else."""
+    rng = random.Random(f"clocks:{seed}")
+    events: list[Event] = []
+    for kind, chance in CLOCK_FAULTS:
+        if rng.random() >= chance:
+            continue
+        for _ in range(1 if kind == SERVER_2038 else rng.randint(1, 2)):
+            at = round(rng.uniform(0.5, duration), 3)
+            seat = rng.randrange(seats)
+            if kind == CLIENT_CLOCK_JUMP:  # minutes to years, either way
+                amount = rng.choice((-1, 1)) * 10 ** rng.uniform(2, 8.7)
+            elif kind == SUSPEND:  # a second to a night
+                amount = 10 ** rng.uniform(0, 4.5)
+            else:  # land just before 2038-01-19T03:14:08Z, so it passes during the run
+                amount = rng.uniform(0.0, 3.0)
+            events.append(Event(at, kind, round(amount, 3), seat))
+    return events
 
 
 def _seat(seed: int, events: list[Event]) -> tuple[tuple[str, ...], list[Event]]:

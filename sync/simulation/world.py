@@ -29,7 +29,8 @@ from sync.errors import SyncError
 from sync.protocol import PeerKind, ProtocolError, peer_kind
 from sync.server.server import MockServer, import_into
 from sync.server.store import ServerStore
-from sync.simulation.network import Network
+from sync.simulation.loop import OWNER, owned_context
+from sync.simulation.network import Network, Pipe
 from sync.simulation.told import ObservedConnection, ToldChannelPts
 
 __all__ = ["ServerDownError", "SimClient", "SimServer"]
@@ -83,6 +84,11 @@ def pick_contact(server: SimServer) -> int | None:
     return best[0] if best else None
 
 
+def _loop_clock() -> float:
+    """A wall clock that is the loop's: virtual, never the machine's."""
+    return asyncio.get_running_loop().time()
+
+
 def _streams() -> tuple[asyncio.StreamReader, asyncio.StreamReaderProtocol]:
     reader = asyncio.StreamReader()
     return reader, asyncio.StreamReaderProtocol(reader)
@@ -101,11 +107,17 @@ class SimClient:
         token: str = TOKEN,
         name: str = "",
         crash_hook: Callable[[str], None] | None = None,
+        wall_clock: Callable[[], float] | None = None,
+        owner: str = "client0",
     ) -> None:
         self.path = path
         #: Told of every crash point the engine reaches (see ``sync.engine.crash_points``).
         self.crash_hook = crash_hook
         self.token = token
+        #: The client's process, as the loop knows it (to suspend it).
+        self.owner = owner
+        #: The device's wall clock (the loop's clock by default).
+        self.wall_clock = wall_clock
         #: Tells this client's trace lines and random draws from the others' ("" for the
         #: first, whose draws are those of a run with one client).
         self.name = name
@@ -116,6 +128,8 @@ class SimClient:
         self.engine: SyncEngine | None = None
         self.task: asyncio.Task[None] | None = None
         self.starts = 0
+        #: The connections this client opened, each as its two directions.
+        self.links: list[tuple[Pipe, Pipe]] = []
         #: Exceptions the engine stopped with (besides being cancelled).
         self.failures: list[str] = []
         #: The engine task ``kill`` stopped, until ``crash`` has seen it end.
@@ -133,11 +147,16 @@ class SimClient:
         self.engine = SyncEngine(
             self.postbox, "sim", 0, self.token, timeouts=TIMEOUTS, connector=self._connect,
             rng=random.Random(f"engine:{self.name}{self.starts}"),
+            wall_clock=self.wall_clock or _loop_clock,
         )  # fmt: skip
         hook = self.crash_hook
-        self._context = None if hook is None else with_crash_point_hook(hook)
+        # Everything the engine starts runs in its process's context (see ``suspend``),
+        # which also tells the crash hook, if any, of each crash point reached.
+        context = contextvars.copy_context() if hook is None else with_crash_point_hook(hook)
+        context.run(OWNER.set, self.owner)
+        self._context = context
         self.task = asyncio.create_task(
-            self.engine.run(), name=f"engine-{self.name}{self.starts}", context=self._context
+            self.engine.run(), name=f"engine-{self.name}{self.starts}", context=context
         )
         self.task.add_done_callback(self._ended)
 
@@ -194,6 +213,12 @@ class SimClient:
             postbox.close()
         return task
 
+    def go_half_open(self) -> None:
+        """Its open connections die without a word (a router forgot them while the
+        machine slept): nothing written on them arrives, either way."""
+        for up, down in self.links:
+            up.silent = down.silent = True
+
     async def crash(self) -> None:
         """Stop the engine and forget everything but the file."""
         task, postbox = self.task, self.postbox
@@ -219,10 +244,14 @@ class SimClient:
         client_reader, client_protocol = _streams()
         server_reader, server_protocol = _streams()
         up, down = self.network.connect(client_protocol, server_protocol)
+        self.links = [(a, b) for a, b in self.links if not a.is_closing()] + [(up, down)]
         loop = asyncio.get_running_loop()
         client_writer = asyncio.StreamWriter(up, client_protocol, client_reader, loop)
         server_writer = asyncio.StreamWriter(down, server_protocol, server_reader, loop)
-        task = asyncio.create_task(server.accept(server_reader, server_writer))
+        # The server's side of the connection is the server's, not this client's.
+        task = asyncio.create_task(
+            server.accept(server_reader, server_writer), context=owned_context(None)
+        )
         self._server_tasks.add(task)
         task.add_done_callback(self._server_tasks.discard)
         return ObservedConnection(client_reader, client_writer, self.told)

@@ -11,6 +11,8 @@ answers break the protocol's rules and when to ask for a peer an answer names.
 ``FloodWaits`` says which kinds of request wait after the server's ``FLOOD_WAIT``, and
 until when; ``ChannelPollTimeouts`` when a channel may be polled again after a
 difference's ``timeout``.
+``ServerClock`` estimates the server's time from the dates it sends, for the dates of
+outgoing messages.
 """
 
 from sync.state.answers import (
@@ -26,6 +28,7 @@ from sync.state.answers import (
     referenced_peers,
 )
 from sync.state.channel_polls import MAX_CHANNEL_TIMEOUT, ChannelPollTimeouts
+from sync.state.clock import WAKE_THRESHOLD, ClockReading, ServerClock, server_date_of
 from sync.state.flood import MIN_FLOOD_WAIT, FloodWaits, flood_kind
 from sync.state.gaps import ACCOUNT_PTS, POSSIBLE_GAP_TIMEOUT, QTS, SEQ, GapDeadlines, GapKey
 from sync.state.updates import (
@@ -45,6 +48,8 @@ __all__ = [
     "PEERS_PER_REQUEST",
     "MAX_CHANNEL_TIMEOUT",
     "MIN_FLOOD_WAIT",
+    "WAKE_THRESHOLD",
+    "ClockReading",
     "POSSIBLE_GAP_TIMEOUT",
     "QTS",
     "SEQ",
@@ -63,10 +68,12 @@ __all__ = [
     "Grouped",
     "Sequenced",
     "Sequencer",
+    "ServerClock",
     "channel_of",
     "flood_kind",
     "group_push",
     "group_updates",
     "pts_of",
     "qts_of",
+    "server_date_of",
 ]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dataset import AccountSpec, ChatRows, build_dataset, generate_slice, plan_account, plan_slices
 from dataset.account_plan import warp
 from dataset.counter_hash import hash64, unit
+from dataset.rows import DatasetError, message_from_row, message_to_row
+from postbox import PeerId, StoreMessage
 
 SPEC = AccountSpec(5, 12, 4, 3, 3_000, 12, log_days=2, delete_share=0.1)
 
@@ -65,3 +68,12 @@ def test_the_log_period_has_edits_and_deletions():
     assert any(m.reply_to_id for m in dataset.messages)
     assert len(dataset.messages) < SPEC.messages  # deleted ones are gone
     assert dataset == build_dataset(SPEC)
+
+
+def test_a_message_row_dated_past_2038_is_read_and_one_past_2106_refused() -> None:
+    """Dataset dates are 64-bit; a message's own stops where the client's keys do."""
+    late = StoreMessage(PeerId(5), 0, 1, 2**31 + 5, edit_timestamp=2**40, text="late")
+    assert message_from_row(message_to_row(late)) == late
+    too_late = message_to_row(late._replace(timestamp=2**32))
+    with pytest.raises(DatasetError, match=r"timestamp 4294967296 is outside 0\.\.4294967295"):
+        message_from_row(too_late)

@@ -12,6 +12,7 @@ from postbox.chat_list import (
     chat_list_key,
     decode_chat_list_key,
 )
+from postbox.ids import MAX_TIMESTAMP, MIN_TIMESTAMP
 from postbox.keys import (
     decode_int32,
     decode_int64,
@@ -26,6 +27,8 @@ from postbox.keys import (
 
 int32 = st.integers(-(2**31), 2**31 - 1)
 int64 = st.integers(-(2**63), 2**63 - 1)
+#: Message timestamps: unsigned 32-bit, so past 2038 (through 2106).
+timestamps = st.integers(MIN_TIMESTAMP, MAX_TIMESTAMP)
 peer_ids = st.integers(0, 2**62).map(PeerId)
 message_indices = st.builds(
     lambda peer, namespace, id_, timestamp: MessageIndex(
@@ -34,7 +37,7 @@ message_indices = st.builds(
     peer_ids,
     st.integers(0, 3),
     int32,
-    int32,
+    timestamps,
 )
 
 

@@ -6,6 +6,7 @@ later version keeps opening it."""
 from __future__ import annotations
 
 import shutil
+import struct
 from pathlib import Path
 
 import apsw
@@ -18,10 +19,37 @@ from postbox import (
     SynchronizeableDraft,
     Transaction,
 )
+from postbox.ids import INT32_MAX, MAX_TIMESTAMP
 from postbox.schema import SCHEMA_VERSION
-from sync.engine import retry_failed_send
+from sync.engine import enqueue_send, retry_failed_send
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: Tables whose rows hold a message timestamp, signed before schema 3, unsigned since:
+#: in the key (True) or the value, at this offset.
+TIMESTAMPS = {
+    "t_message_history": (True, 12),
+    "t_message_history_tags": (True, 16),
+    "t_chat_list": (True, 6),
+    "t_message_history_index": (False, 0),
+}
+STAMP = struct.Struct(">I")
+
+
+def signed_timestamps(table: str, table_rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    """The rows of ``table`` with their timestamps written as schema 1 and 2 wrote them."""
+    if table not in TIMESTAMPS:
+        return table_rows
+    in_key, offset = TIMESTAMPS[table]
+    result = []
+    for key, value in table_rows:
+        assert isinstance(key, bytes) and isinstance(value, bytes)
+        data = bytearray(key if in_key else value)
+        stamp = STAMP.unpack_from(data, offset)[0]
+        if table == "t_chat_list" and stamp == MAX_TIMESTAMP:
+            stamp = INT32_MAX  # the top hole sat at the old largest timestamp
+        STAMP.pack_into(data, offset, stamp + 2**31)
+        result.append((bytes(data), value) if in_key else (key, bytes(data)))
+    return sorted(result)
 
 
 def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
@@ -41,10 +69,24 @@ def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
 
 def back_to_schema_1(path: Path, statement: str) -> None:
     """Mark the file as schema 1 again, after ``statement`` undid what version 2 adds."""
+    back_to_schema(path, 1, statement)
+
+
+def back_to_schema(path: Path, version: int, statement: str) -> None:
+    """Mark the file as schema ``version`` again, after ``statement`` undid what the next
+    version adds and the timestamps are signed again, as version 4 found them."""
+    current = rows(path)
     connection = apsw.Connection(str(path))
     try:
-        connection.execute("PRAGMA user_version = 1")
-        connection.execute(statement)
+        with connection:
+            connection.execute(f"PRAGMA user_version = {version}")
+            connection.execute(statement)
+            for table in TIMESTAMPS:
+                connection.execute(f'DELETE FROM "{table}"')
+                connection.executemany(
+                    f'INSERT INTO "{table}" VALUES (?, ?)',
+                    signed_timestamps(table, current[table]),
+                )
     finally:
         connection.close()
 
@@ -75,7 +117,7 @@ def test_a_schema_1_file_opens_with_all_its_rows_and_takes_the_new_tables(tmp_pa
     after = rows(path)
     for table, table_rows in before.items():
         if table != "t_metadata":  # the transaction state version moves with the commit
-            assert after[table] == table_rows, table
+            assert signed_timestamps(table, after[table]) == table_rows, table
     with Postbox(path) as postbox:
         assert postbox.run(lambda tx: tx.get_chat_interface_state(peer)) == state
 
@@ -113,12 +155,7 @@ def test_a_schema_2_file_takes_the_channels_to_poll(tmp_path) -> None:
     shutil.copyfile(FIXTURES / "schema-1.db", path)
     with Postbox(path) as postbox:
         channel = next(iter(postbox.run(lambda tx: tx.get_all_peers())))
-    connection = apsw.Connection(str(path))
-    try:
-        connection.execute('DROP TABLE "t_channels_to_poll"')
-        connection.execute("PRAGMA user_version = 2")
-    finally:
-        connection.close()
+    back_to_schema(path, 2, 'DROP TABLE "t_channels_to_poll"')
     with Postbox(path) as postbox:
         assert postbox.run(lambda tx: tx.get_channels_to_poll()) == {}
         postbox.run(lambda tx: tx.add_channel_to_poll(channel, 42))
@@ -127,3 +164,29 @@ def test_a_schema_2_file_takes_the_channels_to_poll(tmp_path) -> None:
         assert postbox.run(lambda tx: tx.get_channels_to_poll()) == {channel: 42}
         postbox.run(lambda tx: tx.remove_channel_to_poll(channel))
         assert postbox.run(lambda tx: tx.get_channels_to_poll()) == {}
+
+
+def test_a_schema_1_file_keeps_its_messages_dates_and_order_with_unsigned_timestamps(
+    tmp_path,
+) -> None:
+    """Version 4 writes timestamps unsigned (through 2106): the old file's messages keep
+    their dates, and a message dated past 2038 sorts after them."""
+    path = tmp_path / "old.db"
+    shutil.copyfile(FIXTURES / "schema-1.db", path)
+    connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        signed = [
+            STAMP.unpack_from(key, 12)[0] - 2**31
+            for (key,) in connection.execute('SELECT key FROM "t_message_history"')
+        ]
+    finally:
+        connection.close()
+    with Postbox(path) as postbox:
+        peer = postbox.run(lambda tx: tx.get_unsent_message_ids())[0].peer_id
+        dates = postbox.run(lambda tx: [m.timestamp for m in tx.get_messages(peer, 0, limit=1000)])
+        assert dates and set(dates) <= set(signed) and min(signed) > 0
+        late = postbox.run(lambda tx: enqueue_send(tx, peer, "later", timestamp=2**31 + 60))
+        newest = postbox.run(
+            lambda tx: tx.get_messages(peer, late.namespace, limit=1, newest_first=True)
+        )
+        assert newest[0].id == late and newest[0].timestamp == 2**31 + 60

@@ -197,8 +197,14 @@ def test_updating_onto_an_existing_id_keeps_the_stored_message(
 def test_invalid_input_is_refused_and_changes_nothing(postbox: Postbox, alice: PeerId) -> None:
     with pytest.raises(InvalidArgumentError, match="outside"):
         postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 0, 1)]))
-    with pytest.raises(InvalidArgumentError, match="32 bits"):
-        postbox.run(lambda tx: tx.add_messages([StoreMessage(alice, 0, 1, 2**40)]))
+    for timestamp in (2**32, -1):  # a timestamp is unsigned 32-bit: through 2106
+        message = StoreMessage(alice, 0, 1, timestamp)
+
+        def add(tx: Transaction, message: StoreMessage = message) -> None:
+            tx.add_messages([message])
+
+        with pytest.raises(InvalidArgumentError, match=f"timestamp {timestamp} is outside"):
+            postbox.run(add)
     with pytest.raises(InvalidArgumentError, match="not a PeerId"):
         postbox.run(lambda tx: tx.add_messages([StoreMessage(7, 0, 1, 1)]))  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):

@@ -80,6 +80,7 @@ class _ClosesAtOnce:
     """A connection whose server authorizes it and then closes it at once."""
 
     closed_reason = "the server closed the connection"
+    bad_frame = None
 
     def __init__(self) -> None:
         self.pushes: asyncio.Queue[object] = asyncio.Queue()

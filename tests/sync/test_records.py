@@ -241,7 +241,32 @@ REFUSED_RESULTS = {
     ),
     "an unknown difference": ({"_": "differenceOfOpinion"}, "result._"),
     "not a map": ([1, 2], "result"),
+    "a message dated past 2106": (
+        _difference_map(new_messages=[{**MESSAGE_MAP, "date": 2**32}]),
+        "result.new_messages[0].date",
+    ),
+    "a negative date": (
+        _difference_map(state={"pts": 1, "qts": 0, "seq": 0, "date": -1}),
+        "result.state.date",
+    ),
 }
+
+
+def test_dates_past_2038_travel_in_64_bits_both_ways():
+    """2038-01-19T03:14:08Z and later: past signed 32-bit time, read back as sent."""
+    late = 2**31 + 7
+    result = _difference_map(
+        new_messages=[{**MESSAGE_MAP, "date": late, "edit_date": 2**40}],
+        state={"pts": 1, "qts": 0, "seq": 0, "date": 2**40},
+    )
+    frame = decode_server_frame(_frame_body({"id": 3, "result": result}))
+    assert isinstance(frame, ResultFrame)
+    decoded = METHODS["getDifference"].decode_result(frame.result)
+    assert METHODS["getDifference"].decode_result(result) == decoded
+    assert isinstance(decoded, Difference)
+    message = decoded.new_messages[0]
+    assert (message.date, message.edit_date, decoded.state.date) == (late, 2**40, 2**40)
+    assert msgspec.msgpack.decode(msgspec.msgpack.encode(decoded), type=Difference) == decoded
 
 
 @pytest.mark.parametrize("case", list(REFUSED_RESULTS))

@@ -14,6 +14,7 @@ from postbox.errors import StorageFullError
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.protocol import GetState, State, encode_frame, encode_result
 from sync.simulation import SimulationError, StalledError, VirtualLoop, run_virtual
+from sync.simulation.loop import owned_context
 from sync.simulation.network import LinkFaults, Network
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
@@ -32,6 +33,41 @@ def test_virtual_time_moves_only_when_the_loop_would_wait() -> None:
         return slept, loop.time()
 
     assert run_virtual(main()) == (3600.0, 3610.0)
+
+
+def test_a_suspended_process_stops_and_its_clock_stands_still_while_the_world_goes_on() -> None:
+    """A laptop asleep: the client's task and timers wait, its clock stops; the world's
+    does not; on waking its 10-second sleep ends 10 of its own seconds after it began."""
+
+    async def main() -> list[tuple[str, float, float]]:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        seen: list[tuple[str, float, float]] = []
+
+        async def client() -> None:
+            await asyncio.sleep(10)
+            seen.append(("client", loop.time(), loop.global_time()))
+
+        async def world() -> None:
+            for _ in range(3):
+                await asyncio.sleep(40)
+                seen.append(("world", loop.time(), loop.global_time()))
+
+        task = asyncio.create_task(client(), context=owned_context("client"))
+        others = asyncio.create_task(world())
+        await asyncio.sleep(2)
+        loop.suspend("client")
+        await asyncio.sleep(100)
+        assert loop.resume("client") == 100.0
+        await asyncio.gather(task, others)
+        return seen
+
+    assert run_virtual(main()) == [
+        ("world", 40.0, 40.0),
+        ("world", 80.0, 80.0),
+        ("client", 10.0, 110.0),  # its own clock, and the world's
+        ("world", 120.0, 120.0),
+    ]
 
 
 def test_a_world_with_nothing_left_to_happen_is_reported_stalled() -> None:
