@@ -648,7 +648,9 @@ def test_explicit_code_overrides_the_class_code_only_for_that_instance():
 
 @given(st.sampled_from(list(ErrorCode)), st.text())
 def test_rpc_error_from_wire_round_trips_codes_and_messages(code, message):
-    wire = ProtocolError(message, code).to_wire()
+    # A flood wait says how long (a FLOOD_WAIT without its seconds is malformed).
+    seconds = 7 if code is ErrorCode.FLOOD_WAIT else None
+    wire = ProtocolError(message, code, seconds=seconds).to_wire()
     error = RpcError.from_wire(wire)
     assert isinstance(error, RpcError)
     assert error.code is code
@@ -658,7 +660,10 @@ def test_rpc_error_from_wire_round_trips_codes_and_messages(code, message):
 
 @pytest.mark.parametrize("code", list(ErrorCode), ids=str)
 def test_rpc_error_from_wire_accepts_every_code_as_plain_string(code):
-    error = RpcError.from_wire({"code": code.value, "message": "m"})
+    wire: dict[str, object] = {"code": code.value, "message": "m"}
+    if code is ErrorCode.FLOOD_WAIT:
+        wire["seconds"] = 7
+    error = RpcError.from_wire(wire)
     assert error.code is code
     assert error.message == "m"
 
