@@ -73,6 +73,7 @@ from sync.server.differences import DIFFERENCE_LIMIT
 from sync.server.history_pages import history_page
 from sync.server.importer import import_dataset
 from sync.server.schema import (
+    CONTACTS_FROM_HISTORY,
     DATASET_COLUMNS,
     MESSAGE_COLUMNS,
     forward_to_db,
@@ -91,9 +92,6 @@ __all__ = [
     "StoreError",
     "forward_header",
 ]
-
-#: Peer flags (``sync.protocol.Peer.flags``) the contact rule looks at.
-_BOT, _SELF = 2, 8
 
 #: pts points each log keeps; a client further behind gets "too long".
 DEFAULT_LOG_WINDOW = 10_000
@@ -322,13 +320,20 @@ class ServerStore:
         )
 
     def _is_contact(self, peer: Peer) -> bool:
-        """The account's contacts: the people (not bots) it has written to in private."""
-        if peer.kind is not PeerKind.USER or peer.flags & (_BOT | _SELF):
-            return False
-        wrote = self._db.one(
-            "SELECT 1 FROM messages WHERE peer = ? AND out = 1 LIMIT 1", (peer.id,)
+        """Whether ``peer`` is on the account's contacts list (``contacts``)."""
+        return self._db.one("SELECT 1 FROM contacts WHERE peer = ?", (peer.id,)) is not None
+
+    def contacts(self) -> tuple[int, ...]:
+        """The account's contacts, in ascending id order: a list of its own, filled when the
+        account is made (``fill_contacts``) and changed by nothing a chat does."""
+        return tuple(
+            int(row[0]) for row in self._db.execute("SELECT peer FROM contacts ORDER BY peer")
         )
-        return wrote is not None
+
+    def fill_contacts(self) -> None:
+        """Add to the contacts the people the account has written to in private, as a
+        new account's list starts (``CONTACTS_FROM_HISTORY``)."""
+        self._db.execute(CONTACTS_FROM_HISTORY)
 
     def message(self, peer_id: int, message_id: int) -> Message | None:
         row = self._db.one(
