@@ -50,6 +50,7 @@ from sync.protocol import (
     ProtocolError,
     State,
     UpdateChannel,
+    UpdateContact,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
     UpdateDraftMessage,
@@ -92,6 +93,9 @@ __all__ = [
     "StoreError",
     "forward_header",
 ]
+
+#: ``Peer.flags`` bit of a bot, which cannot be a contact.
+_BOT = 2
 
 #: pts points each log keeps; a client further behind gets "too long".
 DEFAULT_LOG_WINDOW = 10_000
@@ -329,6 +333,25 @@ class ServerStore:
         return tuple(
             int(row[0]) for row in self._db.execute("SELECT peer FROM contacts ORDER BY peer")
         )
+
+    def set_contact(self, user_id: int, contact: bool) -> UpdateContact | None:
+        """Add a user to the account's contacts or remove one, as ``contacts.addContact``
+        and ``contacts.deleteContacts`` do, logged on the account's pts; ``None`` if that
+        changes nothing. A bot or the account's own user cannot be one."""
+        peer = self.require_peer(user_id)
+        if peer.kind is not PeerKind.USER or peer.flags & _BOT or user_id == self.self_id:
+            raise StoreError(f"{user_id} cannot be a contact", ErrorCode.PEER_ID_INVALID)
+        if self._is_contact(peer) == contact:
+            return None
+        date = self.now()
+        with self.transaction():
+            if contact:
+                self._db.execute("INSERT INTO contacts (peer) VALUES (?)", (user_id,))
+            else:
+                self._db.execute("DELETE FROM contacts WHERE peer = ?", (user_id,))
+            update = UpdateContact(user_id, contact, self.logs.next_pts(None, 1), 1)
+            self.logs.append(None, update, date)
+        return update
 
     def fill_contacts(self) -> None:
         """Add to the contacts the people the account has written to in private, as a
