@@ -10,7 +10,7 @@ import pytest
 from postbox import PeerId, Postbox
 from sync.protocol import Difference, GetDifference, PeerKind, UpdateContact, peer_kind
 from sync.server.config import ServerConfig
-from sync.server.server import EmbeddedServer
+from sync.server.server import EmbeddedServer, MockServer
 from sync.server.store import ServerStore, StoreError
 from tests.sync.engine_helpers import TOKEN, running_engine, server_report, wait_quiescent
 from tests.sync.server_helpers import make_harness
@@ -88,3 +88,26 @@ def test_every_device_learns_a_contact_change(tmp_path) -> None:
                 assert report.ok, report.divergences
 
         asyncio.run(run())
+
+
+def test_a_second_accounts_contacts_start_as_the_people_it_has_written_to() -> None:
+    config = ServerConfig(token=TOKEN, peers=15, messages=500, seed=4)
+    with EmbeddedServer(config) as server:
+
+        def boxes(s: MockServer) -> list[tuple[tuple[int, ...], set[int]]]:
+            accounts = s.service.accounts
+            found = []
+            for user, _name in accounts.users()[1:]:
+                box = accounts.box(user)
+                wrote = {
+                    peer
+                    for peer, _ in box.chat_sizes()
+                    if peer_kind(peer) is PeerKind.USER
+                    and any(m.out for m in box.recent_messages(peer, 100_000))
+                }
+                found.append((box.contacts(), wrote))
+            return found
+
+        found = server.call(boxes)
+        assert any(wrote for _, wrote in found)
+        assert all(contacts == tuple(sorted(wrote)) for contacts, wrote in found)
