@@ -39,6 +39,7 @@ from sync.protocol import (
     Presence,
     UpdateChannel,
     UpdateChannelTooLong,
+    UpdateContact,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
     UpdateDraftMessage,
@@ -68,6 +69,7 @@ __all__ = [
     "Operation",
     "PollChannel",
     "ReadInbox",
+    "SetContact",
     "SetDraft",
     "SetMuted",
     "ReadOutbox",
@@ -126,6 +128,14 @@ class SetMuted:
 
     peer_id: PeerId
     muted_until: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetContact:
+    """The account added a user to its contacts (or removed one), on some device."""
+
+    peer_id: PeerId
+    contact: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +213,7 @@ Operation = (
     | ReadOutbox
     | SetMuted
     | SetDraft
+    | SetContact
     | MergePeers
     | MergePresences
     | UpdateChannelState
@@ -336,6 +347,8 @@ class AccountMutableState:
                 self.operations.append(SetMuted(PeerId(update.peer), update.muted_until))
             case UpdateDraftMessage():
                 self.operations.append(SetDraft(PeerId(update.peer), draft_from_wire(update.draft)))
+            case UpdateContact():
+                self.operations.append(SetContact(PeerId(update.peer), update.contact))
             case UpdateUserStatus():
                 self.merge_presences((update.presence,))
             case UpdatePeer():

@@ -45,6 +45,7 @@ from sync.engine.mutable_state import (
     ReadOutbox,
     ResetChannel,
     ResetHistories,
+    SetContact,
     SetDraft,
     SetMuted,
     UpdateChannelState,
@@ -171,6 +172,11 @@ def apply_operation(
             set_muted_from_server(tx, peer_id, operation.muted_until)
         case SetDraft(peer_id=peer_id):
             set_draft_from_server(tx, peer_id, operation.draft)
+        case SetContact(peer_id=peer_id):
+            contacts = tx.get_contact_peer_ids()
+            if operation.contact != (peer_id in contacts):
+                changed = contacts | {peer_id} if operation.contact else contacts - {peer_id}
+                tx.replace_contact_peer_ids(changed)
         case MergePeers():
             tx.update_peers(operation.peers)
         case MergePresences():

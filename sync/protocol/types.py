@@ -68,6 +68,7 @@ __all__ = [
     "State",
     "UpdateChannel",
     "UpdateChannelTooLong",
+    "UpdateContact",
     "UpdateDeleteChannelMessages",
     "UpdateDeleteMessages",
     "UpdateDraftMessage",
@@ -335,6 +336,16 @@ class UpdateDraftMessage(TaggedRecord, frozen=True, tag="draftMessage"):
     pts_count: Counter
 
 
+class UpdateContact(TaggedRecord, frozen=True, tag="contact"):
+    """The account added a user to its contacts or removed one, on some device. It takes
+    the account's pts, so every device learns it, one that was away in its difference."""
+
+    peer: PeerRef
+    contact: bool
+    pts: Counter
+    pts_count: Counter
+
+
 class UpdateReadHistoryOutbox(TaggedRecord, frozen=True, tag="readHistoryOutbox"):
     """The other side read this account's messages up to ``max_id``."""
 
@@ -415,6 +426,7 @@ AnyUpdate = (
     | UpdateReadHistoryOutbox
     | UpdateNotifySettings
     | UpdateDraftMessage
+    | UpdateContact
     | UpdateNewChannelMessage
     | UpdateEditChannelMessage
     | UpdateDeleteChannelMessages

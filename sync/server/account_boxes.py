@@ -157,6 +157,7 @@ def derive_box(
         for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
             box.set_meta(key, value)
         box.set_meta("next_id", primary.meta("next_id", 1))
+        box.fill_contacts()
         box.set_meta("date", primary.now())
 
 

@@ -35,6 +35,7 @@ from sync.protocol import (
     Presence,
     ProtocolError,
     State,
+    UpdateContact,
     UpdateNewChannelMessage,
     UpdateNewMessage,
 )
@@ -142,7 +143,9 @@ def difference(
     secret = secret[:limit]
     encrypted = tuple(update.message for update in secret)
     named = (*messages, *encrypted, *_messages_in(others))
-    peers = without(store.peers_of(named), left_out(named))
+    # A contact change names a user no message may name: described, as its push does.
+    contacts = [update.peer for update in others if isinstance(update, UpdateContact)]
+    peers = without(store.peers_of(named, contacts), left_out(named))
     if more:
         # The date stays the request's, so the final answer's hints (peers, presences,
         # channels changed since that date) cover every slice of the chain.
@@ -159,7 +162,9 @@ def difference(
     if not taken and not secret and not changed and not presences and not channels:
         return DifferenceEmpty(state.date, state.seq)
     # A peer changed since the client's date is always described: it may hold an old one.
-    peers = without(store.peers_of(named, changed), left_out(named) - set(changed))
+    peers = without(
+        store.peers_of(named, (*changed, *contacts)), left_out(named) - {*changed, *contacts}
+    )
     return Difference(messages, others, peers, state, presences, channels, encrypted)
 
 

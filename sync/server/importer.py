@@ -79,6 +79,7 @@ def import_dataset(
         for key, value in (("pts", 1), ("qts", 0), ("seq", 1), ("log_start", 1)):
             store.set_meta(key, value)
         import_update_log(store, dataset, shift)
+        store.fill_contacts()
         store.set_meta("date", now)
 
 

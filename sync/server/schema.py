@@ -30,6 +30,7 @@ from sync.protocol import (
 
 __all__ = [
     "ADDED_COLUMNS",
+    "CONTACTS_FROM_HISTORY",
     "DATASET_COLUMNS",
     "JOINED_COLUMNS",
     "MESSAGE_COLUMNS",
@@ -95,6 +96,9 @@ SCHEMA = (
         id INTEGER PRIMARY KEY, kind TEXT NOT NULL, set_id INTEGER NOT NULL,
         position INTEGER NOT NULL, emoji TEXT NOT NULL, shape TEXT NOT NULL,
         colour INTEGER NOT NULL)""",
+    # The account's contacts: an explicit list, as on Telegram (a message sent or deleted
+    # changes nothing in it).
+    "CREATE TABLE IF NOT EXISTS contacts (peer INTEGER PRIMARY KEY)",
 )
 #: The columns a seeded dataset fills (it has no forwarded messages).
 DATASET_COLUMNS = "peer, id, date, out, author, text, media, reply_to, edit_date"
@@ -102,7 +106,14 @@ MESSAGE_COLUMNS = f"{DATASET_COLUMNS}, forward"
 #: Columns added since the first schema, with their type: added to an older file on open.
 ADDED_COLUMNS = (("messages", "forward", "BLOB"),)
 #: The schema version this server writes (``PRAGMA user_version``); it reads any older one.
-SCHEMA_VERSION = 1
+#: 2: the ``contacts`` list, filled from the history of a file of version 1 or 0.
+SCHEMA_VERSION = 2
+#: Fills the contacts list the way a dataset's import does (and a file from before the
+#: list, whose contacts were the rule itself): every user, neither a bot (flag 2) nor the
+#: account's own (flag 8), that the account has written to in private.
+CONTACTS_FROM_HISTORY = """INSERT OR IGNORE INTO contacts (peer)
+    SELECT DISTINCT m.peer FROM messages m JOIN peers p ON p.id = m.peer
+    WHERE m.out = 1 AND m.peer >> 56 = 0 AND p.flags & 10 = 0"""
 JOINED_COLUMNS = ", ".join(f"m.{column}" for column in MESSAGE_COLUMNS.split(", "))
 
 
@@ -126,15 +137,17 @@ _TABLE_ORDER = (
     ("devices", "device"),
     ("sticker_sets", "id"),
     ("sticker_documents", "id"),
+    ("contacts", "peer"),
 )
 
 
 def open_database(path: str | Path) -> apsw.Connection:
     """The server database at ``path`` in WAL mode, with every table and column of this
-    schema (an older file gains the columns added since). A new file is readable by its
-    owner only. Another application's SQLite file (``NotAServerDatabaseError``) and a
-    file of a newer schema version (``NewerServerDatabaseError``) are refused before
-    anything in them changes; apsw's other errors pass through."""
+    schema (an older file gains the columns added since, and its contacts list). A new
+    file is readable by its owner only. Another application's SQLite file
+    (``NotAServerDatabaseError``) and a file of a newer schema version
+    (``NewerServerDatabaseError``) are refused before anything in them changes; apsw's
+    other errors pass through."""
     if str(path) != ":memory:":
         _create_private(Path(path))
     db = apsw.Connection(str(path))
@@ -151,6 +164,8 @@ def open_database(path: str | Path) -> apsw.Connection:
                 present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 if column not in present:
                     db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            if version < 2:  # the contacts an older file's account had by the old rule
+                db.execute(CONTACTS_FROM_HISTORY)
             if claim:
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             if version != SCHEMA_VERSION:

@@ -250,6 +250,17 @@ class Service:
         self._deliver_mirrored()
         return True
 
+    def set_contact_elsewhere(self, user_id: int, contact: bool) -> bool:
+        """The primary account adds ``user_id`` to its contacts (or removes them) on a
+        device that is not connected here; every session learns it. Whether that changed
+        anything."""
+        update = self.store.set_contact(user_id, contact)
+        if update is None:
+            return False
+        self._publish(self.accounts.primary_id, [push_for(self.store, update)], None)
+        self._deliver_mirrored()
+        return True
+
     def read_elsewhere(self, peer_id: int) -> bool:
         """The primary account reads all of ``peer_id`` on a device that is not connected
         here; whether that changed anything."""

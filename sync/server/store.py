@@ -50,6 +50,7 @@ from sync.protocol import (
     ProtocolError,
     State,
     UpdateChannel,
+    UpdateContact,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
     UpdateDraftMessage,
@@ -73,6 +74,7 @@ from sync.server.differences import DIFFERENCE_LIMIT
 from sync.server.history_pages import history_page
 from sync.server.importer import import_dataset
 from sync.server.schema import (
+    CONTACTS_FROM_HISTORY,
     DATASET_COLUMNS,
     MESSAGE_COLUMNS,
     forward_to_db,
@@ -92,8 +94,8 @@ __all__ = [
     "forward_header",
 ]
 
-#: Peer flags (``sync.protocol.Peer.flags``) the contact rule looks at.
-_BOT, _SELF = 2, 8
+#: ``Peer.flags`` bit of a bot, which cannot be a contact.
+_BOT = 2
 
 #: pts points each log keeps; a client further behind gets "too long".
 DEFAULT_LOG_WINDOW = 10_000
@@ -322,13 +324,39 @@ class ServerStore:
         )
 
     def _is_contact(self, peer: Peer) -> bool:
-        """The account's contacts: the people (not bots) it has written to in private."""
-        if peer.kind is not PeerKind.USER or peer.flags & (_BOT | _SELF):
-            return False
-        wrote = self._db.one(
-            "SELECT 1 FROM messages WHERE peer = ? AND out = 1 LIMIT 1", (peer.id,)
+        """Whether ``peer`` is on the account's contacts list (``contacts``)."""
+        return self._db.one("SELECT 1 FROM contacts WHERE peer = ?", (peer.id,)) is not None
+
+    def contacts(self) -> tuple[int, ...]:
+        """The account's contacts, in ascending id order: a list of its own, filled when the
+        account is made (``fill_contacts``) and changed by nothing a chat does."""
+        return tuple(
+            int(row[0]) for row in self._db.execute("SELECT peer FROM contacts ORDER BY peer")
         )
-        return wrote is not None
+
+    def set_contact(self, user_id: int, contact: bool) -> UpdateContact | None:
+        """Add a user to the account's contacts or remove one, as ``contacts.addContact``
+        and ``contacts.deleteContacts`` do, logged on the account's pts; ``None`` if that
+        changes nothing. A bot or the account's own user cannot be one."""
+        peer = self.require_peer(user_id)
+        if peer.kind is not PeerKind.USER or peer.flags & _BOT or user_id == self.self_id:
+            raise StoreError(f"{user_id} cannot be a contact", ErrorCode.PEER_ID_INVALID)
+        if self._is_contact(peer) == contact:
+            return None
+        date = self.now()
+        with self.transaction():
+            if contact:
+                self._db.execute("INSERT INTO contacts (peer) VALUES (?)", (user_id,))
+            else:
+                self._db.execute("DELETE FROM contacts WHERE peer = ?", (user_id,))
+            update = UpdateContact(user_id, contact, self.logs.next_pts(None, 1), 1)
+            self.logs.append(None, update, date)
+        return update
+
+    def fill_contacts(self) -> None:
+        """Add to the contacts the people the account has written to in private, as a
+        new account's list starts (``CONTACTS_FROM_HISTORY``)."""
+        self._db.execute(CONTACTS_FROM_HISTORY)
 
     def message(self, peer_id: int, message_id: int) -> Message | None:
         row = self._db.one(

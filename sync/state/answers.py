@@ -28,6 +28,7 @@ from sync.protocol import (
     PeerKind,
     ProtocolError,
     UpdateChannelTooLong,
+    UpdateContact,
     UpdateDeleteChannelMessages,
     UpdateDeleteMessages,
     UpdateDraftMessage,
@@ -114,6 +115,8 @@ def check_update(update: AnyUpdate, where: str = "an update") -> None:
             _kind_is(update.peer, account_chats, f"{where}: chat")
         case UpdateNotifySettings() | UpdateDraftMessage():
             _kind_is(update.peer, (*account_chats, PeerKind.CHANNEL), f"{where}: chat")
+        case UpdateContact():
+            _kind_is(update.peer, (PeerKind.USER,), f"{where}: contact")
         case UpdateUserStatus():
             _kind_is(update.presence.user, (PeerKind.USER,), f"{where}: user")
         case UpdatePeer():

@@ -24,16 +24,7 @@ class KnownBug:
     diagnosis: str
 
 
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    KnownBug(
-        "contacts peer N: ",
-        "crash-point",
-        "A contact status learned from a profile goes stale: the mock server counts as a"
-        " contact a person the account wrote to in private, which a send or a deletion"
-        " changes, and tells no device. Only crash-point schedules open profile screens"
-        " (to reach the media-count validator's crash points).",
-    ),
-)
+KNOWN_BUGS: tuple[KnownBug, ...] = ()
 
 
 def unexplained(outcome: Outcome) -> list[str]:

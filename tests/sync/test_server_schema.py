@@ -113,3 +113,36 @@ def test_a_database_of_an_older_schema_is_brought_up_to_this_one(tmp_path) -> No
     # And it opens again as it is.
     open_database(path).close()
     assert _pragma(path, "user_version") == SCHEMA_VERSION
+
+
+def test_a_file_from_before_the_contacts_list_keeps_its_contacts(tmp_path) -> None:
+    """Version 1 counted as contacts the people the account had written to in private;
+    such a file gets that list once, and from then on the list is its own."""
+    path = tmp_path / "server.db"
+    db = open_database(path)
+    db.execute("DROP TABLE contacts")
+    peers = ((5, 0), (6, 0), (7, 2), (8, 8))  # (id, flags): two people, a bot, the account
+    for peer_id, flags in peers:
+        db.execute(
+            "INSERT INTO peers VALUES (?, 'p', NULL, 1, ?, '', NULL, NULL, 0, NULL, 0, 0)",
+            (peer_id, flags),
+        )
+    for peer_id, out in ((5, 1), (6, 0), (7, 1), (8, 1)):
+        db.execute(
+            "INSERT INTO messages (peer, id, date, out, text) VALUES (?, ?, 10, ?, 'hi')",
+            (peer_id, peer_id, out),
+        )
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+    db = open_database(path)
+    try:
+        assert db.execute("SELECT peer FROM contacts").fetchall() == [(5,)]
+        db.execute("DELETE FROM contacts")
+    finally:
+        db.close()
+    assert _pragma(path, "user_version") == SCHEMA_VERSION == 2
+    db = open_database(path)
+    try:
+        assert db.execute("SELECT peer FROM contacts").fetchall() == []
+    finally:
+        db.close()

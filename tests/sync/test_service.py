@@ -338,7 +338,7 @@ def test_a_resend_after_the_message_was_deleted_returns_the_original() -> None:
     assert again == first
 
 
-def test_contacts_are_the_people_the_account_has_written_to() -> None:
+def test_contacts_start_as_the_people_the_account_has_written_to() -> None:
     harness = make_harness(seed=12, peers=30, messages=3_000)
     store = harness.store
     for peer_id, _count in store.chat_sizes():
@@ -346,12 +346,26 @@ def test_contacts_are_the_people_the_account_has_written_to() -> None:
         wrote = any(m.out for m in store.recent_messages(peer_id, 100_000))
         person = peer.kind is PeerKind.USER and not peer.flags & 2
         assert store.full_peer(peer_id).contact == (person and wrote)
-    newcomer = next(
+        assert (peer_id in store.contacts()) == (person and wrote)
+
+
+def test_a_send_or_a_deletion_leaves_the_contacts_as_they_are() -> None:
+    """Contacts are a list of their own, as on Telegram: writing to a stranger does not
+    add them, and deleting all one wrote to a contact does not remove them."""
+    harness = make_harness(seed=12, peers=30, messages=3_000)
+    store = harness.store
+    people = [
         p
         for p, _ in store.chat_sizes()
-        if peer_kind(p) is PeerKind.USER
-        and not store.require_peer(p).flags & 2
-        and not store.full_peer(p).contact
-    )
-    store.add_message(newcomer, out=True, author=store.self_id, text="hello")
-    assert store.full_peer(newcomer).contact
+        if peer_kind(p) is PeerKind.USER and not store.require_peer(p).flags & 2
+    ]
+    stranger = next(p for p in people if not store.full_peer(p).contact)
+    contact = next(p for p in people if store.full_peer(p).contact)
+    before = store.contacts()
+    store.add_message(stranger, out=True, author=store.self_id, text="hello")
+    written = [m.id for m in store.recent_messages(contact, 100_000) if m.out]
+    store.delete_messages(contact, written)
+    assert not any(m.out for m in store.recent_messages(contact, 100_000))
+    assert not store.full_peer(stranger).contact
+    assert store.full_peer(contact).contact
+    assert store.contacts() == before
