@@ -9,7 +9,8 @@ them per category:
   incoming and outgoing read marks and the unread count equal the server's dialog, and
   the chat is not marked unread (the server has no such mark);
 * ``chat_list``: every server chat is listed in its group (root or archive), every
-  listed chat is on the server, the pinned chats of each group and their order match,
+  listed chat is on the server (but one listed for failed sends alone, as on
+  Telegram), the pinned chats of each group and their order match,
   the other chats keep the server's order, and each listed chat's top message is the
   server's;
 * ``peers``: every stored peer has the server's name and username, and every peer a

@@ -103,6 +103,9 @@ REGRESSIONS = [
     pytest.param(118, None, id="118-contact-status-changed-by-a-deletion"),
     pytest.param(352, None, id="352-contact-status-changed-by-a-deletion"),
     pytest.param(390, None, id="390-contact-status-changed-by-a-deletion"),
+    # A send malformed past enqueue failed in a user chat whose messages were all
+    # deleted since: the chat stays listed for it, as on Telegram, and verify allows it.
+    pytest.param(1287, None, id="1287-chat-listed-for-a-failed-send-alone"),
 ]
 _REASONS: dict[int, str] = {}
 

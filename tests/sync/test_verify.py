@@ -41,7 +41,7 @@ from postbox import (
 )
 from sync.connection import ServerConnection
 from sync.engine import enqueue_send
-from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.convert import CLOUD, message_from_wire, peer_from_wire
 from sync.engine.log_tags import EDIT_TAG, SEND_TAG
 from sync.protocol import (
     Auth,
@@ -54,6 +54,7 @@ from sync.protocol import (
     SentMessageIds,
     peer_kind,
 )
+from sync.protocol import Peer as WirePeer
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer, MockServer
 from sync.verify import Category, Report, verify
@@ -563,3 +564,27 @@ def test_a_failed_message_the_server_stored_after_all(server: EmbeddedServer, db
     assert divergence.what == (
         f"local message 1 failed here, but the server stored it as message 77 in chat {top}"
     )
+
+
+def test_a_failed_send_lists_a_chat_the_server_does_not_have(tmp_path: Path) -> None:
+    """As on Telegram, a chat written to stays listed with the send that failed, though
+    the server has no chat with the peer (here every message of it was deleted)."""
+    with EmbeddedServer(ServerConfig(token=TOKEN, peers=4, messages=40, seed=3)) as server:
+        user = next(
+            d.peer for d in dialogs(server) if peer_kind(d.peer) is PeerKind.USER and not d.pinned
+        )
+
+        def empty_the_chat(s: MockServer) -> WirePeer | None:
+            store = s.service.store
+            store.delete_messages(user, [m.id for m in store.recent_messages(user, 10**6)])
+            return store.peer(user)
+
+        wire_peer = server.call(empty_the_chat)
+        assert wire_peer is not None
+        db = tmp_path / "client.db"
+        mirror(server, TOKEN, db)
+        tamper(db, lambda tx: tx.update_peers([peer_from_wire(wire_peer)]))
+        tamper(db, _fail(PeerId(user), 4242, 1_700_000_000))
+        report = check(server, db)
+    assert report.ok, report.divergences
+    assert report.failed_messages == 1
