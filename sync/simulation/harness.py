@@ -534,7 +534,9 @@ class _World:
             await self._open_as_another_account(event.amount)
         elif kind == kinds.LYING_SERVER:
             rng = random.Random(f"lies:{self.schedule.seed}:frames")
-            self.network.liar = Liar(rng, self.now() + event.amount, self.note)
+            self.network.liar = Liar(
+                rng, self.now() + event.amount, self.note, renamed=self._renamed_peers
+            )
         elif kind == kinds.CHANNEL_PRIVATE:
             self._remove_from_channel(event.amount)
         elif kind == kinds.CLIENT_CLOCK_JUMP:
@@ -566,6 +568,13 @@ class _World:
             server.service.remove_from_channel(channel)
             self.left_channels.add(channel)
             self.note(f"removed from channel {channel}")
+
+    def _renamed_peers(self) -> list[int]:
+        """Every peer the server has renamed (none while it is down)."""
+        server = self.server
+        if server is None or server.store is None:
+            return []
+        return server.store.peers_changed_since(0)
 
     def _end_storage_error(self) -> None:
         self.storage_error = None

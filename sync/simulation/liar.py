@@ -6,7 +6,9 @@ rules: a message by an author or in a chat the server cannot describe, a field o
 wrong type, an impossible message id, a peer id of no kind, a ``getPeers`` answer that
 leaves out what it was asked; or, legally, an answer whose peers are left out (min peers,
 which ``getPeers`` describes). Every lie is one a client can tell: a field of the right
-type with a false value would be undetectable, so none is told. The client must refuse
+type with a false value would be undetectable, so none is told; nor is a final difference
+stripped of a renamed peer, its only carrier of the new name to a client that stores the
+old one. The client must refuse
 every lie whole and keep nothing of it; once the window is over the honest server must
 heal everything. What is rewritten is drawn from its own generator, so a schedule
 without a lying server replays as before.
@@ -15,7 +17,7 @@ without a lying server replays as before.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import msgpack
@@ -52,12 +54,19 @@ class Liar:
     """Rewrites server-to-client frames until ``until`` (virtual seconds)."""
 
     def __init__(
-        self, rng: random.Random, until: float, note: Callable[[str], None], chance: float = 0.5
+        self,
+        rng: random.Random,
+        until: float,
+        note: Callable[[str], None],
+        chance: float = 0.5,
+        renamed: Callable[[], Collection[int]] = frozenset,
     ) -> None:
         self._rng = rng
         self.until = until
         self._note = note
         self.chance = chance
+        #: The peers the server has renamed, which a final difference keeps.
+        self._renamed = renamed
         #: Frames rewritten, by kind of lie.
         self.told: dict[str, int] = {}
 
@@ -90,9 +99,14 @@ class Liar:
         messages = list(_messages(target))
         lie = rng.choice(LIES) if messages else "min-peers"
         if lie == "min-peers":
-            if not target.get("peers"):
+            peers = target.get("peers") or []
+            # The server describes in a final difference every peer changed since the
+            # client's date: leaving one out would hide a rename (undetectable).
+            renamed = set(self._renamed()) if target.get("_") == "difference" else set()
+            kept = [peer for peer in peers if isinstance(peer, dict) and peer.get("id") in renamed]
+            if len(kept) == len(peers):
                 return None
-            target["peers"] = []
+            target["peers"] = kept
             return lie
         message = rng.choice(messages)
         ghost = _GHOSTS + rng.randrange(1_000)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 import threading
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, StoreMessage, Transaction
@@ -14,6 +16,7 @@ from postbox.errors import StorageFullError
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.protocol import GetState, State, encode_frame, encode_result
 from sync.simulation import SimulationError, StalledError, VirtualLoop, run_virtual
+from sync.simulation.liar import Liar
 from sync.simulation.loop import owned_context
 from sync.simulation.network import LinkFaults, Network
 
@@ -206,3 +209,40 @@ def test_a_failing_commit_rolls_back_with_the_storage_error(tmp_path: Path) -> N
     postbox.run(add)
     assert len(postbox.run(lambda tx: tx.get_messages(ALICE, 0))) == 1
     postbox.close()
+
+
+def _liar_frame(body: dict[str, object]) -> bytes:
+    data: bytes = msgpack.packb(body)
+    return len(data).to_bytes(4, "big") + data
+
+
+def _peers_of(frame: bytes) -> list[int]:
+    body = msgpack.unpackb(frame[4:], strict_map_key=False)
+    part = body["result"] if "result" in body else body["updates"]
+    return [peer["id"] for peer in part["peers"]]
+
+
+def _lying_answer(kind: str, peers: list[int]) -> dict[str, object]:
+    described = [{"id": peer, "name": f"peer {peer}"} for peer in peers]
+    return {"result": {"_": kind, "messages": [], "other_updates": [], "peers": described}}
+
+
+def test_a_lying_server_leaves_no_renamed_peer_out_of_a_final_difference() -> None:
+    # The final difference is the only carrier of a rename whose push was lost, and the
+    # client keeps the old name of a peer it stores: leaving it out is not a min peer.
+    notes: list[str] = []
+    liar = Liar(random.Random(1), 10.0, notes.append, chance=1.0, renamed=lambda: {2})
+    told = liar.rewrite(_liar_frame(_lying_answer("difference", [1, 2, 3])), 0.0)
+    assert _peers_of(told) == [2]
+    assert notes == ["lie: min-peers"]
+    # A slice lists no changed peers: all of its may be left out.
+    assert _peers_of(liar.rewrite(_liar_frame(_lying_answer("differenceSlice", [1, 2])), 0.0)) == []
+
+
+def test_a_final_difference_of_renamed_peers_only_is_passed_on_untouched() -> None:
+    notes: list[str] = []
+    liar = Liar(random.Random(1), 10.0, notes.append, chance=1.0, renamed=lambda: [2, 5])
+    frame = _liar_frame(_lying_answer("difference", [2, 5]))
+    assert liar.rewrite(frame, 0.0) == frame
+    assert notes == []
+    assert liar.told == {}
