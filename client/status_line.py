@@ -3,7 +3,8 @@
 ``status_line(status)`` turns an ``EngineStatus`` into the line the window shows above
 the chat list, Telegram's "Connecting…" / "Updating…" and more: why it cannot connect
 and when it tries again (with a retry button), a refused token (no retry: it will not
-help), a database that belongs to another account (logging out empties it), a failure
+help), a database that belongs to another account (logging out empties it), a damaged
+database (restore it from a copy, or log out to empty it), a failure
 that keeps coming back (the database full), that another process syncs the database
 (a standby: this window shows what that one receives), or that the server asked to
 slow down (``FLOOD_WAIT``) and for how long. Nothing is shown while all is well. Pure:
@@ -63,6 +64,14 @@ def status_line(status: EngineStatus | None) -> StatusLine:
         return StatusLine(
             "This database belongs to another account: start the app with that account's"
             " token, or log out to empty it.",
+            final=True,
+            warning=True,
+            can_log_out=True,
+        )
+    if connection == "database damaged":
+        return StatusLine(
+            "This database is damaged and sync has stopped: restore it from a copy, or"
+            " log out to empty it and fetch everything again.",
             final=True,
             warning=True,
             can_log_out=True,

@@ -46,6 +46,7 @@ from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine import (
     AccountMismatchError,
     AuthorizationError,
+    DatabaseDamagedError,
     EngineStatus,
     SyncEngine,
     Timeouts,
@@ -215,7 +216,7 @@ async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcom
             f"{error}: sync it with that account's token, use another --db, or add"
             " --start-over to empty it first"
         )
-    except AuthorizationError as error:
+    except (AuthorizationError, DatabaseDamagedError) as error:
         failure = str(error)
     finally:
         if progress is not None:
@@ -223,7 +224,7 @@ async def _sync_database(args: argparse.Namespace, out: TextIO, outcome: _Outcom
             print(file=sys.stderr)  # end the progress line
         status = engine.status()
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, AuthorizationError):
+        with contextlib.suppress(asyncio.CancelledError, AuthorizationError, DatabaseDamagedError):
             await task
         subscription.dispose()
         elapsed = time.monotonic() - started
@@ -296,7 +297,10 @@ def _busy_with(engine: SyncEngine) -> str:
 def _summary(
     status: EngineStatus, role: str, postbox: Postbox, elapsed: float, idle: bool
 ) -> dict[str, Any]:
-    cursor = postbox.run(lambda tx: tx.get_state())
+    try:
+        cursor = postbox.run(lambda tx: tx.get_state())
+    except PostboxError:  # a damaged cursor: the engine's error says so
+        cursor = None
     return {
         "connection": status.connection,
         "role": role,

@@ -16,6 +16,9 @@ never see them.
     ├── InvalidSearchQueryError      a full-text query that FTS5 cannot parse
     ├── InvalidArgumentError         a caller passed a value the tables cannot store
     └── PostboxClosedError           the postbox was closed
+
+``is_final(error)`` tells the errors that trying again cannot cure (the file's
+content is damaged) from those that pass (a full disk, a lock held for a while).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ __all__ = [
     "ReadOnlyDatabaseError",
     "SchemaVersionError",
     "StorageFullError",
+    "is_final",
     "translate_sqlite_error",
 ]
 
@@ -85,6 +89,16 @@ class InvalidArgumentError(PostboxError, ValueError):
 
 class PostboxClosedError(PostboxError):
     """The postbox was closed; no more transactions run."""
+
+
+def is_final(error: BaseException) -> bool:
+    """Whether ``error`` says the stored data itself is damaged, so that no retry can
+    cure it: a value that cannot be decoded, pages SQLite finds corrupt or a file that
+    is no database. Everything else a retry may cure (a full disk or a lock is freed,
+    a permission is fixed) or is a bug, and is not final: callers keep retrying it."""
+    return isinstance(
+        error, CorruptValueError | NotADatabaseError | apsw.CorruptError | apsw.NotADBError
+    )
 
 
 def translate_sqlite_error(exc: BaseException, path: str) -> PostboxError:

@@ -34,6 +34,7 @@ from postbox import (
     PostboxError,
     Transaction,
 )
+from postbox.errors import is_final
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.engine.convert import peer_from_wire
 from sync.engine.crash_points import crash_point
@@ -55,6 +56,7 @@ __all__ = [
     "DEVICE_PREFERENCE",
     "AccountMismatchError",
     "AuthorizationError",
+    "DatabaseDamagedError",
     "EngineStatus",
     "SessionTerminatedError",
     "SyncEngine",
@@ -86,6 +88,19 @@ class AccountMismatchError(AuthorizationError):
         )
         self.stored = stored
         self.authorized = authorized
+
+
+class DatabaseDamagedError(SyncError):
+    """The database's content is damaged (``postbox.errors.is_final``): retrying would
+    fail the same way for ever, and writing more into it could spread the damage."""
+
+    def __init__(self, path: str | None, error: BaseException) -> None:
+        where = path or "the in-memory database"
+        super().__init__(
+            f"{where} is damaged ({error}): restore it from a copy, or run"
+            " `postbox-chat sync --start-over` to empty it and fetch everything again"
+        )
+        self.path = path
 
 
 #: The preference holding this database's device id (``Auth.device``).
@@ -195,6 +210,8 @@ class SyncEngine:
         self._connection: ServerConnection | None = None
         self._connected = asyncio.Event()
         self._fatal: BaseException | None = None
+        #: Set when a part stopped the engine for good (``stop_for_damage``).
+        self._stopped = asyncio.Event()
         #: When (loop time) the next attempt to connect is due, while waiting for it.
         self._retry_at: float | None = None
         self._retry_now = asyncio.Event()
@@ -331,9 +348,17 @@ class SyncEngine:
                 ("wake-watch", self._watch_for_wake),
             )
         ]
+        keeping = asyncio.create_task(self._keep_connected(), name="connection")
+        stopped = asyncio.create_task(self._stopped.wait(), name="stop")
         try:
-            await self._keep_connected()
+            await asyncio.wait({keeping, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if self._fatal is not None and self._stopped.is_set():
+                raise self._fatal
+            keeping.result()
         finally:
+            keeping.cancel()
+            stopped.cancel()
+            await asyncio.gather(keeping, stopped, return_exceptions=True)
             remove_listener()
             for task in parts:
                 task.cancel()
@@ -352,11 +377,28 @@ class SyncEngine:
                 await run()
                 return
             except Exception as error:
+                if is_final(error):
+                    self.stop_for_damage(error)
+                    return
                 pause = backoff.next()
                 log.exception("the %s stopped; starting it again in %.1f s", name, pause)
                 self.part_problem = f"the {name} stopped: {error}"
                 self.changes.notify()
                 await asyncio.sleep(pause)
+
+    def stop_for_damage(self, error: BaseException) -> BaseException:
+        """Stop the engine for good: the database's content is damaged (``is_final``).
+        Every part stops, nothing more is written, and ``run`` raises
+        ``DatabaseDamagedError`` naming the file and what to do."""
+        if self._fatal is None:
+            log.error("the database is damaged; syncing stops: %s", error)
+            self._fatal = DatabaseDamagedError(self.postbox.path, error)
+            self._fatal.__cause__ = error
+            self.connection_state = "database damaged"
+            self.problem = str(self._fatal)
+            self.changes.notify()
+        self._stopped.set()
+        return self._fatal
 
     async def _keep_connected(self) -> None:
         """Connect, authorize, feed pushes to the state manager; again when the
@@ -445,6 +487,8 @@ class SyncEngine:
             other = await asyncio.wrap_future(self.postbox.transaction(bind))
             crash_point("engine.bind_account.stored")
         except PostboxError as error:
+            if is_final(error):
+                raise self.stop_for_damage(error) from error
             if self._bound_account == int(me.id):  # bound already: stored next time
                 log.warning("could not store the account's peer: %s", error)
                 return True
@@ -500,6 +544,8 @@ class SyncEngine:
         except PostboxError as error:  # the database is full or busy: try again later
             connection.abort("no device id")
             await connection.close()
+            if is_final(error):
+                raise self.stop_for_damage(error) from error
             self.problem = f"cannot read the device id: {error}"
             self.changes.notify()
             return None
@@ -674,7 +720,7 @@ class SyncWorker:
                 pass
             except BaseException as error:  # noqa: BLE001 - kept for the owner to read
                 self.error = error
-                if isinstance(error, AuthorizationError):  # the server's word, not a bug
+                if isinstance(error, AuthorizationError | DatabaseDamagedError):  # not a bug
                     log.warning("sync worker stopped: %s", error)
                 else:
                     log.error("sync worker stopped: %s", error)

@@ -42,6 +42,7 @@ from postbox import (
     Subscription,
     Transaction,
 )
+from postbox.errors import is_final
 from sync.engine.channel_access import channel_gone
 from sync.engine.convert import (
     CLOUD,
@@ -136,6 +137,8 @@ class HoleFiller:
         self._on_channel_refused = on_channel_refused
         self._wanted: frozenset[Entry] = frozenset()
         self._running: dict[tuple[Any, ...], _Fetch] = {}
+        #: A damaged database met by a fetch, for ``run`` to raise (``is_final``).
+        self._damage: Exception | None = None
         self._done_at: dict[Entry, float] = {}
         self._retry_at: dict[Entry, float] = {}
         self._failures: dict[Entry, int] = {}
@@ -162,6 +165,8 @@ class HoleFiller:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
+                if self._damage is not None:  # raised to the engine, which stops
+                    raise self._damage
                 self._evaluate()
         finally:
             watcher.cancel()
@@ -218,6 +223,9 @@ class HoleFiller:
             self._retry_at[entry] = self._clock() + self.timeouts.retry_min
             loop.call_later(self.timeouts.retry_min, self._wake.set)
         except Exception as error:
+            if is_final(error):  # the database is damaged: no retry would cure it
+                self._damage = error
+                return
             failures = self._failures.get(entry, 0) + 1
             self._failures[entry] = failures
             pause = min(self.timeouts.retry_max, self.timeouts.retry_min * 2 ** (failures - 1))

@@ -26,6 +26,7 @@ from postbox import (
     Postbox,
     Transaction,
 )
+from postbox.errors import is_final
 from sync.engine.convert import media_from_wire
 from sync.engine.crash_points import crash_point
 from sync.engine.timing import Backoff, Timeouts
@@ -179,6 +180,8 @@ class ItemCollectionSync:
                     await asyncio.sleep(pause)
                 except Exception as error:
                     # The database full or locked, a broken answer: shown, and tried again.
+                    if is_final(error):  # the database is damaged: the engine stops
+                        raise
                     self._requested = True
                     pause = backoff.next()
                     self.problem = f"fetching sticker sets failed: {error}"

@@ -34,6 +34,7 @@ from postbox import (
     Postbox,
     Transaction,
 )
+from postbox.errors import is_final
 from sync.engine.channel_access import channel_gone
 from sync.engine.convert import CLOUD, message_from_wire
 from sync.engine.crash_points import crash_point
@@ -163,6 +164,8 @@ class Outbound:
                 await asyncio.sleep(pause)
             except Exception as error:
                 # The database full or locked, a broken answer: shown, and tried again.
+                if is_final(error):  # the database is damaged: the engine stops
+                    raise
                 pause = backoff.next()
                 self.problem = f"sending failed: {error}"
                 log.error("outgoing change failed, retrying in %.1f s: %s", pause, error)

@@ -34,6 +34,7 @@ from postbox import (
     StateCursor,
     Transaction,
 )
+from postbox.errors import is_final
 from sync.engine.channel_access import channel_gone, inaccessible_channels
 from sync.engine.convert import peer_from_wire
 from sync.engine.crash_points import crash_point
@@ -426,7 +427,8 @@ class StateManager:
         A lost connection is the connection loop's to handle (it reconnects and asks
         for the difference). Any other failure (the database full or locked, a server
         answer that breaks the protocol) is logged, shown in ``problem``, and ``retry``
-        runs after a growing pause: an operation is never lost silently.
+        runs after a growing pause: an operation is never lost silently. A damaged
+        database (``is_final``) is raised instead: no retry would cure it.
         """
         self._busy = True
         self.current_operation = name
@@ -436,6 +438,9 @@ class StateManager:
             log.info("%s interrupted: %s", name, error)
             return False
         except Exception as error:
+            if is_final(error):
+                self.problem = f"{name} failed: {error}"
+                raise
             self._failed(name, error, retry)
             return False
         else:

@@ -31,6 +31,7 @@ from postbox import (
     Postbox,
     Transaction,
 )
+from postbox.errors import is_final
 from sync.engine.convert import (
     CLOUD,
     draft_from_wire,
@@ -150,6 +151,8 @@ class _Validator:
                 continue
             except Exception as error:
                 # The database full or locked, a broken answer: shown, and tried again.
+                if is_final(error):  # the database is damaged: the engine stops
+                    raise
                 if isinstance(error, ServerLiedError | InvalidParamsError):
                     self.lies_refused += 1
                 log.error("%s failed: %s", type(self).__name__, error)
