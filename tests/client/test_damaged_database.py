@@ -15,6 +15,7 @@ import pytest
 from client.cli import main
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
+from tests.sync.test_damaged_values import damage_state_cursor, stored_cursor_bytes
 
 TOKEN = "damage-token"
 
@@ -94,3 +95,40 @@ def test_the_same_file_undamaged_syncs(server, synced, tmp_path) -> None:
     db = tmp_path / "client.db"
     shutil.copyfile(synced, db)
     assert main(_sync(server, db)) == 0
+
+
+def test_a_damaged_value_ends_sync_with_one_line_and_is_not_written_over(
+    server, synced, tmp_path, capsys
+) -> None:
+    """``quick_check`` passes (the pages are sound), the stored cursor does not decode:
+    ``sync`` stops at once with exit 1 and the way out, without waiting for --timeout."""
+    db = tmp_path / "client.db"
+    shutil.copyfile(synced, db)
+    garbage = damage_state_cursor(db)
+    tables = _rows_outside_metadata(db)
+    capsys.readouterr()
+    assert main(_sync(server, db)) == 1
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line]
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith(f"postbox-chat: error: {db} is damaged"), lines[0]
+    assert "restore it from a copy" in lines[0] and "sync --start-over" in lines[0]
+    assert '"connection": "database damaged"' in captured.out
+    assert stored_cursor_bytes(db) == garbage
+    assert _rows_outside_metadata(db) == tables
+
+
+def _rows_outside_metadata(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table but the metadata (where the master election writes)."""
+    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        names = [
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 't\\_%'"
+                " ESCAPE '\\' AND name != 't_metadata'"
+            )
+        ]
+        return {name: list(connection.execute(f"SELECT * FROM {name}")) for name in names}
+    finally:
+        connection.close()
