@@ -82,6 +82,14 @@ def test_another_accounts_database_is_final_and_offers_to_log_out() -> None:
     assert line.text.startswith("This database belongs to another account")
 
 
+def test_a_damaged_database_is_final_and_says_how_to_recover() -> None:
+    problem = "/tmp/c.db is damaged (stored message cannot be decoded): restore it from a copy"
+    line = status_line(status("database damaged", role="standby", problem=problem))
+    assert line.final and line.warning and line.can_log_out and not line.can_retry
+    assert line.text.startswith("This database is damaged")
+    assert "restore it from a copy" in line.text
+
+
 def test_a_flood_wait_says_what_waits_and_how_long() -> None:
     line = status_line(status("connected", flood_waits=(("history", 2.5), ("send", 6.2))))
     assert line.text == "The server asked to slow down: sending waits 7 s."

@@ -29,9 +29,11 @@ from postbox import (
 )
 from postbox.errors import is_final, translate_sqlite_error
 from sync.engine import DatabaseDamagedError, SyncEngine
+from sync.engine.hole_filler import HoleFiller
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer
 from tests.sync.engine_helpers import FAST, TOKEN, running_engine, wait_quiescent
+from tests.sync.test_hole_filler import TIMEOUTS, FakeClock, entry
 
 
 @pytest.mark.parametrize(
@@ -124,3 +126,97 @@ def test_a_value_that_cannot_be_decoded_stops_the_engine_instead_of_retrying(
     shown = status_line(status)
     assert shown.final and shown.warning and shown.can_log_out
     assert "damaged" in shown.text
+
+
+def test_a_fill_that_meets_a_damaged_value_is_not_retried_but_raised(tmp_path: Path) -> None:
+    async def scenario() -> BaseException | None:
+        with Postbox(tmp_path / "c.db") as postbox:
+            filler = HoleFiller(postbox, _never_called, timeouts=TIMEOUTS, clock=FakeClock())
+
+            async def damaged(_entry: object) -> None:
+                raise CorruptValueError("stored message cannot be decoded")
+
+            filler._fill_history = damaged  # type: ignore[method-assign,assignment]
+            task = asyncio.create_task(filler.run())
+            await asyncio.sleep(0)
+            filler._wanted = frozenset({entry()})
+            filler._evaluate()
+            await asyncio.wait({task}, timeout=10)
+            assert task.done()
+            assert not filler._retry_at  # no retry planned
+            return task.exception()
+
+    assert isinstance(asyncio.run(scenario()), CorruptValueError)
+
+
+@pytest.mark.parametrize("part", ["outbound", "read_states", "item_collections"])
+def test_a_part_that_meets_a_damaged_value_stops_the_engine(tmp_path: Path, part: str) -> None:
+    async def scenario() -> BaseException | None:
+        async def never_connects() -> object:
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+        with Postbox(tmp_path / "c.db") as postbox:
+            engine = SyncEngine(postbox, "h", 1, TOKEN, connector=never_connects)  # type: ignore[arg-type]
+
+            async def damaged() -> None:
+                raise CorruptValueError("stored message cannot be decoded")
+
+            getattr(engine, part).run = damaged
+            task = asyncio.create_task(engine.run())
+            await asyncio.wait({task}, timeout=10)
+            assert task.done()
+            assert engine.status().connection == "database damaged"
+            return task.exception()
+
+    error = asyncio.run(scenario())
+    assert isinstance(error, DatabaseDamagedError)
+    assert str(tmp_path / "c.db") in str(error)
+
+
+@pytest.mark.parametrize(
+    ("part", "reads"), [("outbound", "_read"), ("read_states", "_read"), ("tag_summaries", "_read")]
+)
+def test_a_part_raises_a_damaged_value_instead_of_retrying_it(
+    tmp_path: Path, part: str, reads: str
+) -> None:
+    async def scenario() -> BaseException | None:
+        with Postbox(tmp_path / "c.db") as postbox:
+            engine = SyncEngine(postbox, "h", 1, TOKEN, timeouts=FAST)
+            target = getattr(engine, part)
+            attempts = 0
+
+            async def damaged(_fn: object) -> object:
+                nonlocal attempts
+                attempts += 1
+                raise CorruptValueError("stored message cannot be decoded")
+
+            setattr(target, reads, damaged)
+            task = asyncio.create_task(target._drain())
+            await asyncio.wait({task}, timeout=10)
+            assert task.done() and attempts == 1
+            return task.exception()
+
+    assert isinstance(asyncio.run(scenario()), CorruptValueError)
+
+
+def test_sticker_sets_raise_a_damaged_value_instead_of_retrying_it(tmp_path: Path) -> None:
+    async def scenario() -> BaseException | None:
+        with Postbox(tmp_path / "c.db") as postbox:
+            sets = SyncEngine(postbox, "h", 1, TOKEN, timeouts=FAST).item_collections
+
+            async def damaged() -> bool:
+                raise CorruptValueError("stored item collection cannot be decoded")
+
+            sets.sync_once = damaged  # type: ignore[method-assign]
+            sets.request("test")
+            task = asyncio.create_task(sets.run())
+            await asyncio.wait({task}, timeout=10)
+            assert task.done()
+            return task.exception()
+
+    assert isinstance(asyncio.run(scenario()), CorruptValueError)
+
+
+async def _never_called(_params: object) -> object:
+    raise AssertionError("no request expected")
