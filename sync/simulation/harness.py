@@ -8,12 +8,15 @@ after the engine's quiet poll), and
 compares the Postbox with the server through ``sync.verify.verify``. The ``Outcome``
 lists the divergences and a digest of everything that happened: the same seed gives
 the same digest.
+
+This module plays the schedule and applies its events; ``staging.py`` readies clients
+for the faults aimed at them, ``settling.py`` waits for quiet and ``end_checks.py``
+runs the checks at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import os
 import random
@@ -22,48 +25,29 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import apsw
 
-from postbox import (
-    ChangeRecord,
-    ChatListViewKey,
-    MessageFailure,
-    MessageId,
-    PeerGroupId,
-    PeerId,
-    PeerNamespace,
-    Postbox,
-    PostboxError,
-    Transaction,
-)
+from postbox import PostboxError
 from postbox.errors import translate_sqlite_error
-from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE, enqueue_send
-from sync.engine.failed_sends import PERMANENT_ERRORS
-from sync.engine.log_tags import SEND_TAG
-from sync.protocol import PeerKind, ProtocolError, Request, WireRecord, method_name, peer_kind
+from sync.protocol import PeerKind, peer_kind
 from sync.server.config import FaultConfig, ServerConfig
-from sync.server.faults import FaultInjector
-from sync.server.service import Session
 from sync.simulation import schedule as kinds
+from sync.simulation.end_checks import EndChecks, queued_sends
 from sync.simulation.liar import Liar
 from sync.simulation.loop import SimulationError, VirtualLoop, owned_context, run_virtual
 from sync.simulation.network import QUIET, Network
 from sync.simulation.schedule import Schedule
-from sync.simulation.sends import SendLedger, check_sends, local_fates
+from sync.simulation.sends import SendLedger
+from sync.simulation.settling import settled, waiting
+from sync.simulation.staging import another_account, file_facts, prepare_crash_point, queue_offline
 from sync.simulation.user import SimulatedUser
 from sync.simulation.world import TIMEOUTS, TOKEN, SimClient, SimServer, pick_contact
-from sync.verify import verify
 
 __all__ = ["Outcome", "replay_command", "simulate"]
 
 #: The server's date at virtual time zero.
 EPOCH = 1_700_000_000
-#: Virtual seconds the engine gets to settle once the faults stop.
-SETTLE_BUDGET = 300.0
-#: The engine counts as settled after this long idle.
-SETTLE = 1.0
 #: A client asleep longer than this finds its connections dead without a word.
 HALF_OPEN_AFTER = 60.0
 
@@ -152,7 +136,6 @@ class _World:
         self.divergences: list[str] = []
         #: Channels the account was removed from (``CHANNEL_PRIVATE``).
         self.left_channels: set[int] = set()
-        self.failed_messages = 0
         #: Which client a file is opened by with another account's token (drawn apart).
         self.wrong_account_rng = random.Random(f"wrong-account:{schedule.seed}:client")
         #: The random ids of the sends each client's file queued, by client name.
@@ -171,6 +154,14 @@ class _World:
         self.restarting: asyncio.Task[None] | None = None
         #: Clients whose file another account has open: nothing else may start them.
         self.lent: set[SimClient] = set()
+        self.checks = EndChecks(
+            self.divergences,
+            self.note,
+            ledger=self.ledger,
+            queued=self.queued_sends,
+            intruders=self.intruders,
+            left_channels=self.left_channels,
+        )
 
     # -- time --------------------------------------------------------------------------
 
@@ -244,7 +235,7 @@ class _World:
             digest,
             trace,
             self.now(),
-            self.failed_messages,
+            self.checks.failed_messages,
             frozenset(self.points_reached),
             self.killed_at,
         )
@@ -327,45 +318,15 @@ class _World:
         assert postbox is not None
         postbox.before_commit = self._maybe_fail_commit
         queued = self.queued_sends.setdefault(client.name, set())
-        postbox.add_commit_listener(lambda record: queued.update(_queued_sends(record)))
+        postbox.add_commit_listener(lambda record: queued.update(queued_sends(record)))
         number = self.clients.index(client)
         postbox.add_commit_listener(lambda record: self.ledger.record_commit(number, record))
         self.note(f"{client.name}client start {client.starts}")
         crash_at = self.schedule.crash_at
         if crash_at is not None and self.clients.index(client) == crash_at.seat:
-            self._prepare_crash_point(client, crash_at.point)
-
-    def _prepare_crash_point(self, client: SimClient, point: str) -> None:
-        """What the app does that leads the engine to ``point``: its chat list is on
-        screen; on its first start, a profile screen opened (for the media counts), a
-        post into a channel the account only reads (refused for good), channel news, or
-        new messages (some from people the client has not stored, as min peers)."""
-        client.show([ChatListViewKey(PeerGroupId.ROOT, count=50)])
-        server, postbox = self.server, client.postbox
-        if client.starts > 1 or server is None or server.store is None or postbox is None:
-            return
-        account = server.service.accounts.authorize(client.token)
-        if account is None:
-            return
-        store = server.service.accounts.box(account)
-        chats = [PeerId(peer) for peer, _size in store.chat_sizes()]
-        channels = [peer for peer in chats if peer.namespace == PeerNamespace.CHANNEL]
-        rng = self.crash_rng
-        if point.startswith(("profile.", "tag_summaries.")) and chats:
-            client.open_profile(rng.choice(chats))
-        elif point == "outbound.attempt.given_up" and channels:
-            channel, random_id = rng.choice(channels), rng.getrandbits(62)
-            author = PeerId(store.self_id)
-            postbox.transaction(
-                lambda tx: enqueue_send(
-                    tx, channel, "into a channel", timestamp=self.server_date(),
-                    author_id=author, random_id=random_id,
-                )
-            )  # fmt: skip
-        elif point.startswith("state_manager.poll_channels.") and channels:
-            server.service.generate(3, "channel_post")
-        elif point.startswith("references."):  # some name authors the client has not got
-            server.service.generate(8, "message")
+            prepare_crash_point(
+                client, crash_at.point, self.server, self.crash_rng, self.server_date()
+            )
 
     async def _open_as_another_account(self, length: float) -> None:
         """Open a client's file with another account's token for ``length`` seconds,
@@ -374,7 +335,7 @@ class _World:
         number = self.wrong_account_rng.randrange(len(self.clients))
         client, server = self.clients[number], self.server
         assert server is not None
-        other = self._another_account(server, client.token)
+        other = another_account(server, client.token)
         if other is None:
             self.note(f"{client.name}no other account to open the file with")
             return
@@ -389,11 +350,18 @@ class _World:
         )  # fmt: skip
         intruder.start()
         assert intruder.postbox is not None and intruder.engine is not None
-        self._queue_offline(client, intruder.postbox, server, account)
-        engine, before = intruder.engine, intruder.postbox.run(_file_facts)
+        queued = queue_offline(
+            client.token, intruder.postbox, server, account,
+            self.wrong_account_rng, self.server_date(),
+        )  # fmt: skip
+        if queued is not None:
+            peer, random_id = queued
+            self.queued_sends.setdefault(client.name, set()).add(random_id)
+            self.note(f"{client.name}queued offline to {int(peer)}")
+        engine, before = intruder.engine, intruder.postbox.run(file_facts)
         self.note(f"{client.name}file opened as account {account}")
         await asyncio.sleep(length)
-        after = intruder.postbox.run(_file_facts)
+        after = intruder.postbox.run(file_facts)
         await intruder.crash()
         name = client.name
         if engine.connections:
@@ -408,48 +376,6 @@ class _World:
         self.note(f"{name}file closed as account {account} ({len(intruder.failures)} refusals)")
         self.lent.discard(client)
         self._start_client(client)
-
-    def _queue_offline(
-        self, client: SimClient, postbox: Postbox, server: SimServer, other: int
-    ) -> None:
-        """A message the file's own account wrote while offline, waiting in the file
-        when it is opened with the wrong token (``other``'s): it must go out as its own
-        account. Into a chat both accounts have if there is one, where the other could
-        post it too."""
-        rng = self.wrong_account_rng
-        accounts = server.service.accounts
-        account = accounts.authorize(client.token)
-        assert account is not None
-        own = [
-            PeerId(peer)
-            for peer, _size in accounts.box(account).chat_sizes()
-            if PeerId(peer).namespace in (PeerNamespace.USER, PeerNamespace.GROUP)
-        ]
-        theirs = {peer for peer, _size in accounts.box(other).chat_sizes()}
-        chats = [peer for peer in own if int(peer) in theirs] or own
-        if not chats:
-            return
-        peer, random_id = rng.choice(chats), rng.getrandbits(62)
-        text, now = f"offline {rng.getrandbits(24):06x}", self.server_date()
-        postbox.run(
-            lambda tx: enqueue_send(
-                tx, peer, text, timestamp=now, author_id=PeerId(account), random_id=random_id
-            )
-        )
-        self.queued_sends.setdefault(client.name, set()).add(random_id)
-        self.note(f"{client.name}queued offline to {int(peer)}")
-
-    def _another_account(self, server: SimServer, token: str) -> tuple[int, str] | None:
-        """An account other than ``token``'s, and its token: the owner's contact for the
-        owner's file, the owner for anyone else's."""
-        accounts = server.service.accounts
-        if token != TOKEN:
-            return accounts.primary_id, TOKEN
-        contact = pick_contact(server)
-        if contact is None:
-            others = [user for user, _ in accounts.users()[1:]]
-            contact = others[0] if others else None
-        return None if contact is None else (contact, accounts.token_for(contact))
 
     def _maybe_fail_commit(self) -> None:
         kind = self.storage_error
@@ -612,217 +538,19 @@ class _World:
                 )
                 await client.crash()
                 self._start_client(client)
-        if not await self._settled():
-            self.divergences.append(f"settle: not quiescent {self._waiting()}")
+        if not await settled(self.clients, self.users):
+            self.divergences.append(f"settle: not quiescent {waiting(self.clients, self.users)}")
             return
         # Past the engine's quiet poll: whatever it missed silently, it asks for now.
         await asyncio.sleep(TIMEOUTS.quiet_poll + 1.0)
-        if not await self._settled():
-            self.divergences.append(f"settle: not quiescent after a quiet poll {self._waiting()}")
+        if not await settled(self.clients, self.users):
+            held = waiting(self.clients, self.users)
+            self.divergences.append(f"settle: not quiescent after a quiet poll {held}")
             return
-        await self._verify()
-
-    async def _settled(self) -> bool:
-        deadline = self.now() + SETTLE_BUDGET
-        idle_since: float | None = None
-        while self.now() < deadline:
-            if any(client.failures for client in self.clients):
-                return False
-            if self._quiet():
-                idle_since = self.now() if idle_since is None else idle_since
-                if self.now() - idle_since >= SETTLE:
-                    return True
-            else:
-                idle_since = None
-            await asyncio.sleep(SETTLE / 4)
-        return False
-
-    def _quiet(self) -> bool:
-        return all(
-            client.engine is not None and client.engine.idle and not user.holes_in_view()
-            for client, user in zip(self.clients, self.users, strict=True)
-        )
-
-    def _waiting(self) -> str:
-        """What keeps the world from settling: short tags, then the details."""
-        return " ".join(
-            client.name + self._waiting_for(client, user)
-            for client, user in zip(self.clients, self.users, strict=True)
-            if not (client.engine is not None and client.engine.idle and not user.holes_in_view())
-        )
-
-    def _waiting_for(self, client: SimClient, user: SimulatedUser) -> str:
-        engine = client.engine
-        if engine is None:
-            return "[no engine]"
-        tags, details = [], []
-        status = engine.status()
-        if not engine.connected:
-            tags.append("not connected")
-        if status.operation != "idle":
-            tags.append(f"stuck in {status.operation}")
-        if status.queue:
-            tags.append("updates queued")
-        if status.outgoing:
-            tags.append("outgoing queued")
-        holes = user.holes_in_view()
-        if holes:
-            tags.append("holes in view")
-            details.append(f"holes {holes}")
-        details.append(
-            f"engine {status.connection}/{status.operation} queue={list(status.queue)}"
-            f" fills={status.fills_in_flight} outgoing={status.outgoing}"
-        )
-        return f"[{', '.join(tags)}] ({'; '.join(details)})"
-
-    async def _verify(self) -> None:
         self.crash_at = None  # the clients stay as they are while compared
-        for client in self.clients:
-            await self._verify_client(client)
-        self._check_sends()
-
-    def _check_sends(self) -> None:
-        """Every committed send reached the server exactly once or is failed here
-        (``sends.check_sends``)."""
         server = self.server
-        assert server is not None and server.store is not None
-        accounts = server.service.accounts
-        account_of: dict[int, int] = {}
-        for number, client in enumerate(self.clients):
-            account = accounts.authorize(client.token)
-            assert account is not None
-            account_of[number] = account
-        boxes = {account: accounts.box(account) for account in set(account_of.values())}
-        stored = {
-            account: [random_id for random_id, _, _ in box.sent_messages()]
-            for account, box in boxes.items()
-        }
-        gone: dict[int, set[tuple[int, int]]] = {account: set() for account in boxes}
-        for send in self.ledger.sends:
-            account = account_of[send.client]
-            if send.source is not None and boxes[account].message(*send.source) is None:
-                gone[account].add(send.source)
-        # Sends queued in a file while another process had it open (wrong-account).
-        elsewhere: dict[int, set[int]] = {}
-        for number, client in enumerate(self.clients):
-            queued = self.queued_sends.get(client.name, set())
-            elsewhere.setdefault(account_of[number], set()).update(queued)
-        fates = {}
-        for number, client in enumerate(self.clients):
-            postbox = client.postbox
-            assert postbox is not None
-            mine = [send for send in self.ledger.sends if send.client == number]
-            fates[number] = postbox.run(lambda tx, mine=mine: local_fates(tx, mine))  # type: ignore[misc]
-        self.divergences.extend(
-            check_sends(
-                self.ledger,
-                account_of,
-                stored,
-                fates,
-                gone,
-                elsewhere,
-                {accounts.primary_id: self.left_channels},
-            )  # fmt: skip
-        )
-
-    def _check_failures(self, client: SimClient, postbox: Postbox) -> None:
-        """Each failed message failed for a refusal no retry cures, recorded with it (a
-        passing one must have been retried until it went through)."""
-        failures = postbox.run(_failures)
-        self.failed_messages += len(failures)
-        for message_id, failure in failures:
-            if failure is None or failure.code not in PERMANENT_ERRORS:
-                self.divergences.append(
-                    f"{client.name}failed message {message_id.id} of peer "
-                    f"{int(message_id.peer_id)} failed for {failure}"
-                )
-        if failures:
-            self.note(f"{client.name}failed messages {[i.id for i, _ in failures]}")
-
-    async def _verify_client(self, client: SimClient) -> None:
-        postbox, server = client.postbox, self.server
-        assert postbox is not None and server is not None
-        account = server.service.accounts.authorize(client.token)
-        assert account is not None
-        session = Session(
-            -1,
-            FaultInjector.for_connection(FaultConfig(), 0, 0),
-            authorized=True,
-            account=account,
-        )
-
-        async def call(params: WireRecord) -> Any:
-            return server.service.handle(session, Request(0, method_name(params), params))
-
-        try:
-            report = await verify(postbox, call)
-        except ProtocolError as error:
-            self.divergences.append(f"{client.name}verify: the server refused: {error}")
-            return
-        self.divergences.extend(client.name + str(divergence) for divergence in report.divergences)
-        self._check_failures(client, postbox)
-        self._check_belongs(client, postbox, server, account)
-        behind = functools.partial(client.told.behind, left=frozenset(self.left_channels))
-        self.divergences.extend(client.name + line for line in postbox.run(behind))
-        cursor = postbox.run(_cursor)
-        truth = server.service.box(session).digest() if server.store is not None else ""
-        self.note(f"{client.name}verified {report.summary()} cursor {cursor} server {truth}")
-
-    def _check_belongs(
-        self, client: SimClient, postbox: Postbox, server: SimServer, account: int
-    ) -> None:
-        """The file belongs to one account: it is bound to its seat's, and no send it
-        queued reached the server as another account."""
-        bound = postbox.run(lambda tx: tx.get_preference(ACCOUNT_PEER_PREFERENCE))
-        if bound != account:
-            self.divergences.append(
-                f"{client.name}file: belongs to account {bound}, not to its seat's {account}"
-            )
-        accounts = server.service.accounts
-        involved = {accounts.authorize(other.token) for other in self.clients} | self.intruders
-        others = sorted(other for other in involved if other is not None and other != account)
-        for random_id in sorted(self.queued_sends.get(client.name, ())):
-            for other in others:
-                if accounts.box(other).sent_before(random_id) is not None:
-                    self.divergences.append(
-                        f"{client.name}file: a send it queued reached the server as"
-                        f" account {other}, not {account}"
-                    )
-
-
-def _queued_sends(record: ChangeRecord) -> list[int]:
-    """The random ids of the sends a commit queued."""
-    return [
-        operation.entry.contents["random_id"]
-        for (_peer, tag), operations in record.operation_log_operations.items()
-        if tag == SEND_TAG
-        for operation in operations
-        if operation.action != "remove"
-        and isinstance(operation.entry.contents, dict)
-        and type(operation.entry.contents.get("random_id")) is int
-        # A malformed entry's random id may be out of range: no server stores it.
-        and -(2**63) <= operation.entry.contents["random_id"] < 2**63
-    ]
-
-
-def _file_facts(tx: Transaction) -> tuple[object, ...]:
-    """What a file of one account holds that another account must not change: whose it
-    is, its cursor, what waits to be sent and what failed."""
-    return (
-        tx.get_preference(ACCOUNT_PEER_PREFERENCE),
-        tx.get_state(),
-        tuple(tx.get_unsent_message_ids()),
-        tuple(tx.get_failed_message_ids()),
-    )
-
-
-def _failures(tx: Transaction) -> list[tuple[MessageId, MessageFailure | None]]:
-    return [(i, tx.get_message_failure(i)) for i in tx.get_failed_message_ids()]
-
-
-def _cursor(tx: Transaction) -> str:
-    state = tx.get_state()
-    return "none" if state is None else f"{state.pts}/{state.qts}/{state.seq}"
+        assert server is not None
+        await self.checks.run(server, self.clients)
 
 
 def sorted_merge(first: list[str], second: list[str]) -> list[str]:

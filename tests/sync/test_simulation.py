@@ -96,7 +96,7 @@ def test_a_divergence_found_by_verify_fails_the_run(monkeypatch: pytest.MonkeyPa
         postbox.run(lose_newest)
         return await verify(postbox, call)
 
-    monkeypatch.setattr("sync.simulation.harness.verify", verify_after_losing_a_message)
+    monkeypatch.setattr("sync.simulation.end_checks.verify", verify_after_losing_a_message)
     outcome = simulate(seed)
     assert any("is missing outside the holes" in line for line in outcome.divergences)
     assert "messages peer N: message N is missing outside the holes" in outcome.categories
