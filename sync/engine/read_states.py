@@ -23,16 +23,42 @@ from postbox import MessageId, PeerId, Transaction
 from sync.engine.convert import CLOUD
 from sync.engine.log_tags import VALIDATE_READ_STATE_TAG as VALIDATE_TAG
 
-__all__ = ["VALIDATE_AT_ONCE", "request_validation", "validate_after_deletion"]
+__all__ = [
+    "VALIDATE_AT_ONCE",
+    "request_validation",
+    "requests_of",
+    "validate_after_deletion",
+]
 
 #: Chats validated by one request.
 VALIDATE_AT_ONCE = 100
 
 
 def request_validation(tx: Transaction, peer_id: PeerId) -> None:
-    """Queue ``peer_id``'s read state for validation (once)."""
-    if not tx.get_operation_log_entries(peer_id, VALIDATE_TAG):
+    """Queue ``peer_id``'s read state for validation (once).
+
+    If it is queued already, the entry's ``again`` count goes up: a validation whose
+    answer was asked for before this change (``requests_of``) may not know of it, so
+    it must not take that answer for this chat nor remove the entry.
+    """
+    entries = tx.get_operation_log_entries(peer_id, VALIDATE_TAG)
+    if not entries:
         tx.add_operation_log_entry(peer_id, VALIDATE_TAG, {})
+        return
+    entry = entries[-1]
+    contents = entry.contents if isinstance(entry.contents, dict) else {}
+    again = contents.get("again", 0)
+    again = again + 1 if isinstance(again, int) else 1
+    tx.update_operation_log_entry(peer_id, VALIDATE_TAG, entry.tag_local_index, {"again": again})
+
+
+def requests_of(tx: Transaction, peer_id: PeerId) -> tuple[tuple[int, object], ...]:
+    """What queued ``peer_id`` for validation, as of now: compared with the same taken
+    later, it tells whether a change asked for validation again in between."""
+    return tuple(
+        (entry.tag_local_index, entry.contents)
+        for entry in tx.get_operation_log_entries(peer_id, VALIDATE_TAG)
+    )
 
 
 def validate_after_deletion(tx: Transaction, peer_id: PeerId, ids: Iterable[int]) -> None:

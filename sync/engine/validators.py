@@ -47,7 +47,7 @@ from sync.engine.log_tags import (
     VALIDATE_READ_STATE_TAG,
     VALIDATE_TAG_SUMMARIES_TAG,
 )
-from sync.engine.read_states import VALIDATE_AT_ONCE
+from sync.engine.read_states import VALIDATE_AT_ONCE, requests_of
 from sync.engine.recent import RecentChanges
 from sync.engine.replay import replace_range, set_draft_from_server, set_muted_from_server
 from sync.engine.state_manager import StateManager
@@ -203,6 +203,10 @@ class ReadStateValidator(_Validator):
         return waiting
 
     async def _fetch_and_apply(self, peers: list[PeerId]) -> list[PeerId]:
+        # Fills and page stores write outside the queue while the answer travels.
+        asked_for = await self._read(
+            lambda tx: {peer_id: requests_of(tx, peer_id) for peer_id in peers}
+        )
         answer: PeerDialogs = await self._call(GetPeerDialogs(tuple(int(p) for p in peers)))
         crash_point("read_states.fetch_and_apply.answered")
         check_dialogs(answer.dialogs, answer.messages, answer.peers, "getPeerDialogs")
@@ -216,7 +220,7 @@ class ReadStateValidator(_Validator):
         if described:
             answer = msgspec.structs.replace(answer, peers=(*answer.peers, *described))
         waiting, corrected = await self._read(
-            functools.partial(apply_peer_dialogs, peers=peers, answer=answer)
+            functools.partial(apply_peer_dialogs, peers=peers, answer=answer, asked_for=asked_for)
         )
         crash_point("read_states.fetch_and_apply.stored")
         self.validated += len(peers) - len(waiting)
@@ -315,11 +319,16 @@ def _pending_here(tx: Transaction, peer_id: PeerId) -> bool:
 
 
 def apply_peer_dialogs(
-    tx: Transaction, peers: list[PeerId], answer: PeerDialogs
+    tx: Transaction,
+    peers: list[PeerId],
+    answer: PeerDialogs,
+    asked_for: dict[PeerId, tuple[tuple[int, object], ...]] | None = None,
 ) -> tuple[list[PeerId], int]:
     """Take each dialog whose state is the stored one; the chats still to validate, and
     how many read states the server's answer changed. A chat's folder and mute are
-    taken from any answer."""
+    taken from any answer. ``asked_for``: each chat's validation requests when the
+    answer was asked for (``requests_of``); a chat asked for again since (a fill that
+    stored a message the answer may predate) waits, as the cursor cannot show that."""
     cursor = tx.get_state()
     corrected = 0
     dialogs = {PeerId(dialog.peer): dialog for dialog in answer.dialogs}
@@ -329,6 +338,11 @@ def apply_peer_dialogs(
     for peer_id in peers:
         entries = tx.get_operation_log_entries(peer_id, VALIDATE_READ_STATE_TAG)
         dialog = dialogs.get(peer_id)
+        if asked_for is not None and requests_of(tx, peer_id) != asked_for.get(peer_id, ()):
+            if dialog is not None:
+                _apply_settings(tx, peer_id, dialog)
+            waiting.append(peer_id)
+            continue
         if dialog is None and peer_id.namespace in (PeerNamespace.USER, PeerNamespace.GROUP):
             if cursor is None or cursor.pts != answer.state.pts or _pending_here(tx, peer_id):
                 waiting.append(peer_id)

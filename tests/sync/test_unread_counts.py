@@ -1,5 +1,5 @@
 """Unread counts equal the server's: after history fills, deletions the client never
-stored, and reads made on another device."""
+stored, reads made on another device, and a fill racing a validation."""
 
 from __future__ import annotations
 
@@ -7,11 +7,19 @@ import asyncio
 
 import pytest
 
-from postbox import PeerId, PeerNamespace, Postbox
-from sync.protocol import GetDialogs
+from postbox import Peer as StoredPeer
+from postbox import PeerId, PeerNamespace, PeerReadState, Postbox, StateCursor, StoreMessage
+from sync.engine.convert import CLOUD, message_from_wire
+from sync.engine.log_tags import VALIDATE_READ_STATE_TAG
+from sync.engine.read_states import request_validation
+from sync.engine.replay import replace_range
+from sync.engine.state_manager import StateManager
+from sync.engine.validators import ReadStateValidator
+from sync.protocol import Dialog, GetDialogs, GetPeerDialogs, Message, PeerDialogs, State
 from sync.server.config import ServerConfig
 from sync.server.pushes import push_for
 from sync.server.server import EmbeddedServer, MockServer
+from sync.simulation.loop import VirtualLoop
 from tests.sync.engine_helpers import TOKEN, running_engine, wait_quiescent
 
 
@@ -123,3 +131,61 @@ def test_a_read_on_another_device_sets_the_servers_count(tmp_path) -> None:
                 assert cloud is not None and cloud.max_incoming_read_id == middle
 
         asyncio.run(run())
+
+
+def test_a_validation_answer_older_than_a_fill_that_asked_again_is_not_taken(tmp_path) -> None:
+    """A getPeerDialogs answer is asked for at the cursor's state; while it travels a
+    fill stores message 7, which the answer predates, and asks for validation again.
+    The cursor has not moved (the update for 7 waits behind the validation), so only
+    the request tells: the chat waits and stays queued rather than taking unread 0 and
+    then never counting 7 (its update finds it stored)."""
+    ann = PeerId.make(PeerNamespace.USER, 5)
+    box = Postbox(tmp_path / "client.db", inline=True)
+
+    def incoming(id_: int) -> Message:
+        return Message(int(ann), id_, 1_000 + id_, False, f"m{id_}", int(ann))
+
+    def setup(tx) -> None:
+        tx.set_state(StateCursor(10, 0, 1, 500))
+        tx.update_peers([StoredPeer(ann, "Ann")])
+        stored: list[StoreMessage] = [message_from_wire(incoming(6))]
+        replace_range(tx, ann, 1, 6, stored)
+        tx.reset_read_state(ann, CLOUD, PeerReadState(6, 0, 6, 0))
+        request_validation(tx, ann)
+
+    box.run(setup)
+    # The server's dialog as of pts 10, before message 7 existed.
+    answer = PeerDialogs((Dialog(int(ann), 6, 6, 0, 0),), (incoming(6),), (), State(10, 0, 1, 0))
+
+    async def call(params: object) -> object:
+        assert isinstance(params, GetPeerDialogs)
+
+        def fill(tx) -> None:  # answered later than the validation, stored first
+            replace_range(tx, ann, 7, 7, [message_from_wire(incoming(7))])
+            request_validation(tx, ann)
+
+        box.run(fill)
+        return answer
+
+    manager = StateManager(box, call, self_id=1)
+
+    async def main() -> list[PeerId]:
+        task = asyncio.create_task(manager.run())
+        try:
+            return await ReadStateValidator(box, call, manager)._fetch_and_apply([ann])
+        finally:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    loop = VirtualLoop()
+    try:
+        waiting = loop.run_until_complete(main())
+    finally:
+        loop.close()
+    queued = box.run(lambda tx: tx.get_operation_log_entries(ann, VALIDATE_READ_STATE_TAG))
+    state = box.run(lambda tx: tx.get_read_state(ann))
+    box.close()
+    assert waiting == [ann]
+    assert queued, "the chat must be asked about again"
+    assert state is not None and state.count == 1  # 7 as the fill counted it, not the answer's 0
