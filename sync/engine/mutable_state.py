@@ -36,6 +36,7 @@ from sync.protocol import (
     Dialog,
     Message,
     Peer,
+    PeerKind,
     Presence,
     UpdateChannel,
     UpdateChannelTooLong,
@@ -54,6 +55,7 @@ from sync.protocol import (
     UpdateReadHistoryInbox,
     UpdateReadHistoryOutbox,
     UpdateUserStatus,
+    peer_kind,
 )
 from sync.state import referenced_peers
 
@@ -334,7 +336,11 @@ class AccountMutableState:
             case UpdateDeleteChannelMessages():
                 self.operations.append(DeleteMessages(PeerId(update.channel), update.ids))
             case UpdateReadHistoryInbox():
-                still_unread = update.still_unread_count if in_order else None
+                # A secret chat's messages come by the qts and its reads by the pts: a
+                # read cannot be placed among them, so its count may leave out (or
+                # count again) messages stored here; estimated, and the server asked.
+                placed = in_order and peer_kind(update.peer) is not PeerKind.SECRET
+                still_unread = update.still_unread_count if placed else None
                 self.operations.append(ReadInbox(PeerId(update.peer), update.max_id, still_unread))
             case UpdateReadChannelInbox():
                 still_unread = update.still_unread_count if in_order else None
