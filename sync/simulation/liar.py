@@ -1,17 +1,17 @@
 """A lying server: frames rewritten on their way to the client, for a window of time.
 
 While the window lasts, some of the pushes, difference answers, history and chat-list
-pages and ``getPeers`` answers the server sends are rewritten to break the protocol's
-rules: a message by an author or in a chat the server cannot describe, a field of the
-wrong type, an impossible message id, a peer id of no kind, a ``getPeers`` answer that
-leaves out what it was asked; or, legally, an answer whose peers are left out (min peers,
-which ``getPeers`` describes). Every lie is one a client can tell: a field of the right
-type with a false value would be undetectable, so none is told; nor is a final difference
-stripped of a renamed peer, its only carrier of the new name to a client that stores the
-old one. The client must refuse
-every lie whole and keep nothing of it; once the window is over the honest server must
-heal everything. What is rewritten is drawn from its own generator, so a schedule
-without a lying server replays as before.
+pages, ``getPeerDialogs`` and ``getPeers`` answers the server sends are rewritten to
+break the protocol's rules: a message by an author or in a chat the server cannot
+describe, a field of the wrong type, an impossible message id, a peer id of no kind, a
+``getPeers`` answer that leaves out what it was asked; or, legally, an answer whose peers
+are left out (min peers, which ``getPeers`` describes). Every lie is one a client can
+tell: a field of the right type with a false value would be undetectable, so none is
+told; nor is a final difference stripped of a renamed peer, its only carrier of the new
+name to a client that stores the old one. The client must refuse every lie whole and
+keep nothing of it; once the window is over the honest server must heal everything.
+What is rewritten is drawn from its own generator, so a schedule without a lying server
+replays as before.
 """
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ class Liar:
 
 
 def _target(body: Any) -> dict[str, Any] | None:
-    """The part of a frame to lie in: a push's updates, a difference, a getPeers answer."""
+    """The part of a frame to lie in: a push's updates, a difference, a page, a
+    getPeerDialogs or getPeers answer."""
     if not isinstance(body, dict):
         return None
     if "push" in body:
@@ -138,6 +139,8 @@ def _target(body: Any) -> dict[str, Any] | None:
         return result
     if {"messages", "peers", "count"} <= result.keys():
         return result  # a history page or a chat-list page
+    if {"dialogs", "messages", "peers", "state"} <= result.keys():
+        return result  # a getPeerDialogs answer
     return None
 
 

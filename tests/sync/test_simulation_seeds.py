@@ -13,6 +13,10 @@ from sync.simulation import simulate
 from tests.sync.simulation_known import unexplained
 
 REGRESSIONS = [
+    # A secret chat's read, made on the other device before a message the server
+    # counted later, took the server's count of 0 after this client had stored that
+    # message (found with the lying server refusing getPeerDialogs answers meanwhile).
+    pytest.param(457, None, id="457-secret-read-before-its-message"),
     # A storage error (disk full, database locked) ended a part's task for good while
     # the engine looked alive: now logged, shown, and retried with back-off.
     pytest.param(495, None, id="495-full-state-manager"),
