@@ -349,6 +349,11 @@ def apply_peer_dialogs(
                 continue
             # At the same state the server knows no such chat: no message of it is left.
             _forget_history(tx, peer_id)
+        if dialog is None and peer_id.namespace == PeerNamespace.CHANNEL:
+            # The account is in no such channel (removed from it, perhaps in a difference
+            # too long to carry the news): its difference tells, and a refusal forgets it.
+            waiting.append(peer_id)
+            continue
         if dialog is not None:
             if dialog.pts is not None:
                 channel = tx.get_peer_chat_state(peer_id)

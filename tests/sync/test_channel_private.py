@@ -15,6 +15,7 @@ from postbox import (
     PeerGroupId,
     PeerId,
     PeerNamespace,
+    PeerReadState,
     Postbox,
     StateCursor,
     StoreMessage,
@@ -22,10 +23,13 @@ from postbox import (
 from postbox import Peer as StoredPeer
 from sync.engine import enqueue_forward
 from sync.engine.channel_access import INACCESSIBLE_CHANNELS_PREFERENCE
-from sync.engine.convert import message_from_wire
+from sync.engine.convert import CLOUD, message_from_wire, read_state_from_dialog
+from sync.engine.log_tags import VALIDATE_READ_STATE_TAG
 from sync.engine.outbound import Outbound
+from sync.engine.read_states import request_validation
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
+from sync.engine.validators import ReadStateValidator
 from sync.protocol import (
     ChannelDifference,
     Difference,
@@ -34,6 +38,7 @@ from sync.protocol import (
     GetDialogs,
     GetDifference,
     GetHistory,
+    GetPeerDialogs,
     Message,
     ProtocolError,
     RpcError,
@@ -203,3 +208,58 @@ def test_a_channel_the_account_left_is_not_held_behind_what_it_was_told(tmp_path
     assert len(box.run(told.behind)) == 1
     assert box.run(lambda tx: told.behind(tx, left={GONE})) == []
     box.close()
+
+
+def test_a_channel_left_in_a_difference_too_long_is_forgotten_by_its_validation(
+    tmp_path,
+) -> None:
+    """Found by seed 936: the difference that would have said the account was removed
+    from a channel came too long, so the refilled chat list left the channel out and
+    its validation found no dialog of it. The channel's difference is asked for then,
+    and the refusal forgets the chat rather than leaving it listed with its unread."""
+    harness = make_harness()
+    channel = PeerId(next(iter(truth(harness.store).channel_pts)))
+    dialog = harness.call(GetPeerDialogs((int(channel),))).dialogs[0]
+    assert harness.service.remove_from_channel(int(channel))
+    state = harness.store.state()
+    box = Postbox(tmp_path / "client.db", inline=True)
+
+    def seed(tx) -> None:
+        # Caught up past the removal by a difference too long, the channel still listed.
+        tx.set_state(StateCursor(state.pts, state.qts, state.seq, state.date))
+        tx.set_peer_chat_state(channel, ChannelState(dialog.pts or 0))
+        tx.update_chat_list_inclusion(channel, ChatListInclusion(PeerGroupId.ROOT))
+        tx.reset_read_state(channel, CLOUD, read_state_from_dialog(dialog))
+        request_validation(tx, channel)
+
+    box.run(seed)
+
+    async def call(params: WireRecord) -> object:
+        return harness.call(params)
+
+    async def main() -> list[PeerId]:
+        manager = StateManager(box, call, self_id=1, timeouts=Timeouts())
+        task = asyncio.create_task(manager.run())
+        try:
+            waiting = await ReadStateValidator(box, call, manager).validate([channel])
+            await manager.changes.wait_for(lambda: manager.idle, 60.0)
+            return waiting
+        finally:
+            task.cancel()
+
+    waiting = run_virtual(main())
+
+    def look(tx):
+        return (
+            tx.get_chat_list_inclusion(channel),
+            tx.get_read_state(channel),
+            tx.get_operation_log_entries(channel, VALIDATE_READ_STATE_TAG),
+            tx.get_preference(INACCESSIBLE_CHANNELS_PREFERENCE),
+        )
+
+    inclusion, read_state, queued, recorded = box.run(look)
+    box.close()
+    assert waiting == [channel]
+    assert inclusion is None and not queued
+    assert read_state is None or read_state.get(CLOUD) == PeerReadState()
+    assert list(recorded) == [int(channel)]

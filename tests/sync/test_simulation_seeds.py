@@ -113,6 +113,10 @@ REGRESSIONS = [
     # The lying server left a renamed peer out of a final difference, the only carrier of
     # a rename whose push was lost: a lie no client can tell, no longer told.
     pytest.param(1219, None, id="1219-rename-left-out-by-a-lying-server"),
+    # Removed from a channel while the client was away, which then got a difference too
+    # long to say so: the channel's validation found no dialog and took that for nothing
+    # to change. A channel with no dialog is polled now, and its refusal forgets it.
+    pytest.param(936, None, id="936-channel-left-in-a-difference-too-long"),
 ]
 _REASONS: dict[int, str] = {}
 
