@@ -23,6 +23,8 @@ caught, with the original as the cause.
     ├── AuthorizationError            the server refused the token   (sync.engine)
     │   ├── SessionTerminatedError    this device's session was ended elsewhere
     │   └── AccountMismatchError      the database belongs to another account
+    ├── DatabaseDamagedError          the client's database holds a value that does not
+    │                                 decode: sync stops for good    (sync.engine)
     ├── ServerDatabaseError           the server's database file     (here)
     │   ├── NotAServerDatabaseError   another application's file, or not a database
     │   └── NewerServerDatabaseError  written by a newer schema version
