@@ -40,7 +40,13 @@ from sync.simulation.network import QUIET, Network
 from sync.simulation.schedule import Schedule
 from sync.simulation.sends import SendLedger
 from sync.simulation.settling import settled, waiting
-from sync.simulation.staging import another_account, file_facts, prepare_crash_point, queue_offline
+from sync.simulation.staging import (
+    another_account,
+    file_facts,
+    file_owner,
+    prepare_crash_point,
+    queue_offline,
+)
 from sync.simulation.user import SimulatedUser
 from sync.simulation.world import TIMEOUTS, TOKEN, SimClient, SimServer, pick_contact
 
@@ -344,6 +350,12 @@ class _World:
         self.users[number].close_all()
         self.lent.add(client)
         await client.crash()
+        if file_owner(client.path) is None:
+            # No account synced into it yet: the first to authorize owns it, rightly.
+            self.note(f"{client.name}file not bound to an account yet: not opened")
+            self.lent.discard(client)
+            self._start_client(client)
+            return
         intruder = SimClient(
             client.path, self.network, lambda: self.server, self.server_tasks,
             token=token, name=f"{client.name}as {account}:",

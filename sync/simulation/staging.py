@@ -10,6 +10,7 @@ was.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from postbox import (
     ChatListViewKey,
@@ -22,7 +23,13 @@ from postbox import (
 from sync.engine.enqueue import ACCOUNT_PEER_PREFERENCE, enqueue_send
 from sync.simulation.world import TOKEN, SimClient, SimServer, pick_contact
 
-__all__ = ["another_account", "file_facts", "prepare_crash_point", "queue_offline"]
+__all__ = [
+    "another_account",
+    "file_facts",
+    "file_owner",
+    "prepare_crash_point",
+    "queue_offline",
+]
 
 
 def prepare_crash_point(
@@ -84,10 +91,15 @@ def queue_offline(
     """A message ``token``'s account wrote while offline, left waiting in its file for
     when the file is opened with ``other``'s token: it must go out as its own account.
     Into a chat both accounts have if there is one, where the other could post it too.
-    The chat and the send's random id, or ``None`` with no chat to write to."""
+    The chat and the send's random id, or ``None`` with no chat to write to (as in a
+    file never synced)."""
     accounts = server.service.accounts
     account = accounts.authorize(token)
     assert account is not None
+    # A file never synced knows no chat to write to (``postbox-chat send`` and the
+    # compose box need a stored peer), and a synced one is bound to its account.
+    if postbox.run(lambda tx: tx.get_preference(ACCOUNT_PEER_PREFERENCE)) != account:
+        return None
     own = [
         PeerId(peer)
         for peer, _size in accounts.box(account).chat_sizes()
@@ -105,6 +117,16 @@ def queue_offline(
         )
     )
     return peer, random_id
+
+
+def file_owner(path: Path) -> int | None:
+    """The account a client file is bound to (``None``: none synced into it yet, or no
+    file). Read with the file's engine stopped."""
+    if not path.exists():
+        return None
+    with Postbox(path, inline=True) as postbox:
+        owner = postbox.run(lambda tx: tx.get_preference(ACCOUNT_PEER_PREFERENCE))
+    return owner if isinstance(owner, int) else None
 
 
 def file_facts(tx: Transaction) -> tuple[object, ...]:
