@@ -152,6 +152,9 @@ class SyncEngine:
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.postbox = postbox
+        #: Set once the token's account is known to own the database: until then the
+        #: outgoing queue is left as it is (another account's token must find it intact).
+        self._account_checked = asyncio.Event()
         #: The device's wall clock (a simulation sets it apart from the server's).
         self.wall_clock = wall_clock
         #: What the server's dates teach of its time (``server_time``).
@@ -180,6 +183,7 @@ class SyncEngine:
             recent=recent, changes=self.changes, rng=self._rng,
             on_channel_refused=self.state_manager.channel_refused,
             on_channel_check=self.state_manager.request_channel_poll,
+            account_checked=self._account_checked,
         )  # fmt: skip
         self.read_states = ReadStateValidator(
             postbox, self.call, self.state_manager, timeouts=timeouts, changes=self.changes,
@@ -491,6 +495,7 @@ class SyncEngine:
                 raise self.stop_for_damage(error) from error
             if self._bound_account == int(me.id):  # bound already: stored next time
                 log.warning("could not store the account's peer: %s", error)
+                self._account_checked.set()
                 return True
             self.problem = f"cannot store the account: {error}"
             self.changes.notify()
@@ -502,6 +507,7 @@ class SyncEngine:
             self.changes.notify()
             raise self._fatal
         self._bound_account = int(me.id)
+        self._account_checked.set()
         return True
 
     async def _open(self) -> ServerConnection | None:

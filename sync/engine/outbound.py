@@ -93,8 +93,12 @@ class Outbound:
         rng: random.Random | None = None,
         on_channel_refused: Callable[[int], None] = lambda _channel: None,
         on_channel_check: Callable[[int], None] = lambda _channel: None,
+        account_checked: asyncio.Event | None = None,
     ) -> None:
         self.postbox = postbox
+        #: Set once the token's account is known to own the database: nothing in the
+        #: queue is sent or given up before (``None``: no such check).
+        self._account_checked = account_checked
         self._rng = rng or random.Random()
         #: Told of a channel the server refuses for good (the account left it), and of
         #: one that may be refused (a forward from or into it was).
@@ -122,6 +126,8 @@ class Outbound:
         subscription = self.postbox.combined_view(keys)
         watcher = asyncio.create_task(self._follow(subscription, keys))
         try:
+            if self._account_checked is not None:
+                await self._account_checked.wait()
             while True:
                 await self._wake.wait()
                 self._wake.clear()
