@@ -17,6 +17,7 @@ from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, PostboxError
 from sync.engine import AccountMismatchError, AuthorizationError, SyncEngine, enqueue_send
 from sync.server.config import ServerConfig
 from sync.server.server import EmbeddedServer, MockServer
+from sync.simulation.user import queue_unchecked
 from tests.sync.engine_helpers import FAST, TOKEN, running_engine, wait_quiescent
 
 QUEUED = "queued by the first account"
@@ -157,3 +158,37 @@ def test_a_database_that_cannot_be_bound_is_not_used_until_it_is(tmp_path, monke
         asyncio.run(run())
         owner = server.call(lambda s: s.service.store.self_id)
         assert postbox.run(lambda tx: tx.get_preference("account.peer_id")) == owner
+
+
+def test_another_accounts_token_leaves_a_malformed_send_in_the_queue(tmp_path) -> None:
+    """A queued send no request can carry is given up only once the token's account is
+    known to own the database: another account's token leaves it unsent."""
+    db = tmp_path / "c.db"
+    config = ServerConfig(token=TOKEN, peers=15, messages=200, seed=4)
+    with EmbeddedServer(config) as server:
+        contact = contact_of(server)
+        contact_token = server.call(lambda s: s.service.accounts.token_for(contact))
+
+        async def first_sync() -> None:
+            async with running_engine(server, db) as (engine, _postbox):
+                await wait_quiescent(engine)
+
+        asyncio.run(first_sync())
+        with Postbox(db) as postbox:
+            contents = {"random_id": 5, "text": 7, "reply_to": None}  # text not a string
+            local_id = postbox.run(
+                lambda tx: queue_unchecked(
+                    tx, PeerId(contact), "7", contents, timestamp=int(time.time())
+                )
+            )
+
+        async def other_account() -> None:
+            with Postbox(db) as postbox:
+                engine = SyncEngine(postbox, "127.0.0.1", server.port, contact_token, timeouts=FAST)
+                with pytest.raises(AccountMismatchError):
+                    await asyncio.wait_for(engine.run(), 10)
+
+        asyncio.run(other_account())
+        with Postbox(db) as postbox:
+            assert postbox.run(lambda tx: tx.get_failed_message_ids()) == []
+            assert postbox.run(lambda tx: list(tx.get_unsent_message_ids())) == [local_id]

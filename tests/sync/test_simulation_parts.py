@@ -15,10 +15,13 @@ from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, StoreMessage, 
 from postbox.errors import StorageFullError
 from sync.connection import ConnectionLostError, ServerConnection
 from sync.protocol import GetState, State, encode_frame, encode_result
+from sync.server.config import ServerConfig
 from sync.simulation import SimulationError, StalledError, VirtualLoop, run_virtual
 from sync.simulation.liar import Liar
 from sync.simulation.loop import owned_context
 from sync.simulation.network import LinkFaults, Network
+from sync.simulation.staging import another_account, file_owner, queue_offline
+from sync.simulation.world import TOKEN, SimServer
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
 
@@ -246,3 +249,21 @@ def test_a_final_difference_of_renamed_peers_only_is_passed_on_untouched() -> No
     assert liar.rewrite(frame, 0.0) == frame
     assert notes == []
     assert liar.told == {}
+
+
+def test_nothing_is_queued_offline_in_a_file_never_synced(tmp_path: Path) -> None:
+    """No client can write a message into a file no account has synced into (no chat
+    is stored to send to): the wrong-account session stages none there."""
+    config = ServerConfig(token=TOKEN, db=tmp_path / "server.db", seed=4, peers=8, messages=40)
+    server = SimServer(config)
+    asyncio.run(server.start_simulated())
+    try:
+        other = another_account(server, TOKEN)
+        assert other is not None
+        with Postbox(tmp_path / "client.db", inline=True) as postbox:
+            queued = queue_offline(TOKEN, postbox, server, other[0], random.Random(1), 1_700_000_000)
+            assert queued is None
+            assert postbox.run(lambda tx: list(tx.get_unsent_message_ids())) == []
+        assert file_owner(tmp_path / "client.db") is None
+    finally:
+        server.store.close()
