@@ -261,7 +261,9 @@ def test_nothing_is_queued_offline_in_a_file_never_synced(tmp_path: Path) -> Non
         other = another_account(server, TOKEN)
         assert other is not None
         with Postbox(tmp_path / "client.db", inline=True) as postbox:
-            queued = queue_offline(TOKEN, postbox, server, other[0], random.Random(1), 1_700_000_000)
+            queued = queue_offline(
+                TOKEN, postbox, server, other[0], random.Random(1), 1_700_000_000
+            )
             assert queued is None
             assert postbox.run(lambda tx: list(tx.get_unsent_message_ids())) == []
         assert file_owner(tmp_path / "client.db") is None
