@@ -268,4 +268,5 @@ def test_nothing_is_queued_offline_in_a_file_never_synced(tmp_path: Path) -> Non
             assert postbox.run(lambda tx: list(tx.get_unsent_message_ids())) == []
         assert file_owner(tmp_path / "client.db") is None
     finally:
+        assert server.store is not None
         server.store.close()
