@@ -14,11 +14,20 @@ import pytest
 from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, StoreMessage, Transaction
 from postbox.errors import StorageFullError
 from sync.connection import ConnectionLostError, ServerConnection
-from sync.protocol import GetState, State, encode_frame, encode_result
+from sync.protocol import (
+    GetState,
+    Message,
+    State,
+    UpdateNewChannelMessage,
+    Updates,
+    encode_frame,
+    encode_result,
+)
 from sync.simulation import SimulationError, StalledError, VirtualLoop, run_virtual
 from sync.simulation.liar import Liar
 from sync.simulation.loop import owned_context
 from sync.simulation.network import LinkFaults, Network
+from sync.simulation.told import ToldChannelPts, _TellingQueue
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
 
@@ -246,3 +255,23 @@ def test_a_final_difference_of_renamed_peers_only_is_passed_on_untouched() -> No
     assert liar.rewrite(frame, 0.0) == frame
     assert notes == []
     assert liar.told == {}
+
+
+def test_told_counts_a_push_only_once_the_client_takes_it() -> None:
+    # Seed 972: pushes left on a connection whose authorization answer was lost were
+    # never read by the engine, so they told the client nothing.
+    channel = 144115188077096859
+    message = Message(peer=channel, id=1, date=1, out=False, text="x", author=channel)
+    push = Updates(
+        updates=(UpdateNewChannelMessage(message=message, pts=6, pts_count=1),),
+        peers=(),
+        date=1,
+        seq_start=0,
+        seq=0,
+    )
+    told = ToldChannelPts()
+    queue = _TellingQueue(told)
+    queue.put_nowait(push)
+    assert told.highest == {}
+    assert queue.get_nowait() is push
+    assert told.highest == {channel: 6}

@@ -117,6 +117,9 @@ REGRESSIONS = [
     # long to say so: the channel's validation found no dialog and took that for nothing
     # to change. A channel with no dialog is polled now, and its refusal forgets it.
     pytest.param(936, None, id="936-channel-left-in-a-difference-too-long"),
+    # Pushes left on a connection whose authorization answer was lost counted as told,
+    # though the engine never read them (the check now counts what the client takes).
+    pytest.param(972, None, id="972-pushes-on-a-connection-never-opened"),
 ]
 _REASONS: dict[int, str] = {}
 
