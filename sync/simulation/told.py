@@ -1,11 +1,12 @@
 """What the server told one client of each channel's pts, for a check beyond ``verify``.
 
-``ToldChannelPts`` watches every answer and push a client's connections receive and
-keeps, per channel, the highest pts any of them carried: a channel update, a
-``channelTooLong`` or a difference's hint, a chat-list entry, a channel's own
-difference, the answer to a post. Once the world has settled, no channel may be stored
-behind it (``behind``): a client that was told a channel moved and still lags it lost
-the news somewhere, which ``verify`` sees only if the lost messages are outside holes.
+``ToldChannelPts`` watches every answer a client's connections receive and every push
+the client takes from them, and keeps, per channel, the highest pts any of them carried:
+a channel update, a ``channelTooLong`` or a difference's hint, a chat-list entry, a
+channel's own difference, the answer to a post. Once the world has settled, no channel
+may be stored behind it (``behind``): a client that was told a channel moved and still
+lags it lost the news somewhere, which ``verify`` sees only if the lost messages are
+outside holes.
 """
 
 from __future__ import annotations
@@ -101,14 +102,18 @@ class ToldChannelPts:
 
 
 class _TellingQueue(asyncio.Queue[AnyUpdates | None]):
+    """Tells of a push when the client takes it: one left on a connection the client
+    never finished opening (its authorization lost) was never news to it."""
+
     def __init__(self, told: ToldChannelPts) -> None:
         super().__init__()
         self._told = told
 
-    def put_nowait(self, item: AnyUpdates | None) -> None:
+    def get_nowait(self) -> AnyUpdates | None:
+        item = super().get_nowait()  # ``get`` ends here too
         if item is not None:
             self._told.walk(item)
-        super().put_nowait(item)
+        return item
 
 
 class ObservedConnection(ServerConnection):

@@ -14,13 +14,22 @@ import pytest
 from postbox import MessageFlags, PeerId, PeerNamespace, Postbox, StoreMessage, Transaction
 from postbox.errors import StorageFullError
 from sync.connection import ConnectionLostError, ServerConnection
-from sync.protocol import GetState, State, encode_frame, encode_result
+from sync.protocol import (
+    GetState,
+    Message,
+    State,
+    UpdateNewChannelMessage,
+    Updates,
+    encode_frame,
+    encode_result,
+)
 from sync.server.config import ServerConfig
 from sync.simulation import SimulationError, StalledError, VirtualLoop, run_virtual
 from sync.simulation.liar import Liar
 from sync.simulation.loop import owned_context
 from sync.simulation.network import LinkFaults, Network
 from sync.simulation.staging import another_account, file_owner, queue_offline
+from sync.simulation.told import ToldChannelPts, _TellingQueue
 from sync.simulation.world import TOKEN, SimServer
 
 ALICE = PeerId.make(PeerNamespace.USER, 7)
@@ -270,3 +279,23 @@ def test_nothing_is_queued_offline_in_a_file_never_synced(tmp_path: Path) -> Non
     finally:
         assert server.store is not None
         server.store.close()
+
+
+def test_told_counts_a_push_only_once_the_client_takes_it() -> None:
+    # Seed 972: pushes left on a connection whose authorization answer was lost were
+    # never read by the engine, so they told the client nothing.
+    channel = 144115188077096859
+    message = Message(peer=channel, id=1, date=1, out=False, text="x", author=channel)
+    push = Updates(
+        updates=(UpdateNewChannelMessage(message=message, pts=6, pts_count=1),),
+        peers=(),
+        date=1,
+        seq_start=0,
+        seq=0,
+    )
+    told = ToldChannelPts()
+    queue = _TellingQueue(told)
+    queue.put_nowait(push)
+    assert told.highest == {}
+    assert queue.get_nowait() is push
+    assert told.highest == {channel: 6}

@@ -123,6 +123,9 @@ REGRESSIONS = [
     # The outgoing queue gave up a malformed send before the token's account was
     # checked: it now waits for the check, and another account's token leaves it.
     pytest.param(4953, None, id="4953-queue-touched-before-the-account-check"),
+    # Pushes left on a connection whose authorization answer was lost counted as told,
+    # though the engine never read them (the check now counts what the client takes).
+    pytest.param(972, None, id="972-pushes-on-a-connection-never-opened"),
 ]
 _REASONS: dict[int, str] = {}
 
