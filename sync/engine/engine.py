@@ -629,6 +629,22 @@ class SyncEngine:
             and self.item_collections.idle
         )
 
+    def busy_parts(self) -> list[str]:
+        """Which parts keep the engine from :attr:`idle`, by name (empty when idle)."""
+        parts = [] if self._connected.is_set() else ["connection"]
+        if not self.state_manager.idle:
+            held = self.state_manager.holding() + self.state_manager.queue_description()
+            parts.append(f"state manager ({', '.join(held)})")
+        workers = (
+            ("hole filler", self.hole_filler),
+            ("outbound", self.outbound),
+            ("read states", self.read_states),
+            ("tag summaries", self.tag_summaries),
+            ("item collections", self.item_collections),
+        )
+        parts.extend(name for name, worker in workers if not worker.idle)
+        return parts
+
     async def wait_idle(self, *, settle: float = 0.2, timeout: float = 60.0) -> bool:
         """Wait until the engine has been idle for ``settle`` seconds in a row."""
         deadline = loop_time() + timeout

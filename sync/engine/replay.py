@@ -27,7 +27,7 @@ from postbox import (
     SynchronizeableDraft,
     Transaction,
 )
-from sync.engine.channel_access import forget_channel
+from sync.engine.channel_access import forget_channel, inaccessible_channels
 from sync.engine.convert import CLOUD, synced_part
 from sync.engine.log_tags import DRAFT_TAG, SETTINGS_TAG
 from sync.engine.mutable_state import (
@@ -286,6 +286,8 @@ def _reset_histories(tx: Transaction) -> None:
     for group in (PeerGroupId.ROOT, PeerGroupId.ARCHIVE):
         peers.update(entry.peer_id for entry in tx.get_chat_list(group) if entry.peer_id)
         tx.add_chat_list_hole(group, ChatListHole.top())
+    # A channel refused for good keeps an empty read state and nothing to ask about.
+    peers -= {PeerId(channel) for channel in inaccessible_channels(tx)}
     for peer_id in peers:
         tx.add_hole(peer_id, CLOUD, _EVERYWHERE, 1, MAX_MESSAGE_ID)
         # Reads and deletions were skipped too: the counts are the server's to say.

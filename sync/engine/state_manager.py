@@ -275,6 +275,24 @@ class StateManager:
             or any(s.held for s in self._channel_seqs.values())
         )
 
+    def holding(self) -> list[str]:
+        """What keeps the manager from idle beyond its queue: running, retrying, holding
+        updates for a gap (empty when nothing does)."""
+        parts = []
+        if self._busy:
+            parts.append("running")
+        if self._retries_waiting:
+            parts.append(f"{self._retries_waiting} retries waiting")
+        for name, box in (("pts", self._pts), ("qts", self._qts), ("seq", self._seq)):
+            if box.held:
+                parts.append(f"{name} gap held")
+        parts.extend(
+            f"channel {channel} gap held"
+            for channel, box in sorted(self._channel_seqs.items())
+            if box.held
+        )
+        return parts
+
     def queue_description(self) -> list[str]:
         """The queue as the inspector shows it, first to run first."""
         queued = []

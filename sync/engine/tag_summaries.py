@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from postbox import MessageId, PeerId, Transaction
+from sync.engine.channel_access import inaccessible_channels
 from sync.engine.convert import CLOUD
 from sync.engine.log_tags import VALIDATE_TAG_SUMMARIES_TAG
 
@@ -43,6 +44,7 @@ def validate_summaries_after_deletion(tx: Transaction, peer_id: PeerId, ids: Ite
 
 def validate_all_summaries(tx: Transaction, peer_id: PeerId | None = None) -> None:
     """After a jump over unseen updates: queue every chat that has summaries (or
-    ``peer_id`` only, if it has any)."""
-    for peer in {key.peer_id for key in tx.get_tag_summaries(peer_id)}:
+    ``peer_id`` only, if it has any); not a channel refused for good."""
+    gone = {PeerId(channel) for channel in inaccessible_channels(tx)}
+    for peer in {key.peer_id for key in tx.get_tag_summaries(peer_id)} - gone:
         request_summary_validation(tx, peer)

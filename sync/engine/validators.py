@@ -32,6 +32,7 @@ from postbox import (
     Transaction,
 )
 from postbox.errors import is_final
+from sync.engine.channel_access import channel_gone, inaccessible_channels
 from sync.engine.convert import (
     CLOUD,
     draft_from_wire,
@@ -173,7 +174,15 @@ class _Validator:
 
     def _next_batch(self, tx: Transaction) -> list[PeerId]:
         entries = tx.get_merged_operation_log_entries(self.tag, limit=self.batch)
-        return list(dict.fromkeys(entry.peer_id for entry in entries))
+        gone = inaccessible_channels(tx)
+        peers = []
+        for entry in entries:
+            if entry.peer_id.namespace == PeerNamespace.CHANNEL and int(entry.peer_id) in gone:
+                # Refused for good: no answer will ever come, and nothing is shown of it.
+                tx.remove_operation_log_entry(entry.peer_id, self.tag, entry.tag_local_index)
+            else:
+                peers.append(entry.peer_id)
+        return list(dict.fromkeys(peers))
 
     async def validate(self, peers: list[PeerId]) -> list[PeerId]:
         """Fetch and store the server's values; the chats to try again later."""
@@ -266,14 +275,19 @@ class TagSummaryValidator(_Validator):
         return waiting
 
     async def _fetch(self, peer_id: PeerId) -> list[MessagesSlice]:
-        return list(
-            await asyncio.gather(
-                *(
-                    self._call(GetHistory(int(peer_id), limit=1, filter=kind))
-                    for kind in MEDIA_KINDS
+        try:
+            return list(
+                await asyncio.gather(
+                    *(
+                        self._call(GetHistory(int(peer_id), limit=1, filter=kind))
+                        for kind in MEDIA_KINDS
+                    )
                 )
             )
-        )
+        except Exception as error:
+            if channel_gone(error):  # forgotten with its entry by the state manager
+                self._state_manager.channel_refused(int(peer_id))
+            raise
 
 
 def _store(tx: Transaction, peers: list[PeerId], pages: list[list[MessagesSlice]]) -> int:

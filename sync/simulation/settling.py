@@ -73,6 +73,9 @@ def _waiting_for(client: SimClient, user: SimulatedUser) -> str:
     if holes:
         tags.append("holes in view")
         details.append(f"holes {holes}")
+    busy = engine.busy_parts()
+    if busy:
+        tags.append(f"busy: {'; '.join(busy)}")
     details.append(
         f"engine {status.connection}/{status.operation} queue={list(status.queue)}"
         f" fills={status.fills_in_flight} outgoing={status.outgoing}"

@@ -23,13 +23,15 @@ from postbox import (
 from postbox import Peer as StoredPeer
 from sync.engine import enqueue_forward
 from sync.engine.channel_access import INACCESSIBLE_CHANNELS_PREFERENCE
-from sync.engine.convert import CLOUD, message_from_wire, read_state_from_dialog
-from sync.engine.log_tags import VALIDATE_READ_STATE_TAG
+from sync.engine.convert import CLOUD, message_from_wire, read_state_from_dialog, tags_of
+from sync.engine.log_tags import VALIDATE_READ_STATE_TAG, VALIDATE_TAG_SUMMARIES_TAG
+from sync.engine.mutable_state import ResetHistories
 from sync.engine.outbound import Outbound
 from sync.engine.read_states import request_validation
+from sync.engine.replay import apply_operation
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
-from sync.engine.validators import ReadStateValidator
+from sync.engine.validators import ReadStateValidator, TagSummaryValidator
 from sync.protocol import (
     ChannelDifference,
     Difference,
@@ -39,6 +41,8 @@ from sync.protocol import (
     GetDifference,
     GetHistory,
     GetPeerDialogs,
+    Media,
+    MediaKind,
     Message,
     ProtocolError,
     RpcError,
@@ -263,3 +267,84 @@ def test_a_channel_left_in_a_difference_too_long_is_forgotten_by_its_validation(
     assert inclusion is None and not queued
     assert read_state is None or read_state.get(CLOUD) == PeerReadState()
     assert list(recorded) == [int(channel)]
+
+
+def forgotten_channel_box(tmp_path) -> Postbox:
+    """A client that forgot ``GONE`` (refused for good) after it had a read state and
+    media counts there, and still knows ``KEPT``."""
+    box = make_postbox(tmp_path)
+    server = ChannelServer()
+    run_manager(box, server, GONE)
+
+    def counts(tx) -> None:
+        for channel in (GONE, KEPT):
+            tx.replace_tag_summary(PeerId(channel), tags_of((Media(MediaKind.PHOTO, 0),)), 0, 2, 3)
+
+    box.run(counts)
+    return box
+
+
+def test_a_difference_too_long_does_not_queue_a_forgotten_channel(tmp_path) -> None:
+    """Found by seed 4836: a forgotten channel keeps an empty read state, and the reset a
+    too-long difference makes queued it for validation that no answer could end."""
+    box = forgotten_channel_box(tmp_path)
+    box.run(lambda tx: apply_operation(tx, ResetHistories(), set()))
+
+    def queued(tx, tag: int) -> set[int]:
+        return {int(entry.peer_id) for entry in tx.get_merged_operation_log_entries(tag)}
+
+    assert GONE not in box.run(lambda tx: queued(tx, VALIDATE_READ_STATE_TAG))
+    assert box.run(lambda tx: queued(tx, VALIDATE_TAG_SUMMARIES_TAG)) == {KEPT}
+    box.close()
+
+
+@pytest.mark.parametrize("validator", [ReadStateValidator, TagSummaryValidator])
+def test_a_validation_queued_for_a_forgotten_channel_is_dropped_unasked(
+    tmp_path, validator: type[ReadStateValidator] | type[TagSummaryValidator]
+) -> None:
+    box = forgotten_channel_box(tmp_path)
+    box.run(lambda tx: tx.add_operation_log_entry(PeerId(GONE), validator.tag, {}))
+    asked: list[WireRecord] = []
+
+    async def call(params: WireRecord) -> object:
+        asked.append(params)
+        raise AssertionError(f"asked about a forgotten channel: {params}")
+
+    def queued(tx) -> list[object]:
+        return tx.get_operation_log_entries(PeerId(GONE), validator.tag)
+
+    async def main() -> None:
+        manager = StateManager(box, call, self_id=1, timeouts=Timeouts())
+        part = validator(box, call, manager)
+        task = asyncio.create_task(part.run())
+        try:
+            for _ in range(100):
+                await asyncio.sleep(0.1)
+                if not box.run(queued):
+                    break
+        finally:
+            task.cancel()
+
+    run_virtual(main())
+    assert asked == []
+    assert box.run(queued) == []
+    box.close()
+
+
+def test_media_counts_refused_for_good_forget_the_channel(tmp_path) -> None:
+    box = make_postbox(tmp_path)
+    refused: list[int] = []
+
+    async def call(params: WireRecord) -> object:
+        assert isinstance(params, GetHistory) and params.peer == GONE
+        raise RpcError("not a member", ErrorCode.CHANNEL_PRIVATE)
+
+    async def main() -> None:
+        manager = StateManager(box, call, self_id=1, timeouts=Timeouts())
+        manager.channel_refused = refused.append  # type: ignore[method-assign,assignment]
+        with pytest.raises(RpcError):
+            await TagSummaryValidator(box, call, manager).validate([PeerId(GONE)])
+
+    run_virtual(main())
+    assert refused == [GONE]
+    box.close()
