@@ -15,10 +15,12 @@ from postbox import (
     PeerGroupId,
     PeerId,
     PeerNamespace,
+    PeerOperationLogEntry,
     PeerReadState,
     Postbox,
     StateCursor,
     StoreMessage,
+    Transaction,
 )
 from postbox import Peer as StoredPeer
 from sync.engine import enqueue_forward
@@ -310,7 +312,7 @@ def test_a_validation_queued_for_a_forgotten_channel_is_dropped_unasked(
         asked.append(params)
         raise AssertionError(f"asked about a forgotten channel: {params}")
 
-    def queued(tx) -> list[object]:
+    def queued(tx: Transaction) -> list[PeerOperationLogEntry]:
         return tx.get_operation_log_entries(PeerId(GONE), validator.tag)
 
     async def main() -> None:
