@@ -360,15 +360,16 @@ class SyncEngine:
                 raise self._fatal
             keeping.result()
         finally:
-            keeping.cancel()
-            stopped.cancel()
-            await asyncio.gather(keeping, stopped, return_exceptions=True)
-            remove_listener()
-            for task in parts:
+            # What must happen does so before the first await: a caller that cancels
+            # the engine while it stops (on a fatal error, say) cuts the rest short.
+            for task in (keeping, stopped, *parts):
                 task.cancel()
-            await asyncio.gather(*parts, return_exceptions=True)
+            remove_listener()
             connection, self._connection = self._connection, None
             self._connected.clear()
+            if connection is not None:
+                connection.abort("the engine stopped")
+            await asyncio.gather(keeping, stopped, *parts, return_exceptions=True)
             if connection is not None:
                 await connection.close()
 
