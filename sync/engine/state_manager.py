@@ -127,6 +127,12 @@ class SyncEvents:
     deleted: tuple[MessageId, ...]
 
 
+def _channels_in(batch: list[Grouped]) -> set[int]:
+    """The channels whose updates ``batch`` carries, in seq containers too."""
+    everything = [*batch, *(grouped.seq[2] for grouped in batch if grouped.seq is not None)]
+    return {channel for grouped in everything for channel in grouped.channels}
+
+
 def _resolve(waiters: list[asyncio.Future[None]]) -> None:
     for waiter in waiters:
         if not waiter.done():
@@ -338,12 +344,16 @@ class StateManager:
             return True
         if self._incoming:
             batch, self._incoming = self._incoming, []
-            # What the pushes carried, the difference brings too.
-            await self._operation(
-                "processUpdateGroups",
-                self._process(batch),
-                retry=lambda: self.request_poll("retry after a failure"),
-            )
+            channels = _channels_in(batch)
+
+            def catch_up() -> None:
+                # What the pushes carried, the differences bring too: the account's,
+                # and each channel's (the account's difference carries none of theirs).
+                self.request_poll("retry after a failure")
+                for channel in channels:
+                    self.request_channel_poll(channel)
+
+            await self._operation("processUpdateGroups", self._process(batch), retry=catch_up)
             return True
         due = self._channels_due()
         if due:
@@ -533,7 +543,7 @@ class StateManager:
 
     async def _process(self, batch: list[Grouped]) -> None:
         everything = [*batch, *(grouped.seq[2] for grouped in batch if grouped.seq is not None)]
-        channels = {channel for grouped in everything for channel in grouped.channels}
+        channels = _channels_in(batch)
         carried = {int(peer.id) for grouped in everything for peer in grouped.peers}
         needed = {g.needs_peer for g in batch if g.needs_peer is not None} - carried
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+import apsw
 import pytest
 
 from postbox import (
     MAX_MESSAGE_ID,
+    ChannelState,
     ChatListInclusion,
     MessageHistoryHoleSpace,
     MessageId,
@@ -22,15 +24,18 @@ from sync.engine.convert import message_from_wire
 from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
 from sync.protocol import (
+    ChannelDifference,
     Difference,
     DifferenceEmpty,
     DifferenceTooLong,
+    GetChannelDifference,
     GetDifference,
     Message,
     Peer,
     Presence,
     PresenceStatus,
     State,
+    UpdateDeleteChannelMessages,
     UpdateNewMessage,
     Updates,
     UpdatesTooLong,
@@ -79,8 +84,15 @@ def stored_pts(postbox: Postbox) -> int:
     return cursor.pts
 
 
-async def with_manager(postbox: Postbox, server: ScriptedServer, body) -> None:
-    manager = StateManager(postbox, server.call, self_id=int(ME), timeouts=Timeouts(gap=GAP))
+async def with_manager(
+    postbox: Postbox,
+    server: ScriptedServer,
+    body,
+    call: Callable[[object], Awaitable[object]] | None = None,
+) -> None:
+    manager = StateManager(
+        postbox, call or server.call, self_id=int(ME), timeouts=Timeouts(gap=GAP)
+    )
     task = asyncio.create_task(manager.run())
     try:
         await body(manager)
@@ -270,3 +282,46 @@ def test_peers_and_presences_pushed_before_the_last_difference_are_not_applied(p
         assert postbox.run(lambda tx: tx.get_peer_presence(USER)) is not None
 
     asyncio.run(with_manager(postbox, server, body))
+
+
+def test_a_channel_update_whose_storing_failed_is_fetched_by_its_channels_difference(
+    postbox,
+) -> None:
+    """Found by seed 1120: the database was locked as a channel's deletion was stored,
+    and the retry asked for the account's difference only, which carries nothing of a
+    channel: the channel stayed one update behind for good."""
+    channel = PeerId.make(PeerNamespace.CHANNEL, 7)
+    post = Message(int(channel), 3, 1_003, False, "post 3", int(channel))
+
+    def seed(tx) -> None:
+        tx.update_peers([StoredPeer(channel, "News")])
+        tx.set_peer_chat_state(channel, ChannelState(3))
+        tx.add_messages([message_from_wire(post)])
+
+    postbox.run(seed)
+    failures = iter([apsw.BusyError("database is locked")])
+
+    def fail_once() -> None:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+
+    asked: list[object] = []
+
+    async def call(params: object) -> object:
+        asked.append(params)
+        if isinstance(params, GetChannelDifference):
+            deleted = UpdateDeleteChannelMessages(int(channel), (3,), 4, 1)
+            return ChannelDifference((), (deleted,), (), 4)
+        return DifferenceEmpty(700, 1)
+
+    async def body(manager: StateManager) -> None:
+        postbox.before_commit = fail_once
+        manager.push(Updates((UpdateDeleteChannelMessages(int(channel), (3,), 4, 1),), (), 0))
+        await manager.changes.wait_for(lambda: not manager.idle)
+        await manager.changes.wait_for(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, ScriptedServer(lambda _: None), body, call=call))
+    assert GetChannelDifference(int(channel), 3) in asked
+    assert postbox.run(lambda tx: tx.get_peer_chat_state(channel)) == ChannelState(4)
+    assert not postbox.run(lambda tx: tx.message_exists(MessageId(channel, 0, 3)))
