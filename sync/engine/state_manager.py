@@ -344,13 +344,13 @@ class StateManager:
             return True
         if self._incoming:
             batch, self._incoming = self._incoming, []
-            channels = _channels_in(batch)
+            pushed_to = _channels_in(batch)
 
             def catch_up() -> None:
                 # What the pushes carried, the differences bring too: the account's,
                 # and each channel's (the account's difference carries none of theirs).
                 self.request_poll("retry after a failure")
-                for channel in channels:
+                for channel in pushed_to:
                     self.request_channel_poll(channel)
 
             await self._operation("processUpdateGroups", self._process(batch), retry=catch_up)
