@@ -201,3 +201,23 @@ def test_a_chat_clicked_in_the_list_opens_ready_to_write(qtbot, window) -> None:
     qtbot.keyClicks(pane.compose, "on my way")
     qtbot.keyClick(pane.compose, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: pending_texts(window, BOB) == ["on my way"])
+
+
+def test_a_draft_survives_a_quick_trip_to_the_next_chat_and_back(qtbot, window) -> None:
+    """Ctrl+Tab and straight back with Ctrl+Shift+Tab, before anything was stored."""
+    pane = window.chat_pane
+    opened(qtbot, window, ALICE, 1_000)
+    pane.compose.setFocus()
+    qtbot.keyClicks(pane.compose, "back in a second")
+    qtbot.keyClick(pane.compose, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.open_peer == BOB
+    qtbot.keyClick(
+        pane.compose,
+        Qt.Key.Key_Backtab,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert window.open_peer == ALICE
+    qtbot.waitUntil(lambda: pane.state.restored)
+    assert pane.compose.text() == "back in a second"
+    qtbot.waitUntil(lambda: stored_draft(window, ALICE) == "back in a second")
+    qtbot.waitUntil(lambda: draft_listed(window, ALICE) == "back in a second")
