@@ -203,8 +203,10 @@ class ChatPane(QWidget):
         self.edit_banner.setObjectName("caption")
         self.edit_banner.hide()
         self.compose = ComposeBox()
-        self.compose.setPlaceholderText(
-            "Write a message…  (Shift+Enter: new line, ↑ edits your last one)"
+        self.compose.set_placeholders(
+            "Write a message…  (Shift+Enter: new line, ↑ edits your last one)",
+            "Write a message…  (Shift+Enter: new line)",
+            "Write a message…",
         )
         self.compose.submitted.connect(self.send)
         self.send_button = QPushButton("Send")

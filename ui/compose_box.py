@@ -35,7 +35,24 @@ class ComposeBox(QPlainTextEdit):
         self.counter.setObjectName("caption")
         self.counter.hide()
         self.textChanged.connect(self._on_text_changed)
+        self._placeholders: tuple[str, ...] = ()
         self._fit_height()
+
+    def set_placeholders(self, *texts: str) -> None:
+        """The placeholder: the first of ``texts`` (longest first) that fits on the
+        box's one line at its width, else the last; chosen again as the box resizes."""
+        self._placeholders = texts
+        self._fit_placeholder()
+
+    def _fit_placeholder(self) -> None:
+        if not self._placeholders:
+            return
+        room = self.viewport().width() - 2 * int(self.document().documentMargin())
+        metrics = self.fontMetrics()
+        fitting = (t for t in self._placeholders if metrics.horizontalAdvance(t) <= room)
+        chosen = next(fitting, self._placeholders[-1])
+        if self.placeholderText() != chosen:
+            self.setPlaceholderText(chosen)
 
     # The rest of the pane speaks of the box as of a one-line field.
     def text(self) -> str:
@@ -81,6 +98,7 @@ class ComposeBox(QPlainTextEdit):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt
         super().resizeEvent(event)
         self._fit_height()  # a narrower box wraps into more lines
+        self._fit_placeholder()
 
     def _fit_height(self) -> None:
         lines = self.visible_lines()
@@ -96,6 +114,7 @@ class ComposeBox(QPlainTextEdit):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt
         super().showEvent(event)
         self._fit_height()  # the style sheet's padding is known once shown
+        self._fit_placeholder()
 
     @Slot()
     def _on_text_changed(self) -> None:

@@ -884,3 +884,20 @@ def test_the_compose_box_holds_no_more_than_a_draft_may(qtbot) -> None:
     assert box.text() == "y" * MAX_DRAFT_LENGTH
     box.insertPlainText("z")
     assert box.text() == "y" * MAX_DRAFT_LENGTH
+
+
+def test_the_placeholder_is_the_longest_that_fits_on_one_line(qtbot) -> None:
+    """A narrow box (the inspector open beside it) shows a shorter hint instead of a
+    wrapped one cut in half by the one-line box."""
+    box = ComposeBox()
+    qtbot.addWidget(box)
+    long, short = "Write a message…  (Shift+Enter: new line)", "Write a message…"
+    box.set_placeholders(long, short)
+    room = box.fontMetrics().horizontalAdvance(long)
+    box.resize(room + 80, box.height())
+    box.show()
+    qtbot.waitUntil(lambda: box.placeholderText() == long)
+    box.resize(room // 2, box.height())
+    qtbot.waitUntil(lambda: box.placeholderText() == short)
+    box.resize(room + 80, box.height())
+    qtbot.waitUntil(lambda: box.placeholderText() == long)
