@@ -257,7 +257,11 @@ class Outbound:
             self.recent.record(entry.peer_id, ids)
             gap = await self._read(lambda tx: _deleted(tx, entry, deleted))
             crash_point("outbound.deliver.delete_stored")
-        if gap:
+        if gap and _on_channel_pts(entry.peer_id, entry.tag):
+            # The channel's own pts skipped: its difference brings what came between
+            # (the account's names only channels whose news it carries).
+            self._on_channel_check(peer)
+        elif gap:
             self._on_gap(f"the answer to {_tag_name(entry.tag)} skipped pts")
 
     async def _send(self, peer: int, contents: dict[str, Any]) -> SentMessage:

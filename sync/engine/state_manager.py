@@ -337,6 +337,10 @@ class StateManager:
                 self._poll_difference(),
                 retry=lambda: self.request_poll("retry after a failure"),
             )
+            if not done:
+                # Channels its replays stored to poll may not have been read back: the
+                # next poll reads them with the cursor, as a restart would.
+                self._stored_polls_read = False
             if self._poll_requested or not done:  # the next poll answers them
                 self._poll_waiters[:0] = waiters
             else:

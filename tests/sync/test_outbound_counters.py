@@ -3,6 +3,8 @@ or a channel's own pts."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from postbox import (
@@ -15,8 +17,11 @@ from postbox import (
     Transaction,
 )
 from sync.engine import outbound
-from sync.engine.log_tags import DRAFT_TAG, SETTINGS_TAG
+from sync.engine.log_tags import DRAFT_TAG, READ_TAG, SETTINGS_TAG
 from sync.protocol import AffectedMessages
+from sync.simulation.loop import run_virtual
+
+CHANNEL = int(PeerId.make(PeerNamespace.CHANNEL, 5))
 
 
 @pytest.mark.parametrize("tag", [SETTINGS_TAG, DRAFT_TAG])
@@ -39,3 +44,47 @@ def test_a_channels_mute_or_draft_moves_the_accounts_pts_not_the_channels(tmp_pa
         state = postbox.run(lambda tx: tx.get_state())
         assert state is not None and state.pts == 11
         assert postbox.run(lambda tx: tx.get_peer_chat_state(channel)) == ChannelState(10)
+
+
+@pytest.mark.parametrize(
+    ("tag", "contents", "checked", "gaps"),
+    [
+        (READ_TAG, {"max_id": 5}, [CHANNEL], []),
+        (SETTINGS_TAG, {"muted_until": 0}, [], ["the answer to setNotifySettings skipped pts"]),
+    ],
+)
+def test_an_answer_that_skips_a_channels_pts_asks_that_channels_difference(
+    tmp_path, tag: int, contents: dict[str, int], checked: list[int], gaps: list[str]
+) -> None:
+    """A read in a channel answered two points past the channel's stored pts: an update
+    between was missed, and the channel's own difference brings it (the account's names
+    only channels changed since its date). A mute's gap is the account's."""
+    asked: list[int] = []
+    skipped: list[str] = []
+    with Postbox(tmp_path / "c.db", inline=True) as postbox:
+
+        def queued(tx: Transaction) -> None:
+            tx.set_state(StateCursor(pts=10, qts=0, seq=0, date=0))
+            tx.set_peer_chat_state(PeerId(CHANNEL), ChannelState(3))
+            tx.add_operation_log_entry(PeerId(CHANNEL), tag, contents)
+
+        postbox.run(queued)
+
+        async def call(_params: object) -> AffectedMessages:
+            return AffectedMessages(pts=12 if tag == SETTINGS_TAG else 5, pts_count=1)
+
+        async def main() -> None:
+            part = outbound.Outbound(
+                postbox, call, on_gap=skipped.append, on_channel_check=asked.append
+            )
+            task = asyncio.create_task(part.run())
+            try:
+                for _ in range(100):  # virtual time: a few seconds at most
+                    await asyncio.sleep(0.05)
+                    if asked or skipped:
+                        break
+            finally:
+                task.cancel()
+
+        run_virtual(main())
+    assert (asked, skipped) == (checked, gaps)

@@ -25,6 +25,7 @@ from sync.engine.state_manager import StateManager
 from sync.engine.timing import Timeouts
 from sync.protocol import (
     ChannelDifference,
+    ChannelPts,
     Difference,
     DifferenceEmpty,
     DifferenceTooLong,
@@ -325,3 +326,53 @@ def test_a_channel_update_whose_storing_failed_is_fetched_by_its_channels_differ
     assert GetChannelDifference(int(channel), 3) in asked
     assert postbox.run(lambda tx: tx.get_peer_chat_state(channel)) == ChannelState(4)
     assert not postbox.run(lambda tx: tx.message_exists(MessageId(channel, 0, 3)))
+
+
+def test_channels_a_difference_named_are_polled_though_reading_them_back_failed(
+    postbox,
+) -> None:
+    """Found by seeds 5464 and 5905: the difference named a channel with news, its
+    replay stored the channel to poll, and the read that takes the stored channels back
+    met a locked database. The retry's difference started after that one and named the
+    channel no more: it stayed behind until the next start of the app."""
+    channel = PeerId.make(PeerNamespace.CHANNEL, 7)
+    postbox.run(lambda tx: tx.update_peers([StoredPeer(channel, "News")]))
+    postbox.run(lambda tx: tx.set_peer_chat_state(channel, ChannelState(1)))
+    post = Message(int(channel), 4, 1_004, False, "post 4", int(channel))
+    answered = False
+    armed = False
+
+    def after_commit(_record: object) -> None:
+        nonlocal armed
+        armed = armed or answered  # the difference's replay: fail what follows it, once
+
+    def fail_once() -> None:
+        nonlocal armed, answered
+        if armed:
+            armed = answered = False
+            raise apsw.BusyError("database is locked")
+
+    asked: list[object] = []
+
+    async def call(params: object) -> object:
+        nonlocal answered
+        asked.append(params)
+        if isinstance(params, GetChannelDifference):
+            return ChannelDifference((post,), (), (), 4)
+        if len(asked) == 1:
+            answered = True
+            return Difference(
+                (), (), (), State(11, 0, 1, 600), channels=(ChannelPts(int(channel), 4),)
+            )
+        return DifferenceEmpty(700, 1)
+
+    async def body(manager: StateManager) -> None:
+        postbox.add_commit_listener(after_commit)
+        postbox.before_commit = fail_once
+        manager.request_poll("a test")
+        await manager.changes.wait_for(lambda: GetChannelDifference(int(channel), 1) in asked)
+        await manager.changes.wait_for(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, ScriptedServer(lambda _: None), body, call=call))
+    assert postbox.run(lambda tx: tx.get_peer_chat_state(channel)) == ChannelState(4)
+    assert postbox.run(lambda tx: tx.message_exists(MessageId(channel, 0, 4)))
