@@ -56,7 +56,6 @@ from sync.engine import (
     enqueue_send,
     retry_failed_send,
 )
-from sync.engine.profile import refresh_profile
 from sync.protocol import Authorizations, GetAuthorizations, ResetAuthorization, WireRecord
 from sync.state import ServerClock
 
@@ -245,9 +244,7 @@ class Account:
             offline: Future[None] = Future()
             offline.set_exception(RuntimeError("the account is not syncing"))
             return offline
-        return self._worker.submit(
-            lambda engine: refresh_profile(engine.call, self.postbox, peer_id)
-        )
+        return self._worker.submit(lambda engine: engine.refresh_profile(peer_id))
 
     def set_muted(self, peer_id: PeerId, muted: bool) -> Future[None]:
         """Mute a chat for ever, or unmute it, here at once and on the account's other

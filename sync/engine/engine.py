@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import threading
@@ -30,6 +31,7 @@ from postbox import (
     MasterLock,
     MasterRole,
     MessageHistoryHolesEntry,
+    PeerId,
     Postbox,
     PostboxError,
     Transaction,
@@ -43,6 +45,7 @@ from sync.engine.hole_filler import HoleFiller
 from sync.engine.item_collections import ItemCollectionSync
 from sync.engine.master import MasterElection
 from sync.engine.outbound import Outbound
+from sync.engine.profile import refresh_profile
 from sync.engine.recent import RecentChanges
 from sync.engine.state_manager import DIFFERENCE_SLICE, StateManager
 from sync.engine.timing import Backoff, Timeouts, loop_time
@@ -262,6 +265,16 @@ class SyncEngine:
             except ConnectionLostError:
                 self._drop(connection, None)
                 await asyncio.sleep(0)
+
+    async def refresh_profile(self, peer_id: PeerId) -> None:
+        """Fetch a peer's full profile into the database (``profile``), once a sync
+        stored a cursor, as an operation of the state manager's queue: no update lands
+        while the answer travels."""
+        if await asyncio.wrap_future(self.postbox.transaction(lambda tx: tx.get_state())) is None:
+            await self.state_manager.poll_completion()
+        await self.state_manager.custom(
+            functools.partial(refresh_profile, self.call, self.postbox, peer_id)
+        )
 
     def _learn_server_date(self, answer: Any) -> None:
         date = server_date_of(answer)

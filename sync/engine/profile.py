@@ -5,6 +5,12 @@ it in one transaction: the cached peer data, the presence, whether a user is a c
 The same transaction queues the chat's shared-media counts for the engine's
 ``TagSummaryValidator``, which fetches them (a one-message ``getHistory`` per media kind
 gives the count and the newest id). The profile screen follows both through its views.
+
+The peer, its presence and the contact flag are kept by updates too, so the engine
+(``SyncEngine.refresh_profile``) asks only once a first sync has stored a cursor (a
+change made between an earlier answer and the first state would never be told) and as
+an operation of the state manager's queue: no update is applied while the answer
+travels, and those that came meanwhile are applied after it.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from postbox import PeerId, Postbox, PostboxError, Subscription
 from sync.connection import ServerConnection
 from sync.engine import SyncEngine
 from sync.engine.crash_points import with_crash_point_hook
-from sync.engine.profile import refresh_profile
 from sync.engine.timing import Timeouts
 from sync.errors import SyncError
 from sync.protocol import PeerKind, ProtocolError, peer_kind
@@ -179,12 +178,12 @@ class SimClient:
     def open_profile(self, peer_id: PeerId) -> None:
         """Open a peer's profile screen: its refresh runs beside the engine, as the app
         asks it of the sync worker."""
-        engine, postbox = self.engine, self.postbox
-        assert engine is not None and postbox is not None
+        engine = self.engine
+        assert engine is not None
 
         async def refresh() -> None:
             try:
-                await refresh_profile(engine.call, postbox, peer_id)
+                await engine.refresh_profile(peer_id)
             except (ProtocolError, PostboxError, ConnectionError) as error:
                 log.info("profile of %s not refreshed: %s", int(peer_id), error)
 
