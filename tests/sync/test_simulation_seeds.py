@@ -138,6 +138,7 @@ REGRESSIONS = [
     # to poll met a locked database, and the retry's difference named them no more.
     pytest.param(5464, None, id="5464-channels-to-poll-read-back-failed"),
     pytest.param(5905, None, id="5905-channels-to-poll-read-back-failed-too"),
+    pytest.param(10974, None, id="10974-channels-to-poll-after-a-server-restart"),
     # A profile answered before the first state was stored kept a presence the server
     # changed before that state: no difference tells what changed before its date.
     pytest.param(5478, None, id="5478-profile-before-the-first-state"),
