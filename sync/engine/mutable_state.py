@@ -150,7 +150,11 @@ class SetDraft:
 
 @dataclass(frozen=True, slots=True)
 class MergePeers:
+    """Store ``peers``; ``only_new``: only those not stored yet (the peers of a push
+    older than the stored state, whose newer names a difference since has given)."""
+
     peers: tuple[StoredPeer, ...]
+    only_new: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,10 +270,10 @@ class AccountMutableState:
 
     # -- recording -------------------------------------------------------------------
 
-    def merge_peers(self, peers: Iterable[Peer]) -> None:
+    def merge_peers(self, peers: Iterable[Peer], *, only_new: bool = False) -> None:
         stored = tuple(peer_from_wire(peer) for peer in peers)
         if stored:
-            self.operations.append(MergePeers(stored))
+            self.operations.append(MergePeers(stored, only_new))
 
     def merge_presences(self, presences: Iterable[Presence]) -> None:
         stored = tuple(presence_from_wire(presence) for presence in presences)

@@ -177,8 +177,10 @@ def apply_operation(
             if operation.contact != (peer_id in contacts):
                 changed = contacts | {peer_id} if operation.contact else contacts - {peer_id}
                 tx.replace_contact_peer_ids(changed)
-        case MergePeers():
-            tx.update_peers(operation.peers)
+        case MergePeers(peers=peers, only_new=True):
+            tx.update_peers(peer for peer in peers if tx.get_peer(peer.id) is None)
+        case MergePeers(peers=peers):
+            tx.update_peers(peers)
         case MergePresences():
             tx.update_peer_presences(dict(operation.presences))
         case UpdateChannelState():

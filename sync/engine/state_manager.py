@@ -580,14 +580,18 @@ class StateManager:
         self._watch_gap(SEQ, seq_result.gap, seq_result.inconsistent)
         groups = [*batch, *seq_result.ready]
         for grouped in groups:
-            # A channel's updates are not covered by the account's difference.
-            late = 0 < grouped.date < stored.date and not grouped.channels
-            if not late:  # else the difference since gave newer ones
+            # Older than the stored state: the difference since gave newer names and
+            # presences. It carries none of a channel's updates, so those still apply,
+            # and the peers they name are stored only if not stored yet.
+            stale = 0 < grouped.date < stored.date
+            if not stale:
                 state.merge_peers(grouped.peers)
+            elif grouped.channels:
+                state.merge_peers(grouped.peers, only_new=True)
             if grouped.too_long:
                 self.request_poll("updatesTooLong")
             for update in grouped.unordered:
-                if not (late and isinstance(update, UpdateUserStatus | UpdatePeer)):
+                if not (stale and isinstance(update, UpdateUserStatus | UpdatePeer)):
                     state.apply(update)
             for hint in grouped.channel_hints:
                 state.poll_channel(PeerId(hint.channel), hint.pts or 0)

@@ -37,6 +37,7 @@ from sync.protocol import (
     PresenceStatus,
     State,
     UpdateDeleteChannelMessages,
+    UpdateNewChannelMessage,
     UpdateNewMessage,
     Updates,
     UpdatesTooLong,
@@ -376,3 +377,30 @@ def test_channels_a_difference_named_are_polled_though_reading_them_back_failed(
     asyncio.run(with_manager(postbox, ScriptedServer(lambda _: None), body, call=call))
     assert postbox.run(lambda tx: tx.get_peer_chat_state(channel)) == ChannelState(4)
     assert postbox.run(lambda tx: tx.message_exists(MessageId(channel, 0, 4)))
+
+
+def test_a_late_channel_push_stores_its_posts_but_not_its_old_names(postbox) -> None:
+    """Found by seed 19143: a channel push from before the stored state (a duplicate the
+    network delivered late) carried the channel under its old name, after a difference
+    had stored the new one. Its post is still news (a channel's updates are not in the
+    account's difference); its names are not, except a peer not stored yet."""
+    channel = PeerId.make(PeerNamespace.CHANNEL, 7)
+    author = PeerId.make(PeerNamespace.USER, 8)
+    postbox.run(lambda tx: tx.update_peers([StoredPeer(channel, "News · Autumn")]))
+    postbox.run(lambda tx: tx.set_peer_chat_state(channel, ChannelState(3)))
+    post = Message(int(channel), 4, 404, False, "post 4", int(author))
+    late = Updates(
+        (UpdateNewChannelMessage(post, 4, 1),),
+        (Peer(int(channel), "News"), Peer(int(author), "Author")),
+        date=400,  # the stored state is as of 500
+    )
+    server = ScriptedServer(lambda _: pytest.fail("no difference expected"))
+
+    async def body(manager: StateManager) -> None:
+        manager.push(late)
+        await manager.changes.wait_for(lambda: manager.idle)
+
+    asyncio.run(with_manager(postbox, server, body))
+    assert postbox.run(lambda tx: tx.message_exists(MessageId(channel, 0, 4)))
+    names = postbox.run(lambda tx: [tx.get_peer(p).name for p in (channel, author)])
+    assert names == ["News · Autumn", "Author"]
