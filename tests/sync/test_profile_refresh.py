@@ -15,8 +15,6 @@ from postbox import Peer as StoredPeer
 from postbox import PeerId, PeerNamespace, PeerPresence, Postbox, PresenceStatus, StateCursor
 from sync.engine import SyncEngine
 from sync.protocol import (
-    Auth,
-    Authorization,
     DifferenceEmpty,
     FullPeer,
     GetDifference,
@@ -30,27 +28,23 @@ from sync.protocol import (
 )
 from sync.protocol import PresenceStatus as WireStatus
 from sync.simulation.loop import run_virtual
+from tests.sync.test_engine_stop import HeldConnection
 
-ME = int(PeerId.make(PeerNamespace.USER, 1))
 ANN = int(PeerId.make(PeerNamespace.USER, 5))
 NOW = 1_800_000_000
 
 
-class ScriptedConnection:
+class ScriptedConnection(HeldConnection):
     """Authorizes, answers the state and an empty difference, and the profile: whose
     answer goes out together with a push of a change made just after it. Anything else
     is never answered."""
 
     def __init__(self) -> None:
-        self.pushes: asyncio.Queue[object] = asyncio.Queue()
-        self.closed_reason: str | None = None
-        self.bad_frame = None
+        super().__init__()
         self.asked: list[str] = []
 
     async def call(self, params: object) -> object:
         self.asked.append(type(params).__name__)
-        if isinstance(params, Auth):
-            return Authorization(Peer(ME, "Me"))
         if isinstance(params, GetState):
             return State(1, 0, 0, NOW)
         if isinstance(params, GetDifference):
@@ -63,15 +57,7 @@ class ScriptedConnection:
             await asyncio.sleep(1.0)
             offline = Presence(ANN, WireStatus.OFFLINE, NOW - 60)
             return FullPeer(Peer(ANN, "Ann"), about="hi", presence=offline)
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    def abort(self, reason: str) -> None:
-        self.closed_reason = self.closed_reason or reason
-        self.pushes.put_nowait(None)
-
-    async def close(self) -> None:
-        self.abort("closed by the client")
+        return await super().call(params)
 
 
 def refreshed(db_path: Path, *, synced: bool) -> tuple[list[str], PeerPresence | None]:
