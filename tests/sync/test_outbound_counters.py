@@ -4,6 +4,8 @@ or a channel's own pts."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -74,15 +76,21 @@ def test_an_answer_that_skips_a_channels_pts_asks_that_channels_difference(
             return AffectedMessages(pts=12 if tag == SETTINGS_TAG else 5, pts_count=1)
 
         async def main() -> None:
+            told = asyncio.Event()
+
+            def tell(into: list[Any]) -> Callable[[Any], None]:
+                def record(value: Any) -> None:
+                    into.append(value)
+                    told.set()
+
+                return record
+
             part = outbound.Outbound(
-                postbox, call, on_gap=skipped.append, on_channel_check=asked.append
+                postbox, call, on_gap=tell(skipped), on_channel_check=tell(asked)
             )
             task = asyncio.create_task(part.run())
             try:
-                for _ in range(100):  # virtual time: a few seconds at most
-                    await asyncio.sleep(0.05)
-                    if asked or skipped:
-                        break
+                await asyncio.wait_for(told.wait(), 60)
             finally:
                 task.cancel()
 
